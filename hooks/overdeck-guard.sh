@@ -1,0 +1,123 @@
+# shellcheck shell=sh
+# The ownership guard: the one implementation of the rule, sourced by every installed hook and run
+# by `od-worktree guard` (src/git/guard.ts through `sh -c '. overdeck-guard.sh; od_guard'`).
+#
+# It runs inside every commit, so the common paths start no process at all: the projection is the
+# file that config.worktree includes (<private git dir>/overdeck.config, written whole by
+# od-worktree and replaced by rename) and is read with shell builtins. Anything in it that is not
+# in the exact form od-worktree writes (escapes, hand edits) is handed to one
+# `git config --worktree --includes --get-regexp` call, which is authoritative.
+#
+# od_guard returns: 0 allowed, 10 not_owner, 11 stale_epoch, 12 strict_no_session,
+# 13 provisional_conflict; a refusal also prints the owner on stderr.
+
+# Sets od_gd to this worktree's private git dir. Hooks run at the worktree top; git exports GIT_DIR
+# to hooks of linked worktrees, and the main worktree has .git (a directory, or a "gitdir:" file).
+od_git_dir() {
+  od_gd=${GIT_DIR-}
+  [ -n "$od_gd" ] && return 0
+  if [ -f .git ]; then
+    read -r od_line <.git
+    od_gd=${od_line#gitdir: }
+  else
+    od_gd=.git
+  fi
+}
+
+od_owner_key() {
+  case $1 in
+    execution-session-id) od_owner=$2 ;;
+    runtime) od_runtime=$2 ;;
+    ownership-id) od_ownership=$2 ;;
+    epoch) od_epoch=$2 ;;
+    state) od_state=$2 ;;
+  esac
+  od_any=1
+}
+
+od_read_owner_git() {
+  od_any= od_owner= od_runtime= od_ownership= od_epoch= od_state=
+  # Worktree scope only: a global or shared overdeck.owner.* must not count. A failing git (no
+  # worktreeConfig extension) means od-worktree never wrote a projection here.
+  od_cfg=$(git config --worktree --includes --get-regexp '^overdeck\.owner\.' 2>/dev/null) || od_cfg=
+  [ -n "$od_cfg" ] || return 0
+  while read -r od_k od_v; do
+    od_owner_key "${od_k#overdeck.owner.}" "$od_v"
+  done <<OD_EOF
+$od_cfg
+OD_EOF
+}
+
+od_read_owner() {
+  od_any= od_owner= od_runtime= od_ownership= od_epoch= od_state=
+  od_git_dir
+  [ -f "$od_gd/overdeck.config" ] || return 0
+  od_section=
+  while IFS= read -r od_l || [ -n "$od_l" ]; do
+    case $od_l in
+      '' | '#'*) continue ;;
+      *\\*) od_read_owner_git; return 0 ;;
+      '[overdeck "owner"]') od_section=owner; continue ;;
+      '['*) od_section=other; continue ;;
+    esac
+    [ "$od_section" = owner ] || continue
+    case $od_l in
+      '	'[a-z]*' = "'*'"') ;;
+      *) od_read_owner_git; return 0 ;;
+    esac
+    od_k=${od_l#?}
+    od_k=${od_k%% = \"*}
+    od_v=${od_l#* = \"}
+    od_v=${od_v%\"}
+    od_owner_key "$od_k" "$od_v"
+  done <"$od_gd/overdeck.config"
+}
+
+od_refuse() {
+  echo "od-worktree: refused: this worktree is owned by session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}, epoch ${od_epoch:-unknown}); you are $2" >&2
+  return "$1"
+}
+
+od_guard() {
+  od_session=${OVERDECK_EXECUTION_SESSION_ID-}
+  od_read_owner
+  [ -n "$od_any" ] || return 0
+  case $od_state in released | landed | closed) return 0 ;; esac
+  if [ -z "$od_session" ]; then
+    # Unidentified callers (people, tools) pass unless the repository opted into strict mode.
+    [ "$(git config --bool --get overdeck.guard.strict 2>/dev/null)" = true ] || return 0
+    od_refuse 12 "unidentified (OVERDECK_EXECUTION_SESSION_ID is unset and overdeck.guard.strict=true)"
+    return
+  fi
+  if [ "$od_session" != "$od_owner" ]; then
+    od_refuse 10 "$od_session"
+    return
+  fi
+  case $od_state in
+    provisional-conflict | provisional_conflict)
+      od_refuse 13 "$od_session, but this provisional ownership conflicts with the durable record; run od-worktree reconcile"
+      return
+      ;;
+  esac
+  if [ -n "${OVERDECK_EPOCH-}" ] && [ "$OVERDECK_EPOCH" != "$od_epoch" ]; then
+    od_refuse 11 "$od_session with stale epoch $OVERDECK_EPOCH"
+    return
+  fi
+  return 0
+}
+
+# reference-transaction: does this transaction ($1: its "<old> <new> <ref>" lines) move this
+# worktree's HEAD or checked-out branch? Other refs (tags, refs/overdeck/wip/...) pass untouched.
+od_touches_own_head() {
+  od_git_dir
+  od_head=
+  [ -r "$od_gd/HEAD" ] && read -r od_head <"$od_gd/HEAD"
+  case $od_head in "ref: "*) od_branch=${od_head#ref: } ;; *) od_branch=HEAD ;; esac
+  od_hit=1
+  while read -r od_old od_new od_ref; do
+    if [ "$od_ref" = HEAD ] || [ "$od_ref" = "$od_branch" ]; then od_hit=0; fi
+  done <<OD_EOF
+$1
+OD_EOF
+  return $od_hit
+}

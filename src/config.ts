@@ -1,0 +1,107 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, with its default and meaning. This table is the
+ * single source for parsing, for the README's configuration table and for the compose consistency test.
+ */
+export const ENV = {
+  DATABASE_URL: { default: '', doc: 'PostgreSQL connection string. Empty: an embedded PostgreSQL under OD_DATA_DIR/pg.' },
+  OD_DATA_DIR: { default: '.data', doc: 'Directory for the embedded PostgreSQL and the Temporal dev server SQLite file.' },
+  OD_PG_PORT: { default: '54329', doc: 'Port of the embedded PostgreSQL (only when DATABASE_URL is empty).' },
+  TEMPORAL_ADDRESS: { default: '', doc: 'Temporal frontend host:port. Empty with `npm start`: a dev server is started on TEMPORAL_PORT.' },
+  TEMPORAL_NAMESPACE: { default: 'default', doc: 'Temporal namespace.' },
+  TEMPORAL_PORT: { default: '7233', doc: 'gRPC port of the dev server that `npm start` runs.' },
+  TEMPORAL_UI_PORT: { default: '8233', doc: 'Web UI port of the dev server that `npm start` runs.' },
+  TEMPORAL_TASK_QUEUE: { default: 'ownership', doc: 'Task queue of the ownership workflows and their durable-store activities.' },
+  OD_HOST_ID: { default: os.hostname(), doc: 'This host\'s id; git activities for its worktrees run on task queue `ownership-host-<id>`.' },
+  OD_API_HOST: { default: '127.0.0.1', doc: 'Interface the HTTP API listens on.' },
+  OD_API_PORT: { default: '8787', doc: 'Port of the HTTP API (and MCP endpoint).' },
+  OD_ALLOWED_ROOTS: { default: `${os.homedir()}${path.delimiter}${os.tmpdir()}`, doc: 'Path-delimited roots that repositories and worktrees must sit under (realpath); anything else is refused.' },
+  OD_LEASE_TTL_MS: { default: '60000', doc: 'Heartbeat lease: an owner silent this long is asked about at the liveness authority.' },
+  OD_HEARTBEAT_LOG_INTERVAL_MS: { default: '300000', doc: 'At most one durable heartbeat event per owner per this interval (plus liveness transitions).' },
+  OD_HANDOFF_TIMEOUT_MS: { default: '600000', doc: 'A handoff not accepted within this time falls back to the owner.' },
+  OD_MAX_HISTORY_EVENTS: { default: '2000', doc: 'Continue-as-new past this many history events (or when Temporal suggests it).' },
+  OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
+  OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
+  OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes.' },
+  LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
+} as const;
+
+export type EnvName = keyof typeof ENV;
+
+const int = z.coerce.number().int().positive();
+
+export const ConfigSchema = z.object({
+  databaseUrl: z.string(),
+  dataDir: z.string(),
+  pgPort: int,
+  temporalAddress: z.string(),
+  temporalNamespace: z.string().min(1),
+  temporalPort: int,
+  temporalUiPort: int,
+  taskQueue: z.string().min(1),
+  hostId: z.string().regex(/^[A-Za-z0-9._-]+$/, 'OD_HOST_ID may hold letters, digits, dot, dash and underscore'),
+  apiHost: z.string(),
+  apiPort: int,
+  allowedRoots: z.array(z.string()),
+  leaseTtlMs: int,
+  heartbeatLogIntervalMs: int,
+  handoffTimeoutMs: int,
+  maxHistoryEvents: int,
+  livenessAuthority: z.enum(['local', 'http', 'none']),
+  livenessUrl: z.string(),
+  tokensFile: z.string(),
+  logLevel: z.string(),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const get = (name: EnvName): string => {
+    const v = env[name];
+    return v === undefined || v === '' ? ENV[name].default : v;
+  };
+  const parsed = ConfigSchema.safeParse({
+    databaseUrl: get('DATABASE_URL'),
+    dataDir: path.resolve(get('OD_DATA_DIR')),
+    pgPort: get('OD_PG_PORT'),
+    temporalAddress: get('TEMPORAL_ADDRESS'),
+    temporalNamespace: get('TEMPORAL_NAMESPACE'),
+    temporalPort: get('TEMPORAL_PORT'),
+    temporalUiPort: get('TEMPORAL_UI_PORT'),
+    taskQueue: get('TEMPORAL_TASK_QUEUE'),
+    hostId: get('OD_HOST_ID'),
+    apiHost: get('OD_API_HOST'),
+    apiPort: get('OD_API_PORT'),
+    allowedRoots: get('OD_ALLOWED_ROOTS').split(path.delimiter).filter(Boolean),
+    leaseTtlMs: get('OD_LEASE_TTL_MS'),
+    heartbeatLogIntervalMs: get('OD_HEARTBEAT_LOG_INTERVAL_MS'),
+    handoffTimeoutMs: get('OD_HANDOFF_TIMEOUT_MS'),
+    maxHistoryEvents: get('OD_MAX_HISTORY_EVENTS'),
+    livenessAuthority: get('OD_LIVENESS_AUTHORITY'),
+    livenessUrl: get('OD_LIVENESS_URL'),
+    tokensFile: get('OD_TOKENS_FILE'),
+    logLevel: get('LOG_LEVEL'),
+  });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${issues}`);
+  }
+  return parsed.data;
+}
+
+export { hostTaskQueue } from './domain/queues';
+
+/** Search attributes the workflows upsert; registered on every Temporal server the project starts. */
+export const SEARCH_ATTRIBUTES = {
+  OwnershipId: 'Keyword',
+  OwnershipRepoRoot: 'Keyword',
+  OwnershipWorktree: 'Keyword',
+  OwnershipBranch: 'Keyword',
+  OwnershipState: 'Keyword',
+  OwnerSessionId: 'Keyword',
+  OwnerWorkerId: 'Keyword',
+  OwnerConversationId: 'Keyword',
+  LandedHead: 'Keyword',
+} as const;

@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { canonicalConversation, FreeText, IdString, IsoTime, type Conversation } from './identity';
+import { refusal, type Refusal } from './reasons';
+
+/**
+ * Executor binding per agent worker (spec §6.1, ARCHITECTURE §5). The executor (the browser
+ * extension) reports what it observed for its own worker; these rules decide what is kept.
+ */
+
+export const ObservationSchema = z.strictObject({
+  executor: IdString,
+  executorInstanceId: IdString,
+  executionSessionId: IdString.optional(),
+  /** Restarts of the executor start a new generation; sequence numbers are per generation. */
+  sessionGeneration: IdString,
+  sequence: z.number().int().nonnegative(),
+  conversation: z.strictObject({
+    conversationId: z.string().min(1).max(64),
+    conversationUrl: z.string().min(1).max(2048),
+    title: FreeText.nullable().optional(),
+    observedAt: IsoTime,
+  }),
+});
+export type Observation = z.infer<typeof ObservationSchema>;
+
+export interface BindingState {
+  workerId: string;
+  runId: string | null;
+  executor: string;
+  executorInstanceId: string;
+  firstConversation: Conversation | null;
+  firstConflict: Conversation | null;
+  lastObservation: Conversation | null;
+  sessionGeneration: string | null;
+  lastSequence: number | null;
+}
+
+export const MAX_OBSERVATION_AGE_MS = 15_000;
+export const MAX_OBSERVATION_SKEW_MS = 1_000;
+
+export type BindingOutcome = { state: BindingState; firstBound: boolean; conflict: boolean };
+
+/**
+ * Applies one observation. `takenBy` is the worker that already holds this conversation as its
+ * first binding, if any (a UUID cannot become a second worker's first binding).
+ */
+export function applyObservation(
+  prev: BindingState | null,
+  who: { workerId: string; runId: string | null },
+  obs: Observation,
+  nowMs: number,
+  takenBy: string | null,
+): BindingOutcome | Refusal {
+  const conv = canonicalConversation(obs.conversation);
+  if ('code' in conv) return conv;
+  const observedMs = Date.parse(conv.observedAt);
+  if (nowMs - observedMs > MAX_OBSERVATION_AGE_MS) return refusal('observation_too_old');
+  if (observedMs - nowMs > MAX_OBSERVATION_SKEW_MS) return refusal('observation_in_future');
+  if (prev && prev.sessionGeneration === obs.sessionGeneration && prev.lastSequence !== null && obs.sequence <= prev.lastSequence) {
+    return refusal('sequence_not_increasing');
+  }
+  const base: BindingState = prev ?? {
+    workerId: who.workerId,
+    runId: who.runId,
+    executor: obs.executor,
+    executorInstanceId: obs.executorInstanceId,
+    firstConversation: null,
+    firstConflict: null,
+    lastObservation: null,
+    sessionGeneration: null,
+    lastSequence: null,
+  };
+  const next: BindingState = {
+    ...base,
+    runId: who.runId ?? base.runId,
+    executor: obs.executor,
+    executorInstanceId: obs.executorInstanceId,
+    lastObservation: conv,
+    sessionGeneration: obs.sessionGeneration,
+    lastSequence: obs.sequence,
+  };
+  if (!base.firstConversation) {
+    if (takenBy && takenBy !== who.workerId) return refusal('conversation_taken');
+    return { state: { ...next, firstConversation: conv }, firstBound: true, conflict: false };
+  }
+  if (base.firstConversation.conversationId === conv.conversationId) {
+    // Same conversation: a newer title is display-only and may refresh; the identity never moves.
+    return { state: { ...next, firstConversation: { ...base.firstConversation, title: conv.title ?? base.firstConversation.title } }, firstBound: false, conflict: false };
+  }
+  return { state: { ...next, firstConflict: base.firstConflict ?? conv }, firstBound: false, conflict: true };
+}

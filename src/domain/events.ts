@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { AgentWorkerRefSchema, ConversationSchema, FreeText, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
+
+/**
+ * The ownership event log of spec §8 (plus branch_renamed, stale and handoff_cancelled, which the
+ * state machine needs so that the projection stays a pure fold over events). Every event carries
+ * the ownership id, a gap-free seq, a time, the actor and the worktree identity at that moment.
+ */
+
+export const LandingReceiptSchema = z.strictObject({
+  ownershipId: z.string(),
+  sourceBranch: z.string(),
+  sourceHead: z.string().regex(/^[0-9a-f]{7,64}$/),
+  landedBranch: z.string().min(1).max(255),
+  landedHead: z.string().regex(/^[0-9a-f]{7,64}$/),
+  landedAt: IsoTime,
+  worktreePath: z.string(),
+  executionSessionId: z.string().nullable(),
+  worker: AgentWorkerRefSchema.nullable(),
+  conversation: ConversationSchema.nullable(),
+});
+export type LandingReceipt = z.infer<typeof LandingReceiptSchema>;
+
+const Epoch = z.number().int().nonnegative();
+
+export const EventDataSchemas = {
+  'ownership.claimed': z.strictObject({
+    owner: OwnerSchema,
+    epoch: Epoch,
+    via: z.enum(['bind', 'handoff', 'after_release']),
+    handoffId: z.string().nullable(),
+    previousExecutionSessionId: IdString.nullable(),
+    lane: FreeText.nullable(),
+    planRef: FreeText.nullable(),
+    requestId: IdString.nullable(),
+  }),
+  'ownership.conversation_bound': z.strictObject({ executionSessionId: IdString, conversation: ConversationSchema }),
+  'ownership.plan_bound': z.strictObject({ lane: FreeText.nullable(), planRef: FreeText.nullable(), requestId: IdString.nullable() }),
+  'ownership.heartbeat': z.strictObject({ executionSessionId: IdString, epoch: Epoch, transition: z.enum(['revived', 'periodic']) }),
+  'ownership.handoff_started': z.strictObject({
+    handoffId: IdString,
+    fromExecutionSessionId: IdString,
+    toExecutionSessionId: IdString,
+    reason: FreeText.nullable(),
+    expiresAt: IsoTime,
+  }),
+  'ownership.handoff_cancelled': z.strictObject({ handoffId: IdString, reason: z.enum(['cancelled', 'timeout']) }),
+  'ownership.released': z.strictObject({ executionSessionId: IdString, epoch: Epoch, reason: FreeText.nullable() }),
+  'ownership.stale': z.strictObject({ executionSessionId: IdString, epoch: Epoch, verdict: z.literal('dead'), detail: FreeText.nullable() }),
+  'ownership.wip_preserved': z.strictObject({ executionSessionId: IdString, ref: z.string(), sha: z.string().regex(/^[0-9a-f]{40,64}$/) }),
+  'ownership.reclaimed': z.strictObject({
+    previousOwner: OwnerSchema,
+    owner: OwnerSchema,
+    epoch: Epoch,
+    forced: z.boolean(),
+    reason: FreeText.nullable(),
+    principal: PrincipalSchema,
+  }),
+  'ownership.submitted': z.strictObject({ executionSessionId: IdString, epoch: Epoch, head: z.string().nullable() }),
+  'ownership.landed': z.strictObject({ receipt: LandingReceiptSchema }),
+  'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable() }),
+  'ownership.branch_renamed': z.strictObject({ from: z.string(), to: z.string().min(1).max(255) }),
+} as const;
+
+export type EventType = keyof typeof EventDataSchemas;
+export const EVENT_TYPES = Object.keys(EventDataSchemas) as EventType[];
+
+export const EventBaseSchema = z.strictObject({
+  ownershipId: z.string(),
+  seq: z.number().int().positive(),
+  at: IsoTime,
+  actor: z.strictObject({ executionSessionId: z.string().nullable(), principal: z.string().nullable() }),
+  repoRoot: z.string(),
+  worktreePath: z.string(),
+  branch: z.string(),
+  hostId: z.string(),
+});
+
+export const OwnershipEventSchema = z.discriminatedUnion(
+  'type',
+  EVENT_TYPES.map((t) => EventBaseSchema.extend({ type: z.literal(t), data: EventDataSchemas[t] })) as unknown as [
+    z.ZodObject<{ type: z.ZodLiteral<EventType> }>,
+    ...z.ZodObject<{ type: z.ZodLiteral<EventType> }>[],
+  ],
+);
+
+type Base = z.infer<typeof EventBaseSchema>;
+export type EventOf<T extends EventType> = Base & { type: T; data: z.infer<(typeof EventDataSchemas)[T]> };
+export type OwnershipEvent = { [T in EventType]: EventOf<T> }[EventType];
+
+/** What a decision produces; the workflow stamps seq, time and identity onto it. */
+export type EventDraft = { [T in EventType]: { type: T; data: EventOf<T>['data']; actorSessionId: string | null; principal: string | null } }[EventType];
+
+export function parseEvent(x: unknown): OwnershipEvent {
+  return OwnershipEventSchema.parse(x) as OwnershipEvent;
+}

@@ -1,0 +1,53 @@
+/**
+ * Stable reason codes. Every refusal anywhere (workflow validators, store, git side, HTTP, CLI)
+ * carries one of these; clients branch on them, so they never change meaning once published.
+ */
+export const REASONS = {
+  invalid_input: 'the message does not match its schema',
+  unknown_field: 'the message carries a field that is not part of its schema',
+  nil_uuid: 'the nil UUID is not a conversation identity',
+  conversation_mismatch: 'conversation URL and id name different conversations',
+  conversation_forbidden: 'a bind may not name a conversation; it comes from the executor binding',
+  conversation_taken: 'this conversation is already bound to another worker',
+  observation_too_old: 'the observation is older than the accepted window',
+  observation_in_future: 'the observation is dated in the future',
+  sequence_not_increasing: 'the observation sequence did not increase for this session generation',
+  worktree_owned: 'another live session owns this worktree',
+  not_owner: 'the caller is not the current owner',
+  stale_epoch: 'the epoch presented is not the current one',
+  invalid_state: 'the ownership is not in a state that allows this',
+  ownership_closed: 'the ownership lifecycle has ended',
+  not_found: 'no such ownership',
+  owner_alive: 'the owner session is alive; reclaim refused',
+  liveness_unknown: 'the owner session liveness is unknown; only a forced admin reclaim may proceed',
+  force_requires_admin: 'force is reserved to admin principals',
+  force_requires_reason: 'a forced reclaim needs a reason',
+  no_pending_handoff: 'no handoff is pending',
+  handoff_mismatch: 'the handoff id or successor does not match the pending handoff',
+  path_outside_allowed_roots: 'the path is not under a configured allowed root',
+  path_not_found: 'the path does not exist',
+  worktree_mismatch: 'the message names a different worktree than this ownership',
+  event_conflict: 'an event with this sequence already exists with different content',
+  unauthenticated: 'missing or unknown bearer token',
+  forbidden: 'the principal may not perform this operation',
+  worker_mismatch: 'an executor may act only for its own worker',
+  unavailable: 'a backing service is unavailable; retry later',
+} as const;
+
+export type ReasonCode = keyof typeof REASONS;
+
+/** A refusal as data: pure modules return it, boundaries turn it into their own error shape. */
+export interface Refusal {
+  code: ReasonCode;
+  message: string;
+  /** Safe, non-secret context (e.g. the owner summary for worktree_owned). Never echoes the payload. */
+  details?: Record<string, unknown>;
+}
+
+export function refusal(code: ReasonCode, details?: Record<string, unknown>, message?: string): Refusal {
+  return { code, message: message ?? REASONS[code], ...(details ? { details } : {}) };
+}
+
+export function isRefusal(x: unknown): x is Refusal {
+  return typeof x === 'object' && x !== null && 'code' in x && typeof (x as Refusal).code === 'string' && (x as Refusal).code in REASONS;
+}

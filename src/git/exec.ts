@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { GitSideError } from './errors';
+
+export interface GitResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+export interface GitOptions {
+  cwd: string;
+  /** Extra variables (e.g. GIT_INDEX_FILE for a private index). */
+  env?: Readonly<Record<string, string>>;
+  /** Exit codes that are answers rather than failures (e.g. 1 = "no such key" for git config). */
+  okCodes?: readonly number[];
+}
+
+/**
+ * Variables that would silently point git at another repository, index or config. The worker may
+ * itself run under a git hook or inside another repository, so none of them may leak into our calls.
+ */
+const REDIRECTING_VARS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_COMMON_DIR',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_CONFIG',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+];
+
+export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of REDIRECTING_VARS) delete env[name];
+  for (const name of Object.keys(env)) if (name.startsWith('GIT_CONFIG_KEY_') || name.startsWith('GIT_CONFIG_VALUE_')) delete env[name];
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...args],
+      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
+        if (code === 0 || (opts.okCodes ?? []).includes(code)) {
+          resolve({ stdout, stderr, code });
+          return;
+        }
+        if (err !== null && typeof err.code === 'string') {
+          reject(new GitSideError('git_failed', `could not run git (${err.code})`));
+          return;
+        }
+        // The first stderr line says what failed; git's messages may quote paths, which is fine for
+        // local diagnostics but callers exporting errors should use the code.
+        const first = stderr.split('\n').find((l) => l.trim() !== '') ?? 'no message';
+        reject(new GitSideError('git_failed', `git ${args[0] ?? ''} exited ${code}: ${first.slice(0, 200)}`));
+      },
+    );
+  });
+}
+
+let versionCheck: Promise<void> | undefined;
+
+/** worktreeConfig (per-worktree config) arrived in git 2.20; without it the projection would leak into shared config. */
+export function requireWorktreeConfigSupport(cwd: string): Promise<void> {
+  versionCheck ??= git(['version'], { cwd }).then(({ stdout }) => {
+    const m = /(\d+)\.(\d+)/.exec(stdout);
+    if (m === null) return; // unknown vendor format: the extension probe below still fails loudly
+    const major = Number(m[1]);
+    const minor = Number(m[2]);
+    if (major < 2 || (major === 2 && minor < 20)) {
+      throw new GitSideError('git_too_old', `git ${major}.${minor} lacks extensions.worktreeConfig (need >= 2.20)`);
+    }
+  });
+  versionCheck.catch(() => {
+    versionCheck = undefined;
+  });
+  return versionCheck;
+}

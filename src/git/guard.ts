@@ -1,0 +1,200 @@
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { writeFileAtomic } from './atomic';
+import { GitSideError } from './errors';
+import { cleanGitEnv, git } from './exec';
+
+/**
+ * Hooks always installed with the ownership check. reference-transaction ("prepared") refuses any
+ * move of the worktree's HEAD or branch: commits (also --no-verify), reset, checkout -B, merge,
+ * cherry-pick. pre-rebase refuses before rebase touches any file. post-checkout cannot refuse.
+ */
+export const GUARDED_HOOKS = ['pre-push', 'pre-rebase', 'reference-transaction'] as const;
+
+export const HOOKS_DIR_NAME = 'overdeck-hooks';
+const GUARD_SCRIPT = 'overdeck-guard.sh';
+const DISPATCHER = 'overdeck-hook.sh';
+const CONF = 'overdeck-hooks.conf';
+
+export type GuardReason = 'not_owner' | 'stale_epoch' | 'strict_no_session' | 'provisional_conflict';
+
+export interface GuardResult {
+  allowed: boolean;
+  reason?: GuardReason;
+  message?: string;
+}
+
+/** Exit statuses of od_guard in hooks/overdeck-guard.sh. */
+const REASON_BY_STATUS: Readonly<Record<number, GuardReason>> = {
+  10: 'not_owner',
+  11: 'stale_epoch',
+  12: 'strict_no_session',
+  13: 'provisional_conflict',
+};
+
+let sourceDir: string | undefined;
+
+/** The repository's hooks/ directory, found from here both under src/ (tsx, jest) and dist/src/. */
+export function hookSourceDir(): string {
+  if (sourceDir !== undefined) return sourceDir;
+  for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'hooks');
+    if (existsSync(path.join(candidate, GUARD_SCRIPT))) {
+      sourceDir = candidate;
+      return candidate;
+    }
+  }
+  throw new GitSideError('guard_script_missing', `hooks/${GUARD_SCRIPT} not found next to the package`);
+}
+
+/**
+ * The hook rule evaluated for `od-worktree guard`: runs the same sh function the hooks run, so
+ * the rule exists once. Only the two OVERDECK_* variables are taken from `env`.
+ */
+export function guardCheck(worktreePath: string, env: Readonly<Record<string, string | undefined>>): Promise<GuardResult> {
+  const script = path.join(hookSourceDir(), GUARD_SCRIPT);
+  const childEnv = cleanGitEnv();
+  delete childEnv.OVERDECK_EXECUTION_SESSION_ID;
+  delete childEnv.OVERDECK_EPOCH;
+  if (env.OVERDECK_EXECUTION_SESSION_ID !== undefined) childEnv.OVERDECK_EXECUTION_SESSION_ID = env.OVERDECK_EXECUTION_SESSION_ID;
+  if (env.OVERDECK_EPOCH !== undefined) childEnv.OVERDECK_EPOCH = env.OVERDECK_EPOCH;
+  return new Promise((resolve, reject) => {
+    execFile('sh', ['-c', '. "$1" && od_guard', 'od-guard', script], { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' }, (err, _stdout, stderr) => {
+      if (err === null) {
+        resolve({ allowed: true });
+        return;
+      }
+      const reason = typeof err.code === 'number' ? REASON_BY_STATUS[err.code] : undefined;
+      if (reason === undefined) {
+        reject(new GitSideError('git_failed', `guard script failed: ${stderr.split('\n')[0] ?? String(err.code)}`.slice(0, 240)));
+        return;
+      }
+      resolve({ allowed: false, reason, message: stderr.trim() });
+    });
+  });
+}
+
+export interface InstallHooksOptions {
+  /** true sets overdeck.guard.strict (unidentified callers refused in owned worktrees); false unsets it; absent leaves it. */
+  strict?: boolean;
+  /**
+   * Also check in pre-commit, i.e. before the message editor opens. reference-transaction already
+   * refuses the commit itself, so this only moves the refusal earlier, at the price of one more
+   * process per commit (measured ~+35% of an empty commit). pre-commit is checked anyway when a
+   * previous pre-commit hook exists, since that process runs regardless.
+   */
+  earlyCommitCheck?: boolean;
+}
+
+export interface InstalledHooks {
+  hooksPath: string;
+  /** Hooks directory in effect before installation, chained to by every installed hook (as git would resolve it). */
+  previousHooksPath: string;
+  hooks: string[];
+}
+
+/**
+ * Installs the guard for a whole repository (hooks are shared by its worktrees): our hooks go to
+ * `<common git dir>/overdeck-hooks/` and core.hooksPath points there. Existing hooks are never
+ * replaced or deleted: each installed hook chains to the previous directory's hook of the same name,
+ * and every executable hook found there gets a pass-through so it keeps running. Only names that
+ * exist get one, because the mere presence of some hooks (push-to-checkout, proc-receive...)
+ * changes what git does. Re-run after adding a hook to the previous directory. Idempotent.
+ */
+export async function installHooks(repoOrWorktreePath: string, opts: InstallHooksOptions = {}): Promise<InstalledHooks> {
+  const cwd = path.resolve(repoOrWorktreePath);
+  const rp = await git(['rev-parse', '--git-common-dir', '--show-toplevel'], { cwd });
+  const [common, top] = rp.stdout.split('\n');
+  if (common === undefined || top === undefined) throw new GitSideError('not_a_worktree', 'not inside a git worktree');
+  const commonDir = await fs.realpath(path.resolve(cwd, common));
+  const ourDir = path.join(commonDir, HOOKS_DIR_NAME);
+  await fs.mkdir(ourDir, { recursive: true });
+
+  const previous = await previousHooksPath(cwd, commonDir, ourDir);
+  // A relative core.hooksPath is relative to each worktree's top (where git runs hooks): keep it
+  // verbatim for the hooks, resolve it against this worktree only to list what is there.
+  const previousHere = path.isAbsolute(previous) ? previous : path.resolve(top, previous);
+  const passThrough = await executableHooks(previousHere);
+  const names = [...new Set<string>([...GUARDED_HOOKS, ...(opts.earlyCommitCheck === true ? ['pre-commit'] : []), ...passThrough])].sort();
+
+  const src = hookSourceDir();
+  const guard = await fs.readFile(path.join(src, GUARD_SCRIPT), 'utf8');
+  const dispatcher = await fs.readFile(path.join(src, DISPATCHER), 'utf8');
+  await writeFileAtomic(path.join(ourDir, GUARD_SCRIPT), guard, 0o644);
+  await writeFileAtomic(path.join(ourDir, CONF), `# previous hooks directory, chained to by every hook here\nOD_PREVIOUS_HOOKS=${shQuote(previous)}\n`, 0o644);
+  for (const name of names) {
+    const file = path.join(ourDir, name);
+    await writeFileAtomic(file, dispatcher, 0o755);
+    await fs.chmod(file, 0o755); // the umask may have narrowed the mode given to open()
+  }
+  // The directory is ours: drop hooks of an earlier install that are no longer wanted.
+  for (const stale of await fs.readdir(ourDir)) {
+    if (stale !== GUARD_SCRIPT && stale !== CONF && !names.includes(stale)) await fs.rm(path.join(ourDir, stale), { force: true });
+  }
+
+  await git(['config', '--file', path.join(commonDir, 'config'), 'core.hooksPath', ourDir], { cwd });
+  if (opts.strict === true) await git(['config', '--file', path.join(commonDir, 'config'), 'overdeck.guard.strict', 'true'], { cwd });
+  if (opts.strict === false) await git(['config', '--file', path.join(commonDir, 'config'), '--unset', 'overdeck.guard.strict'], { cwd, okCodes: [5] });
+  return { hooksPath: ourDir, previousHooksPath: previous, hooks: names };
+}
+
+/**
+ * The hooks directory git used before us. When core.hooksPath already points at our directory
+ * (re-install), the recorded one is kept: recording ourselves would make every hook call itself.
+ */
+async function previousHooksPath(cwd: string, commonDir: string, ourDir: string): Promise<string> {
+  const res = await git(['config', '--get', 'core.hooksPath'], { cwd, okCodes: [1] });
+  let configured = res.code === 0 ? res.stdout.trim() : '';
+  if (configured.startsWith('~/')) configured = path.join(os.homedir(), configured.slice(2));
+  const pointsAtUs = configured !== '' && path.isAbsolute(configured) && (await realpathOr(configured)) === ourDir;
+  if (pointsAtUs) return (await recordedPrevious(ourDir)) ?? path.join(commonDir, 'hooks');
+  return configured !== '' ? configured : path.join(commonDir, 'hooks');
+}
+
+async function recordedPrevious(ourDir: string): Promise<string | null> {
+  try {
+    const conf = await fs.readFile(path.join(ourDir, CONF), 'utf8');
+    const m = /^OD_PREVIOUS_HOOKS=(.*)$/m.exec(conf);
+    return m?.[1] === undefined ? null : shUnquote(m[1]);
+  } catch {
+    return null;
+  }
+}
+
+async function executableHooks(dir: string): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await fs.readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const name of entries) {
+    if (!/^[a-z][a-z0-9-]*$/.test(name)) continue; // skips *.sample and editor backups
+    try {
+      const st = await fs.stat(path.join(dir, name));
+      if (st.isFile() && (st.mode & 0o111) !== 0) out.push(name);
+    } catch {
+      // vanished or dangling: nothing to chain to
+    }
+  }
+  return out;
+}
+
+async function realpathOr(p: string): Promise<string> {
+  try {
+    return await fs.realpath(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function shQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function shUnquote(s: string): string {
+  return s.replace(/^'/, '').replace(/'$/, '').replace(/'\\''/g, "'");
+}

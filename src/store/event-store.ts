@@ -1,0 +1,120 @@
+import type { Pool, PoolClient } from 'pg';
+import { parseEvent, type OwnershipEvent } from '../domain/events';
+import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
+
+export class EventConflictError extends Error {
+  readonly code = 'event_conflict';
+  constructor(ownershipId: string, seq: number) {
+    super(`event ${ownershipId}#${seq} already recorded with different content`);
+  }
+}
+
+/**
+ * Appends events to the log and folds them into the read projection in one transaction.
+ * Idempotent: re-sending an event already recorded (a retried local activity) changes nothing;
+ * re-sending a different event under the same seq is a conflict, never an overwrite.
+ */
+export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number }> {
+  if (events.length === 0) return { durableSeq: 0 };
+  const ownershipId = events[0].ownershipId;
+  if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // Serialise writers of one ownership: the projection row lock (or an advisory lock for the first event).
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [ownershipId]);
+    for (const e of events) await insertEvent(client, e);
+    const record = await foldProjection(client, workflowId, ownershipId);
+    await client.query('COMMIT');
+    return { durableSeq: record?.seq ?? 0 };
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<void> {
+  const json = JSON.stringify(e);
+  const inserted = await client.query(
+    `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+     ON CONFLICT (ownership_id, seq) DO NOTHING`,
+    [e.ownershipId, e.seq, e.type, e.at, e.actor.executionSessionId, e.repoRoot, e.worktreePath, e.branch, e.hostId, json],
+  );
+  if (inserted.rowCount === 1) return;
+  const same = await client.query('SELECT event = $3::jsonb AS same FROM ownership_events WHERE ownership_id = $1 AND seq = $2', [e.ownershipId, e.seq, json]);
+  if (!same.rows[0]?.same) throw new EventConflictError(e.ownershipId, e.seq);
+}
+
+/** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */
+async function foldProjection(client: PoolClient, workflowId: string, ownershipId: string): Promise<OwnershipRecord | null> {
+  const row = await client.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [ownershipId]);
+  let record: OwnershipRecord | null = row.rows[0] ? OwnershipRecordSchema.parse(row.rows[0].record) : null;
+  const fresh = await client.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [ownershipId, record?.seq ?? 0]);
+  if (fresh.rows.length === 0) return record;
+  for (const { event } of fresh.rows) {
+    const e = parseEvent(event);
+    const before = record;
+    record = applyEvent(record, e);
+    await indexEvent(client, e, before);
+  }
+  await upsertProjection(client, workflowId, record!);
+  return record;
+}
+
+async function indexEvent(client: PoolClient, e: OwnershipEvent, before: OwnershipRecord | null): Promise<void> {
+  if (e.seq === 1) {
+    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, 1) ON CONFLICT DO NOTHING', [e.ownershipId, e.repoRoot, e.branch]);
+  }
+  if (e.type === 'ownership.branch_renamed') {
+    await client.query('UPDATE branch_names SET to_seq = $2 WHERE ownership_id = $1 AND to_seq IS NULL', [e.ownershipId, e.seq - 1]);
+    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [e.ownershipId, e.repoRoot, e.data.to, e.seq]);
+  }
+  if (e.type === 'ownership.landed' && !before?.landings.some((l) => l.landedHead === e.data.receipt.landedHead)) {
+    const r = e.data.receipt;
+    await client.query(
+      `INSERT INTO landing_receipts (ownership_id, landed_head, seq, repo_root, source_branch, source_head, landed_branch, landed_at, receipt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) ON CONFLICT (ownership_id, landed_head) DO NOTHING`,
+      [r.ownershipId, r.landedHead, e.seq, e.repoRoot, r.sourceBranch, r.sourceHead, r.landedBranch, r.landedAt, JSON.stringify(r)],
+    );
+  }
+}
+
+export async function upsertProjection(client: Pool | PoolClient, workflowId: string, r: OwnershipRecord): Promise<void> {
+  await client.query(
+    `INSERT INTO ownerships (ownership_id, workflow_id, repo_root, worktree_path, branch, host_id, state, epoch, seq,
+        owner_session_id, owner_worker_id, conversation_id, lane, plan_ref, claimed_at, last_seen_at, updated_at, record)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now(), $17::jsonb)
+     ON CONFLICT (ownership_id) DO UPDATE SET
+        branch = EXCLUDED.branch, state = EXCLUDED.state, epoch = EXCLUDED.epoch, seq = EXCLUDED.seq,
+        owner_session_id = EXCLUDED.owner_session_id, owner_worker_id = EXCLUDED.owner_worker_id,
+        conversation_id = EXCLUDED.conversation_id, lane = EXCLUDED.lane, plan_ref = EXCLUDED.plan_ref,
+        claimed_at = EXCLUDED.claimed_at, last_seen_at = EXCLUDED.last_seen_at, updated_at = now(), record = EXCLUDED.record`,
+    [
+      r.ownershipId,
+      workflowId,
+      r.repoRoot,
+      r.worktreePath,
+      r.branch,
+      r.hostId,
+      r.state,
+      r.epoch,
+      r.seq,
+      r.owner?.executionSessionId ?? null,
+      r.worker?.workerId ?? null,
+      r.owner?.conversation?.conversationId ?? null,
+      r.lane,
+      r.planRef,
+      r.claimedAt,
+      r.lastSeenAt,
+      JSON.stringify(r),
+    ],
+  );
+}
+
+export async function readEvents(pool: Pool | PoolClient, ownershipId: string, afterSeq = 0): Promise<OwnershipEvent[]> {
+  const res = await pool.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [ownershipId, afterSeq]);
+  return res.rows.map((r) => parseEvent(r.event));
+}

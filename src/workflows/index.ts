@@ -1,0 +1,2 @@
+export { ownershipWorkflow } from './ownership';
+export { noopWorkflow } from './noop';

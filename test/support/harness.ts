@@ -1,0 +1,95 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Pool } from 'pg';
+import type { LivenessAuthority } from '../../src/activities/liveness';
+import { noAuthority } from '../../src/activities/liveness';
+import { OwnershipClient } from '../../src/client';
+import { createWorkers } from '../../src/infra/workers';
+import { createPool } from '../../src/store/db';
+import type { OwnershipSettings } from '../../src/workflows/ownership';
+
+export interface Harness {
+  client: OwnershipClient;
+  temporal: Client;
+  pool: Pool;
+  taskQueue: string;
+  hostId: string;
+  shutdown(): Promise<void>;
+}
+
+function required(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run the tests through \`npm test\` (jest's global setup starts the stack)`);
+  return v;
+}
+
+/**
+ * A real worker (its own task queue and host id) on the run's Temporal dev server and database.
+ * The liveness authority is the one external seam a test may script: it stands for the orchestrator.
+ */
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger(process.env.OD_TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+}
+
+export async function startHarness(opts: { authority?: LivenessAuthority; allowedRoots?: string[]; settings?: Partial<OwnershipSettings> } = {}): Promise<Harness> {
+  quietRuntime();
+  const suffix = Math.random().toString(36).slice(2, 10);
+  const taskQueue = `test-${suffix}`;
+  const hostId = `host-${suffix}`;
+  const address = required('TEMPORAL_ADDRESS');
+  const pool = createPool(required('OD_TEST_DATABASE_URL'));
+  const connection = await NativeConnection.connect({ address });
+  const allowedRoots = opts.allowedRoots ?? [required('OD_TEST_TMP')];
+  const workers: Worker[] = await createWorkers({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    hostId,
+    allowedRoots,
+    authority: opts.authority ?? noAuthority,
+    pool,
+    workflowBundle: { codePath: required('OD_TEST_WORKFLOW_BUNDLE') },
+  });
+  const running = workers.map((w) => w.run());
+  const clientConnection = await Connection.connect({ address });
+  const temporal = new Client({ connection: clientConnection, namespace: 'default' });
+  const client = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots, settings: opts.settings });
+  return {
+    client,
+    temporal,
+    pool,
+    taskQueue,
+    hostId,
+    async shutdown() {
+      workers.forEach((w) => w.shutdown());
+      await Promise.allSettled(running);
+      await clientConnection.close();
+      await connection.close();
+      await pool.end();
+    },
+  };
+}
+
+/** A scripted execution-session authority: what the orchestrator would answer, set by the test. */
+export function scriptedAuthority(initial: 'alive' | 'dead' | 'unknown' = 'alive') {
+  let verdict = initial;
+  let calls = 0;
+  const authority: LivenessAuthority = {
+    async check() {
+      calls++;
+      return { verdict, detail: `scripted ${verdict}` };
+    },
+  };
+  return {
+    authority,
+    set(v: 'alive' | 'dead' | 'unknown') {
+      verdict = v;
+    },
+    get calls() {
+      return calls;
+    },
+  };
+}
