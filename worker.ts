@@ -28,7 +28,8 @@ async function main(): Promise<void> {
     pool,
   });
   log.info({ hostAgentOnly, taskQueue: cfg.taskQueue, hostId: cfg.hostId }, 'worker running');
-  const stop = () => workers.forEach((w) => w.shutdown());
+  const stop = () => // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
+      workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await Promise.all(workers.map((w) => w.run()));

@@ -36,7 +36,7 @@ od_owner_key() {
 }
 
 od_read_owner_git() {
-  od_any= od_owner= od_runtime= od_ownership= od_epoch= od_state=
+  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state=''
   # Worktree scope only: a global or shared overdeck.owner.* must not count. A failing git (no
   # worktreeConfig extension) means od-worktree never wrote a projection here.
   od_cfg=$(git config --worktree --includes --get-regexp '^overdeck\.owner\.' 2>/dev/null) || od_cfg=
@@ -49,7 +49,7 @@ OD_EOF
 }
 
 od_read_owner() {
-  od_any= od_owner= od_runtime= od_ownership= od_epoch= od_state=
+  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state=''
   od_git_dir
   [ -f "$od_gd/overdeck.config" ] || return 0
   od_section=
@@ -114,7 +114,7 @@ od_touches_own_head() {
   [ -r "$od_gd/HEAD" ] && read -r od_head <"$od_gd/HEAD"
   case $od_head in "ref: "*) od_branch=${od_head#ref: } ;; *) od_branch=HEAD ;; esac
   od_hit=1
-  while read -r od_old od_new od_ref; do
+  while read -r _ _ od_ref; do
     if [ "$od_ref" = HEAD ] || [ "$od_ref" = "$od_branch" ]; then od_hit=0; fi
   done <<OD_EOF
 $1

@@ -8,7 +8,8 @@
 od_dir=${0%/*}
 od_name=${0##*/}
 OD_PREVIOUS_HOOKS=
-. "$od_dir/overdeck-hooks.conf"
+# shellcheck source=/dev/null
+[ -r "$od_dir/overdeck-hooks.conf" ] && . "$od_dir/overdeck-hooks.conf"
 
 od_prev=
 if [ -n "$OD_PREVIOUS_HOOKS" ] && [ -f "$OD_PREVIOUS_HOOKS/$od_name" ] && [ -x "$OD_PREVIOUS_HOOKS/$od_name" ]; then
@@ -17,6 +18,7 @@ fi
 
 case $od_name in
   pre-commit | pre-push | pre-rebase)
+    # shellcheck source=overdeck-guard.sh
     . "$od_dir/overdeck-guard.sh" || exit 1
     od_guard || exit 1
     ;;
@@ -31,6 +33,7 @@ case $od_name in
 "
     done
     if [ "$1" = prepared ]; then
+      # shellcheck source=overdeck-guard.sh
       . "$od_dir/overdeck-guard.sh" || exit 1
       if od_touches_own_head "$od_input"; then od_guard || exit 1; fi
     fi

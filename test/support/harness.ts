@@ -64,7 +64,8 @@ export async function startHarness(opts: { authority?: LivenessAuthority; allowe
     taskQueue,
     hostId,
     async shutdown() {
-      workers.forEach((w) => w.shutdown());
+      // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
+      workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
       await Promise.allSettled(running);
       await clientConnection.close();
       await connection.close();

@@ -13,6 +13,7 @@ process.env.GIT_CONFIG_GLOBAL = path.join(isolation, 'gitconfig');
 process.env.GIT_CONFIG_NOSYSTEM = '1';
 delete process.env.OVERDECK_EXECUTION_SESSION_ID;
 delete process.env.OVERDECK_EPOCH;
+afterAll(() => rmSync(isolation, { recursive: true, force: true }));
 
 export interface Run {
   status: number;
