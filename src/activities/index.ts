@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { OwnershipRecord } from '../domain/projection';
-import { appendEvents, EventConflictError } from '../store/event-store';
+import { appendEvents } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
 import { applyLocalProjection } from '../git/projection';
 import { preserveWip } from '../git/wip';
@@ -16,12 +16,7 @@ export type { HostActivities, StoreActivities } from './types';
 export function createStoreActivities(deps: { pool: Pool }): StoreActivities {
   return {
     async persistEvents(workflowId, events) {
-      try {
-        return await appendEvents(deps.pool, workflowId, events);
-      } catch (err) {
-        if (err instanceof EventConflictError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-        throw err;
-      }
+      return appendEvents(deps.pool, workflowId, events);
     },
     async readExecutorConversation(workerId) {
       return readExecutorConversation(deps.pool, workerId);

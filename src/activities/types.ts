@@ -4,8 +4,11 @@ import type { OwnershipRecord } from '../domain/projection';
 
 /** Activities on the main task queue (local activities of the workflow): the durable store. */
 export interface StoreActivities {
-  /** Appends events idempotently and folds them into the PostgreSQL projection, in one transaction. */
-  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number }>;
+  /**
+   * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
+   * `replaced`: events already recorded under the same seq with other content; the log wins.
+   */
+  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[] }>;
   /** The conversation the agent worker's executor observed, or null (ARCHITECTURE §5). */
   readExecutorConversation(workerId: string): Promise<Conversation | null>;
 }

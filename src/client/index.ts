@@ -74,6 +74,11 @@ export interface OwnershipClientOptions {
   /** When set, every path is checked against these roots before anything is started. */
   allowedRoots?: string[];
   settings?: Partial<OwnershipSettings>;
+  /**
+   * Bind with one update-with-start call (default). false: start (USE_EXISTING) then update, for
+   * servers without multi-operation support such as the time-skipping test server.
+   */
+  updateWithStart?: boolean;
 }
 
 function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
@@ -135,6 +140,10 @@ export class OwnershipClient {
       ],
     });
     try {
+      if (this.opts.updateWithStart === false) {
+        await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', start.options);
+        return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)] });
+      }
       return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: start });
     } catch (err) {
       throw translateError(err);

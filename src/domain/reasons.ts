@@ -27,7 +27,6 @@ export const REASONS = {
   path_outside_allowed_roots: 'the path is not under a configured allowed root',
   path_not_found: 'the path does not exist',
   worktree_mismatch: 'the message names a different worktree than this ownership',
-  event_conflict: 'an event with this sequence already exists with different content',
   unauthenticated: 'missing or unknown bearer token',
   forbidden: 'the principal may not perform this operation',
   worker_mismatch: 'an executor may act only for its own worker',

@@ -2,20 +2,15 @@ import type { Pool, PoolClient } from 'pg';
 import { parseEvent, type OwnershipEvent } from '../domain/events';
 import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
 
-export class EventConflictError extends Error {
-  readonly code = 'event_conflict';
-  constructor(ownershipId: string, seq: number) {
-    super(`event ${ownershipId}#${seq} already recorded with different content`);
-  }
-}
-
 /**
  * Appends events to the log and folds them into the read projection in one transaction.
- * Idempotent: re-sending an event already recorded (a retried local activity) changes nothing;
- * re-sending a different event under the same seq is a conflict, never an overwrite.
+ * Idempotent: re-sending an event already recorded (a retried local activity) changes nothing.
+ * The log wins: when a seq is already recorded with other content (a workflow task that wrote its
+ * events, then failed before completing, re-runs with a new clock), nothing is overwritten and
+ * the recorded event is returned in `replaced`, for the workflow to adopt.
  */
-export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number }> {
-  if (events.length === 0) return { durableSeq: 0 };
+export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[] }> {
+  if (events.length === 0) return { durableSeq: 0, replaced: [] };
   const ownershipId = events[0].ownershipId;
   if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');
   const client = await pool.connect();
@@ -23,10 +18,14 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
     await client.query('BEGIN');
     // Serialise writers of one ownership: the projection row lock (or an advisory lock for the first event).
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [ownershipId]);
-    for (const e of events) await insertEvent(client, e);
+    const replaced: OwnershipEvent[] = [];
+    for (const e of events) {
+      const recorded = await insertEvent(client, e);
+      if (recorded) replaced.push(recorded);
+    }
     const record = await foldProjection(client, workflowId, ownershipId);
     await client.query('COMMIT');
-    return { durableSeq: record?.seq ?? 0 };
+    return { durableSeq: record?.seq ?? 0, replaced };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -35,7 +34,8 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
   }
 }
 
-async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<void> {
+/** Inserts one event; returns the already-recorded event when it differs from `e`, else null. */
+async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<OwnershipEvent | null> {
   const json = JSON.stringify(e);
   const inserted = await client.query(
     `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event)
@@ -43,9 +43,13 @@ async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<void>
      ON CONFLICT (ownership_id, seq) DO NOTHING`,
     [e.ownershipId, e.seq, e.type, e.at, e.actor.executionSessionId, e.repoRoot, e.worktreePath, e.branch, e.hostId, json],
   );
-  if (inserted.rowCount === 1) return;
-  const same = await client.query('SELECT event = $3::jsonb AS same FROM ownership_events WHERE ownership_id = $1 AND seq = $2', [e.ownershipId, e.seq, json]);
-  if (!same.rows[0]?.same) throw new EventConflictError(e.ownershipId, e.seq);
+  if (inserted.rowCount === 1) return null;
+  const existing = await client.query<{ same: boolean; event: unknown }>(
+    'SELECT event = $3::jsonb AS same, event FROM ownership_events WHERE ownership_id = $1 AND seq = $2',
+    [e.ownershipId, e.seq, json],
+  );
+  const row = existing.rows[0];
+  return row && !row.same ? parseEvent(row.event) : null;
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */

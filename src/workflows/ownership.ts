@@ -99,6 +99,8 @@ export const DEFAULT_SETTINGS: OwnershipSettings = {
 /** State carried across continue-as-new: everything the next run needs, nothing it can rebuild. */
 export interface CarriedState {
   record: OwnershipRecord;
+  /** The fold of the events PostgreSQL holds: what `record` is rebuilt on if the log overrides us. */
+  durableRecord: OwnershipRecord | null;
   recentEvents: OwnershipEvent[];
   liveness: LivenessState;
   projectionSync: ProjectionSync;
@@ -130,7 +132,7 @@ export const SA = {
 const store = proxyLocalActivities<StoreActivities>({
   startToCloseTimeout: '15s',
   // The durable log is the acknowledgement: keep trying while PostgreSQL is away, never give up silently.
-  retry: { initialInterval: '200ms', maximumInterval: '10s', nonRetryableErrorTypes: ['event_conflict'] },
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
 });
 
 /** One long-running workflow per worktree lifecycle: the live authority on who may mutate it. */
@@ -149,6 +151,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
 
   const carried = input.carried ?? null;
   let record: OwnershipRecord | null = carried?.record ?? null;
+  let durableRecord: OwnershipRecord | null = carried?.durableRecord ?? carried?.record ?? null;
   let recentEvents: OwnershipEvent[] = carried?.recentEvents ?? [];
   const liveness: LivenessState = carried?.liveness ?? { status: 'unowned', verdict: null, lastHeartbeatAt: null, checkedAt: null };
   const sync: ProjectionSync = carried?.projectionSync ?? { hostId: worktree.hostId, localSeq: 0, durableSeq: 0, error: null };
@@ -439,9 +442,28 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
       await condition(() => pending.length > 0);
       const batch = pending;
       pending = [];
-      const { durableSeq } = await store.persistEvents(workflowInfo().workflowId, batch);
+      const { durableSeq, replaced } = await store.persistEvents(workflowInfo().workflowId, batch);
+      adoptDurable(batch, replaced);
       sync.durableSeq = Math.max(sync.durableSeq, durableSeq);
     }
+  }
+
+  /**
+   * The log wins. Normally `replaced` is empty; it is not when an earlier attempt of this workflow
+   * task wrote the same seqs (with its own clock) and then failed before completing. Then the
+   * recorded events are adopted and the live record is refolded on them.
+   */
+  function adoptDurable(batch: OwnershipEvent[], replaced: OwnershipEvent[]): void {
+    const bySeq = new Map(replaced.map((e) => [e.seq, e]));
+    const canonical = batch.map((e) => bySeq.get(e.seq) ?? e);
+    for (const e of canonical) durableRecord = applyEvent(durableRecord, e);
+    if (replaced.length === 0) return;
+    log.warn('adopting recorded events over re-executed ones', { seqs: [...bySeq.keys()] });
+    let r = durableRecord;
+    for (const e of pending) r = applyEvent(r, e);
+    record = r;
+    recentEvents = recentEvents.map((e) => bySeq.get(e.seq) ?? e);
+    publish();
   }
 
   async function projectionLoop(): Promise<never> {
@@ -546,7 +568,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     ownershipId,
     worktree,
     settings,
-    carried: { record, recentEvents, liveness, projectionSync: sync, lastHeartbeatMs, lastHeartbeatLoggedMs },
+    carried: { record, durableRecord, recentEvents, liveness, projectionSync: sync, lastHeartbeatMs, lastHeartbeatLoggedMs },
   };
   return continueAsNew<typeof ownershipWorkflow>(next);
 }

@@ -1,0 +1,281 @@
+import type { Pool } from 'pg';
+import { z } from 'zod';
+import { OwnershipEventSchema, parseEvent, type OwnershipEvent } from '../domain/events';
+import { IsoTime, OwnershipIdSchema } from '../domain/identity';
+import { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, type OwnershipRecord } from '../domain/projection';
+
+/**
+ * Read-only lookups of spec §6.3 (ownership.get / list / history), served from the PostgreSQL
+ * projection alone: they keep answering after the worktree, the branch and the Temporal workflow
+ * are gone (spec §5 principle "history survives deletion", §17.4). Paths are compared exactly: the
+ * caller normalises them first (OwnershipClient.normalize), so one worktree has one spelling.
+ */
+
+const PathString = z.string().min(1).max(4096);
+const BranchName = z.string().min(1).max(255);
+/** A full or abbreviated (>= 7 hex digits) commit id, as people paste them. */
+export const CommitIdSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits')
+  .transform((s) => s.toLowerCase());
+
+const ByOwnershipId = z.strictObject({ ownershipId: OwnershipIdSchema });
+const ByWorktreePath = z.strictObject({ worktreePath: PathString });
+const ByBranch = z.strictObject({ branch: BranchName, repoRoot: PathString.optional() });
+const ByLandedCommit = z.strictObject({ landedCommit: CommitIdSchema });
+
+export const GetOwnershipInputSchema = z.union([ByOwnershipId, ByWorktreePath, ByBranch]);
+export type GetOwnershipInput = z.input<typeof GetOwnershipInputSchema>;
+
+export const HistoryInputSchema = z.union([ByOwnershipId, ByWorktreePath, ByBranch, ByLandedCommit]);
+export type HistoryInput = z.input<typeof HistoryInputSchema>;
+
+export const LIST_DEFAULT_LIMIT = 50;
+export const LIST_MAX_LIMIT = 500;
+
+export const ListOwnershipsInputSchema = z.strictObject({
+  repoRoot: PathString.optional(),
+  state: z.union([OwnershipStateSchema, z.array(OwnershipStateSchema).min(1).max(OWNERSHIP_STATES.length)]).optional(),
+  limit: z.number().int().min(1).max(LIST_MAX_LIMIT).default(LIST_DEFAULT_LIMIT),
+  cursor: z.string().min(1).max(512).nullable().optional(),
+});
+export type ListOwnershipsInput = z.input<typeof ListOwnershipsInputSchema>;
+
+export const OwnershipListSchema = z.strictObject({
+  items: z.array(OwnershipRecordSchema),
+  nextCursor: z.string().nullable(),
+});
+export type OwnershipList = z.infer<typeof OwnershipListSchema>;
+
+/** One link of the owner chain: who held the worktree from `at`, how they got it, and from whom. */
+export const LineageLinkSchema = z.strictObject({
+  executionSessionId: z.string(),
+  runtime: z.string(),
+  epoch: z.number().int(),
+  via: z.enum(['bind', 'handoff', 'after_release', 'reclaim', 'forced_reclaim']),
+  at: IsoTime,
+  previousExecutionSessionId: z.string().nullable(),
+  conversationId: z.string().nullable(),
+});
+export type LineageLink = z.infer<typeof LineageLinkSchema>;
+
+// The event union is built from a mapped list, so its inferred type is too loose to be useful;
+// the runtime schema is the real one (for OpenAPI), the static type is the domain's union.
+const EventOutSchema = OwnershipEventSchema as unknown as z.ZodType<OwnershipEvent>;
+
+export const OwnershipHistoryEntrySchema = z.strictObject({
+  ownershipId: z.string(),
+  record: OwnershipRecordSchema,
+  events: z.array(EventOutSchema),
+  lineage: z.array(LineageLinkSchema),
+});
+export type OwnershipHistoryEntry = z.infer<typeof OwnershipHistoryEntrySchema>;
+
+export const OwnershipHistorySchema = z.strictObject({ ownerships: z.array(OwnershipHistoryEntrySchema) });
+export type OwnershipHistory = z.infer<typeof OwnershipHistorySchema>;
+
+/** How many ownerships one history answer carries at most (a branch name like `main` may match many). */
+export const HISTORY_MAX_OWNERSHIPS = 200;
+
+// ---------------------------------------------------------------------------------------------
+
+/** The most recent ownership matching, or null. */
+export async function getOwnership(pool: Pool, by: GetOwnershipInput): Promise<OwnershipRecord | null> {
+  const q = GetOwnershipInputSchema.parse(by);
+  let res;
+  if ('ownershipId' in q) {
+    res = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [q.ownershipId]);
+  } else if ('worktreePath' in q) {
+    res = await pool.query<{ record: unknown }>(
+      'SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC, ownership_id DESC LIMIT 1',
+      [q.worktreePath],
+    );
+  } else {
+    // branch_names holds every name an ownership ever had (spec §14.3), so an old name still finds it.
+    // The ownership that holds the name now wins over one that held it once, then the most recent.
+    res = await pool.query<{ record: unknown }>(
+      `SELECT o.record FROM branch_names b JOIN ownerships o ON o.ownership_id = b.ownership_id
+        WHERE b.branch = $1 AND ($2::text IS NULL OR b.repo_root = $2)
+        ORDER BY (o.branch = b.branch) DESC, o.updated_at DESC, o.ownership_id DESC LIMIT 1`,
+      [q.branch, q.repoRoot ?? null],
+    );
+  }
+  const row = res.rows[0];
+  return row ? OwnershipRecordSchema.parse(row.record) : null;
+}
+
+// --- list: keyset pagination over (updated_at desc, ownership_id desc) -------------------------
+
+const CursorSchema = z.strictObject({ u: IsoTime, i: z.string().min(1).max(200) });
+type Cursor = z.infer<typeof CursorSchema>;
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
+}
+
+/** A cursor that does not decode is the caller's error, reported like any other invalid input. */
+function decodeCursor(s: string): Cursor {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
+  } catch {
+    raw = null;
+  }
+  const parsed = CursorSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new z.ZodError([{ code: 'custom', path: ['cursor'], message: 'invalid cursor', input: s }]);
+  }
+  return parsed.data;
+}
+
+/**
+ * The SQL of one list page, exported so a test can EXPLAIN exactly what runs. Each requested state
+ * (all of them when none is given) gets its own scan, ordered and limited by an index: with a
+ * repoRoot that is ownerships_repo_state_idx, without one ownerships_state_updated_idx. The scans
+ * are merged and cut to the page, and only then are the page's records fetched, so a page never
+ * reads more than (states x limit) index entries whatever the table size.
+ */
+export function buildListQuery(input: ListOwnershipsInput): { text: string; values: unknown[] } {
+  const q = ListOwnershipsInputSchema.parse(input);
+  const states = q.state === undefined ? [...OWNERSHIP_STATES] : Array.isArray(q.state) ? [...new Set(q.state)] : [q.state];
+  const cursor = q.cursor ? decodeCursor(q.cursor) : null;
+  const values: unknown[] = [];
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length}`;
+  };
+  const limit = param(q.limit + 1); // one extra row tells whether another page exists
+  const shared: string[] = [];
+  if (q.repoRoot !== undefined) shared.push(`repo_root = ${param(q.repoRoot)}`);
+  if (cursor) {
+    const u = param(cursor.u);
+    const i = param(cursor.i);
+    // The first conjunct is what the index can range-scan; the second breaks ties on the cursor's instant.
+    shared.push(`updated_at <= ${u}::timestamptz`, `(updated_at < ${u}::timestamptz OR ownership_id < ${i})`);
+  }
+  const scans = states.map((s) => {
+    const where = [`state = ${param(s)}`, ...shared].join(' AND ');
+    return `(SELECT ownership_id, updated_at FROM ownerships WHERE ${where} ORDER BY updated_at DESC, ownership_id DESC LIMIT ${limit})`;
+  });
+  const text = `WITH page AS (
+      SELECT ownership_id, updated_at FROM (${scans.join(' UNION ALL ')}) AS s
+      ORDER BY updated_at DESC, ownership_id DESC LIMIT ${limit})
+    SELECT o.record, o.ownership_id, to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
+      FROM page p JOIN ownerships o ON o.ownership_id = p.ownership_id
+     ORDER BY p.updated_at DESC, p.ownership_id DESC`;
+  return { text, values };
+}
+
+/** Ownerships by most recent change first; pass nextCursor back for the following page. */
+export async function listOwnerships(pool: Pool, input: ListOwnershipsInput = {}): Promise<OwnershipList> {
+  const q = ListOwnershipsInputSchema.parse(input);
+  const { text, values } = buildListQuery(q);
+  const res = await pool.query<{ record: unknown; ownership_id: string; cursor_at: string }>(text, values);
+  const rows = res.rows.slice(0, q.limit);
+  const last = rows[rows.length - 1];
+  const more = res.rows.length > q.limit && last !== undefined;
+  return {
+    items: rows.map((r) => OwnershipRecordSchema.parse(r.record)),
+    // The instant travels as text with microseconds: a JS Date would round it and skip or repeat rows.
+    nextCursor: more ? encodeCursor({ u: last.cursor_at, i: last.ownership_id }) : null,
+  };
+}
+
+// --- history -----------------------------------------------------------------------------------
+
+/** Ownership ids matching, the most recent HISTORY_MAX_OWNERSHIPS of them. */
+async function historyIds(pool: Pool, q: z.output<typeof HistoryInputSchema>): Promise<string[]> {
+  let res;
+  if ('ownershipId' in q) return [q.ownershipId];
+  if ('worktreePath' in q) {
+    res = await pool.query<{ id: string }>('SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT $2', [
+      q.worktreePath,
+      HISTORY_MAX_OWNERSHIPS,
+    ]);
+  } else if ('branch' in q) {
+    res = await pool.query<{ id: string }>(
+      `SELECT o.ownership_id AS id FROM ownerships o
+        WHERE o.ownership_id IN (SELECT ownership_id FROM branch_names WHERE branch = $1 AND ($2::text IS NULL OR repo_root = $2))
+        ORDER BY o.updated_at DESC LIMIT $3`,
+      [q.branch, q.repoRoot ?? null, HISTORY_MAX_OWNERSHIPS],
+    );
+  } else {
+    res = await pool.query<{ id: string }>(
+      `SELECT DISTINCT ownership_id AS id FROM landing_receipts WHERE ${headMatch('$1')} LIMIT $2`,
+      [q.landedCommit, HISTORY_MAX_OWNERSHIPS],
+    );
+  }
+  return res.rows.map((r) => r.id);
+}
+
+/** A full or abbreviated id is a prefix match (landing_receipts_head_prefix_idx); a full one matches itself only. */
+export function headMatch(param: string): string {
+  return `landed_head LIKE ${param} || '%'`;
+}
+
+/** Everything recorded about the matching ownerships, oldest first, each with its events and owner chain. */
+export async function getHistory(pool: Pool, by: HistoryInput): Promise<OwnershipHistory> {
+  const q = HistoryInputSchema.parse(by);
+  const ids = await historyIds(pool, q);
+  if (ids.length === 0) return { ownerships: [] };
+  const [records, events] = await Promise.all([
+    pool.query<{ id: string; record: unknown }>('SELECT ownership_id AS id, record FROM ownerships WHERE ownership_id = ANY($1)', [ids]),
+    pool.query<{ id: string; event: unknown }>('SELECT ownership_id AS id, event FROM ownership_events WHERE ownership_id = ANY($1) ORDER BY ownership_id, seq', [ids]),
+  ]);
+  const byId = new Map<string, OwnershipEvent[]>();
+  for (const row of events.rows) {
+    const list = byId.get(row.id) ?? [];
+    list.push(parseEvent(row.event));
+    byId.set(row.id, list);
+  }
+  const entries: OwnershipHistoryEntry[] = records.rows.map((row) => {
+    const evs = byId.get(row.id) ?? [];
+    return { ownershipId: row.id, record: OwnershipRecordSchema.parse(row.record), events: evs, lineage: lineageOf(evs) };
+  });
+  // Oldest first: by when the lifecycle began (its first event), ids (ULIDs) break ties.
+  const began = (e: OwnershipHistoryEntry) => e.events[0]?.at ?? e.record.claimedAt ?? '';
+  entries.sort((a, b) => Date.parse(began(a)) - Date.parse(began(b)) || (a.ownershipId < b.ownershipId ? -1 : 1));
+  return { ownerships: entries };
+}
+
+/**
+ * The handoff/reclaim chain, read off the events: every owner change is a claimed (bind, handoff,
+ * after a release) or reclaimed event naming both the new owner and the one before it. A
+ * conversation bound later to the same session fills in that link's conversation, as in the record.
+ */
+export function lineageOf(events: readonly OwnershipEvent[]): LineageLink[] {
+  const chain: LineageLink[] = [];
+  for (const e of events) {
+    if (e.type === 'ownership.claimed') {
+      const d = e.data;
+      chain.push({
+        executionSessionId: d.owner.executionSessionId,
+        runtime: d.owner.runtime,
+        epoch: d.epoch,
+        via: d.via,
+        at: e.at,
+        previousExecutionSessionId: d.previousExecutionSessionId,
+        conversationId: d.owner.conversation?.conversationId ?? null,
+      });
+    } else if (e.type === 'ownership.reclaimed') {
+      const d = e.data;
+      const previous = d.previousOwner.executionSessionId;
+      chain.push({
+        executionSessionId: d.owner.executionSessionId,
+        runtime: d.owner.runtime,
+        epoch: d.epoch,
+        via: d.forced ? 'forced_reclaim' : 'reclaim',
+        at: e.at,
+        // decideReclaim names the new owner as previous when there was none: that is no predecessor.
+        previousExecutionSessionId: previous === d.owner.executionSessionId ? null : previous,
+        conversationId: d.owner.conversation?.conversationId ?? null,
+      });
+    } else if (e.type === 'ownership.conversation_bound') {
+      const last = chain[chain.length - 1];
+      if (last && last.executionSessionId === e.data.executionSessionId) {
+        last.conversationId = e.data.conversation.conversationId;
+      }
+    }
+  }
+  return chain;
+}
