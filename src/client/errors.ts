@@ -22,6 +22,10 @@ function isReason(x: string | undefined | null): x is ReasonCode {
 export function translateError(err: unknown): unknown {
   if (err instanceof OwnershipError) return err;
   if (err instanceof WorkflowNotFoundError) return new OwnershipError('not_found');
+  // Temporal's per-run caps (signals, updates) refuse messages briefly while a run continues as new.
+  if (err instanceof Error && /exceeded workflow execution limit/i.test(err.message)) {
+    return new OwnershipError('unavailable', 'the ownership is continuing as new; retry shortly');
+  }
   const cause = err instanceof WorkflowUpdateFailedError || err instanceof WorkflowFailedError ? err.cause : err;
   if (cause instanceof ApplicationFailure && isReason(cause.type)) {
     const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;

@@ -1,0 +1,132 @@
+import { execFileSync } from 'node:child_process';
+import { OwnershipError } from '../../src/client';
+import { project } from '../../src/domain/projection';
+import { temporalCliPath } from '../../src/infra/tools';
+import { readEvents } from '../../src/store/event-store';
+import { makeRepo } from '../support/git-fixture';
+import { startHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ settings: { maxHistoryEvents: 1_000, heartbeatLogIntervalMs: 60 * 60_000 } });
+});
+afterAll(async () => h?.shutdown());
+
+const executor = (workerId: string) => ({ kind: 'executor' as const, id: `exec-${workerId}`, workerId });
+
+async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+test('200 concurrent claims by 10 sessions on 20 worktrees: exactly one owner each, every loser refused with a reason, events gap-free', async () => {
+  const repos = [makeRepo(10), makeRepo(10)];
+  const worktrees = repos.flatMap((r) => r.worktrees.map((w) => ({ repoRoot: r.repoRoot, ...w })));
+  const sessions = Array.from({ length: 10 }, (_, i) => `race-session-${i}`);
+  const attempts = worktrees.flatMap((wt) => sessions.map((s) => ({ wt, s })));
+  const outcomes = await Promise.all(
+    attempts.map(async ({ wt, s }) => {
+      const worker = `race-worker-${s.slice(-1)}`;
+      try {
+        const v = await h.client.bind({
+          repoRoot: wt.repoRoot,
+          worktreePath: wt.path,
+          branch: wt.branch,
+          executionSessionId: s,
+          runtime: 'codex-cli',
+          worker: { runId: null, workerId: worker },
+          principal: executor(worker),
+        });
+        return { wt: wt.path, s, won: v.owner!.executionSessionId === s, ownershipId: v.ownershipId, code: null as string | null };
+      } catch (err) {
+        if (!(err instanceof OwnershipError)) throw err;
+        return { wt: wt.path, s, won: false, ownershipId: null, code: err.code };
+      }
+    }),
+  );
+  expect(outcomes).toHaveLength(200);
+  for (const wt of worktrees) {
+    const mine = outcomes.filter((o) => o.wt === wt.path);
+    const winners = mine.filter((o) => o.won);
+    expect(winners).toHaveLength(1);
+    for (const loser of mine.filter((o) => !o.won)) expect(loser.code).toBe('worktree_owned');
+    const view = await h.client.projection({ repoRoot: wt.repoRoot, worktreePath: wt.path });
+    expect(view!.owner!.executionSessionId).toBe(winners[0].s);
+    const events = await readEvents(h.pool, view!.ownershipId);
+    expect(events.map((e) => e.seq)).toEqual([1]);
+    const { liveness: _l, projectionSync: _p, ...record } = view!;
+    expect(project(events)).toEqual(record);
+  }
+});
+
+test('20,000 heartbeats: every run stays below 4,096 history events and no state is lost across continue-as-new', async () => {
+  const repo = makeRepo(1);
+  const wt = repo.worktrees[0];
+  const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
+  const bound = await h.client.bind({
+    repoRoot: repo.repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: 'hb-session',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'hb-worker' },
+    principal: executor('hb-worker'),
+    lane: 'heartbeat-lane',
+  });
+  const planned = await h.client.bindPlan(ref, { executionSessionId: 'hb-session', epoch: 1, principal: executor('hb-worker'), planRef: 'docs/hb.md' });
+  // Four in flight, as a handful of API processes relaying one owner's heartbeats would be. (A burst of
+  // hundreds in flight to one workflow starves continue-as-new until Temporal's per-run signal cap
+  // refuses signals; the client reports that as `unavailable`.)
+  const beats = Array.from({ length: 20_000 }, (_, i) => i);
+  await inBatches(beats, 4, () => h.client.heartbeat(ref, { executionSessionId: 'hb-session', epoch: 1 }));
+
+  // State survived every continue-as-new: owner, epoch, plan, seq, and the owner can still act.
+  const after = await h.client.projection(ref);
+  expect(after!.ownershipId).toBe(bound.ownershipId);
+  expect(after!.owner!.executionSessionId).toBe('hb-session');
+  expect(after!.epoch).toBe(1);
+  expect(after!.planRef).toBe('docs/hb.md');
+  expect(after!.lane).toBe('heartbeat-lane');
+  expect(after!.seq).toBe(planned.seq);
+  const released = await h.client.release(ref, { executionSessionId: 'hb-session', epoch: 1, principal: executor('hb-worker') });
+  expect(released.state).toBe('released');
+
+  const workflowId = await h.client.workflowIdOf(ref);
+  const runs: string[] = [];
+  for await (const wf of h.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(wf.runId);
+  expect(runs.length).toBeGreaterThan(1);
+  for (const runId of runs) {
+    const history = await h.temporal.workflow.getHandle(workflowId, runId).fetchHistory();
+    expect(history.events!.length).toBeLessThan(4_096);
+  }
+  const events = await readEvents(h.pool, bound.ownershipId);
+  const { liveness: _l, projectionSync: _p, ...record } = (await h.client.projection(ref))!;
+  expect(project(events)).toEqual(record);
+}, 400_000);
+
+test('`temporal workflow list --query OwnershipBranch=...` finds the ownership', async () => {
+  const repo = makeRepo(1);
+  const wt = repo.worktrees[0];
+  const branch = `wt/sa-${Math.random().toString(36).slice(2, 8)}`;
+  execFileSync('git', ['-C', wt.path, 'branch', '-m', branch]);
+  const view = await h.client.bind({
+    repoRoot: repo.repoRoot,
+    worktreePath: wt.path,
+    branch,
+    executionSessionId: 'sa-session',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'sa-worker' },
+    principal: executor('sa-worker'),
+  });
+  const workflowId = await h.client.workflowIdOf({ repoRoot: repo.repoRoot, worktreePath: wt.path });
+  // Visibility is eventually consistent; poll briefly.
+  let out = '';
+  for (let i = 0; i < 50 && !out.includes(workflowId); i++) {
+    out = execFileSync(temporalCliPath(), ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--query', `OwnershipBranch='${branch}'`, '--output', 'json'], { encoding: 'utf8' });
+    if (!out.includes(workflowId)) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(out).toContain(workflowId);
+  const byId = execFileSync(temporalCliPath(), ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--query', `OwnershipId='${view.ownershipId}' AND OwnershipState='active'`, '--output', 'json'], {
+    encoding: 'utf8',
+  });
+  expect(byId).toContain(workflowId);
+});
