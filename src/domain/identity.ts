@@ -50,8 +50,9 @@ export type Owner = z.infer<typeof OwnerSchema>;
 export const PrincipalSchema = z.strictObject({
   kind: z.enum(['executor', 'landing', 'admin', 'reader', 'system']),
   id: IdString,
-  /** executors are bound to one agent worker */
+  /** executors are bound to one agent worker (workerId, runId) */
   workerId: IdString.nullable().optional(),
+  runId: IdString.nullable().optional(),
 });
 export type Principal = z.infer<typeof PrincipalSchema>;
 

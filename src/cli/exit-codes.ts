@@ -1,0 +1,13 @@
+/** Documented exit codes of od-worktree (README): scripts branch on these. */
+export const EXIT = {
+  ok: 0,
+  /** refused: owned by someone else, stale epoch, not the owner (guard refusals too) */
+  refused: 1,
+  usage: 2,
+  notFound: 3,
+  /** the service is unreachable (or answered 503) */
+  unreachable: 4,
+  /** local projection disagrees with the durable record (reconcile needed) */
+  conflict: 5,
+  internal: 70,
+} as const;
