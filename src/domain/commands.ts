@@ -9,7 +9,11 @@ import { AgentWorkerRefSchema, FreeText, IdString, IsoTime, PrincipalSchema, Pro
 const Epoch = z.number().int().positive();
 const Sha = z.string().regex(/^[0-9a-f]{7,64}$/);
 
+/** The owner's own heartbeat lease, when it differs from the server default (its cadence is its business). */
+export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);
+
 const NewOwnerFields = {
+  leaseTtlMs: LeaseTtlMs.optional(),
   executionSessionId: IdString,
   runtime: IdString,
   parentExecutionSessionId: IdString.nullable().optional(),

@@ -24,6 +24,8 @@ export interface LivenessState {
   verdict: 'alive' | 'dead' | 'unknown' | null;
   lastHeartbeatAt: string | null;
   checkedAt: string | null;
+  /** the current owner's lease */
+  leaseTtlMs: number;
 }
 
 export interface ProjectionSync {

@@ -153,7 +153,12 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
   let record: OwnershipRecord | null = carried?.record ?? null;
   let durableRecord: OwnershipRecord | null = carried?.durableRecord ?? carried?.record ?? null;
   let recentEvents: OwnershipEvent[] = carried?.recentEvents ?? [];
-  const liveness: LivenessState = carried?.liveness ?? { status: 'unowned', verdict: null, lastHeartbeatAt: null, checkedAt: null };
+  const liveness: LivenessState = carried?.liveness ?? { status: 'unowned', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: settings.leaseTtlMs };
+  liveness.leaseTtlMs ??= settings.leaseTtlMs;
+  /** A new owner brings its own lease, or gets the default. */
+  const takeLease = (input: { leaseTtlMs?: number }) => {
+    liveness.leaseTtlMs = input.leaseTtlMs ?? settings.leaseTtlMs;
+  };
   const sync: ProjectionSync = carried?.projectionSync ?? { hostId: worktree.hostId, localSeq: 0, durableSeq: 0, error: null };
   let lastHeartbeatMs = carried?.lastHeartbeatMs ?? 0;
   let lastHeartbeatLoggedMs = carried?.lastHeartbeatLoggedMs ?? 0;
@@ -278,7 +283,9 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
       claimInFlight = input.executionSessionId;
       try {
         const conversation = await store.readExecutorConversation(input.worker.workerId);
-        const seq = emit(orFail(decideClaim(record, input, conversation)));
+        const drafts = orFail(decideClaim(record, input, conversation));
+        if (drafts.length > 0) takeLease(input);
+        const seq = emit(drafts);
         return await answer(seq, true);
       } finally {
         if (claimInFlight === input.executionSessionId) claimInFlight = null;
@@ -300,7 +307,9 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     counted(async (raw) => {
       const input = AcceptHandoffInputSchema.parse(raw);
       const conversation = await store.readExecutorConversation(input.worker.workerId);
-      const seq = emit(orFail(decideAcceptHandoff(record, input, conversation)));
+      const drafts = orFail(decideAcceptHandoff(record, input, conversation));
+      if (drafts.length > 0) takeLease(input);
+      const seq = emit(drafts);
       return await answer(seq, true);
     }),
     { validator: (raw) => void orFail(decideAcceptHandoff(record, validateWith(AcceptHandoffInputSchema, raw), null)) },
@@ -370,6 +379,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
           },
         ]);
       }
+      takeLease(input);
       return await answer(emit(drafts), true);
     }),
     { validator: (raw) => void orFail(decideReclaim(record, validateWith(ReclaimInputSchema, raw), livenessView(), null)) },
@@ -498,7 +508,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     liveness.verdict = verdict;
     liveness.checkedAt = now();
     // A heartbeat may have arrived while the authority was being asked: it wins.
-    if (Date.now() - lastHeartbeatMs < settings.leaseTtlMs) {
+    if (Date.now() - lastHeartbeatMs < liveness.leaseTtlMs) {
       liveness.status = 'live';
       liveness.verdict = null;
       return;
@@ -534,7 +544,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     const deadlines: number[] = [];
     if (record?.state === 'active' && record.owner) {
       const base = liveness.status === 'live' ? lastHeartbeatMs : Math.max(lastHeartbeatMs, Date.parse(liveness.checkedAt ?? '0'));
-      deadlines.push(base + settings.leaseTtlMs);
+      deadlines.push(base + liveness.leaseTtlMs);
     }
     if (record?.state === 'handoff_pending' && record.handoff) deadlines.push(Date.parse(record.handoff.expiresAt));
     if (record === null) deadlines.push(startedMs + ABANDON_MS);
@@ -548,9 +558,9 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     if (shouldContinueAsNew()) break;
     if (!woke && record) {
       emit(orFail(decideHandoffTimeout(record, now())));
-      if (record.state === 'active' && record.owner && Date.now() - lastHeartbeatMs >= settings.leaseTtlMs) {
+      if (record.state === 'active' && record.owner && Date.now() - lastHeartbeatMs >= liveness.leaseTtlMs) {
         const lastCheck = Date.parse(liveness.checkedAt ?? '0');
-        if (liveness.status === 'live' || Date.now() - lastCheck >= settings.leaseTtlMs) await checkLiveness();
+        if (liveness.status === 'live' || Date.now() - lastCheck >= liveness.leaseTtlMs) await checkLiveness();
       }
     }
   }

@@ -161,3 +161,19 @@ test('a pending handoff that is never accepted times out back to the owner', asy
   expect(back!.owner!.executionSessionId).toBe('sess-h');
   expect(back!.handoff).toBeNull();
 });
+
+test("an owner's own lease (leaseTtlMs at bind) governs when it goes silent", async () => {
+  script.set('dead');
+  const repo = makeRepo(2);
+  const [short, long] = repo.worktrees;
+  await client.bind({ ...bindReq(repo.repoRoot, short, 'sess-short'), leaseTtlMs: 5_000 });
+  await client.bind(bindReq(repo.repoRoot, long, 'sess-long'));
+  await env.sleep(15_000);
+  const s = await client.projection({ repoRoot: repo.repoRoot, worktreePath: short.path });
+  const l = await client.projection({ repoRoot: repo.repoRoot, worktreePath: long.path });
+  expect(s!.liveness.leaseTtlMs).toBe(5_000);
+  expect(s!.state).toBe('stale');
+  expect(l!.liveness.leaseTtlMs).toBe(TTL);
+  expect(l!.state).toBe('active');
+  expect(l!.liveness.status).toBe('live');
+});

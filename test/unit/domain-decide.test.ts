@@ -94,6 +94,6 @@ test('the reducer refuses a gap in the sequence', () => {
   if ('code' in d) throw new Error(d.code);
   const [claimed] = stamp(d.events);
   const plan = stamp([{ type: 'ownership.plan_bound', actorSessionId: 'a', principal: null, data: { lane: 'l', planRef: null, requestId: null } }])[0];
-  expect(project([claimed, plan]).seq).toBe(2);
+  expect(project([claimed, plan])?.seq).toBe(2);
   expect(() => project([claimed, { ...plan, seq: 3 }])).toThrow(/sequence gap/);
 });

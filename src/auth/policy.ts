@@ -1,0 +1,91 @@
+import type { Principal } from '../domain/identity';
+import { refusal, type Refusal } from '../domain/reasons';
+
+/**
+ * Who may call which operation of the HTTP API / MCP server (ARCHITECTURE §5). The matrix is data
+ * so that it can be reviewed, documented and tested as a table. The workflow re-checks what
+ * depends on state (ownership, epoch, worker, force) whatever entry path a message took.
+ */
+
+export { redactForExport, redactForPrincipal, REDACTED, type ExportRedactionOptions } from './redact';
+
+export const OPERATIONS = [
+  'bind',
+  'heartbeat',
+  'handoff',
+  'acceptHandoff',
+  'cancelHandoff',
+  'release',
+  'reclaim',
+  'submit',
+  'bindPlan',
+  'renameBranch',
+  'landed',
+  'worktreeRemoved',
+  'reportConversation',
+  'get',
+  'list',
+  'history',
+  'provenance',
+  'exportDiagnostics',
+  'rebuildProjection',
+] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+export type PrincipalKind = Principal['kind'];
+
+const READ: readonly PrincipalKind[] = ['executor', 'landing', 'admin', 'reader'];
+const EXECUTOR_WRITE: readonly PrincipalKind[] = ['executor', 'admin'];
+const LANDING_WRITE: readonly PrincipalKind[] = ['landing', 'admin'];
+const ADMIN_ONLY: readonly PrincipalKind[] = ['admin'];
+
+/**
+ * `system` appears nowhere: it is the service acting for itself, never authenticated by a token,
+ * so a request that somehow carries it is refused. `reclaim` is granted to executors unforced
+ * only; a forced reclaim needs admin (see authorizeForce; the workflow refuses it too).
+ */
+export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
+  bind: EXECUTOR_WRITE,
+  heartbeat: EXECUTOR_WRITE,
+  handoff: EXECUTOR_WRITE,
+  acceptHandoff: EXECUTOR_WRITE,
+  cancelHandoff: EXECUTOR_WRITE,
+  release: EXECUTOR_WRITE,
+  reclaim: EXECUTOR_WRITE,
+  submit: EXECUTOR_WRITE,
+  bindPlan: EXECUTOR_WRITE,
+  renameBranch: EXECUTOR_WRITE,
+  reportConversation: EXECUTOR_WRITE,
+  landed: LANDING_WRITE,
+  worktreeRemoved: LANDING_WRITE,
+  get: READ,
+  list: READ,
+  history: READ,
+  provenance: READ,
+  exportDiagnostics: ADMIN_ONLY,
+  rebuildProjection: ADMIN_ONLY,
+};
+
+export function authorize(principal: Principal | null, op: Operation): Refusal | null {
+  if (!principal) return refusal('unauthenticated');
+  return MATRIX[op].includes(principal.kind) ? null : refusal('forbidden');
+}
+
+/**
+ * For operations on behalf of an agent worker: an executor only for the worker it is bound to
+ * (spec §13: a worker cannot act as, or bind itself to the conversation of, another worker).
+ * Admin passes. Other kinds never act for a worker.
+ */
+export function authorizeForWorker(principal: Principal | null, workerId: string | null): Refusal | null {
+  if (!principal) return refusal('unauthenticated');
+  if (principal.kind === 'admin') return null;
+  if (principal.kind !== 'executor') return refusal('forbidden');
+  if (!principal.workerId || workerId === null || principal.workerId !== workerId) return refusal('worker_mismatch');
+  return null;
+}
+
+/** A forced reclaim is admin-only; lets a route refuse before the message reaches the workflow. */
+export function authorizeForce(principal: Principal | null, force: boolean): Refusal | null {
+  if (!principal) return refusal('unauthenticated');
+  return force && principal.kind !== 'admin' ? refusal('force_requires_admin') : null;
+}
