@@ -3,6 +3,7 @@ import path from 'node:path';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
 import { authorityFromConfig } from '../src/activities/liveness';
 import { startApi, type RunningApi } from '../src/api/runtime';
+import { createDevTokens, devSecretFile } from '../src/auth/principals';
 import { loadConfig, type Config } from '../src/config';
 import { createLogger } from '../src/infra/logger';
 import { assertPortFree, PortInUseError } from '../src/infra/ports';
@@ -69,7 +70,16 @@ async function main(): Promise<void> {
     const applied = await migrate(databaseUrl);
     say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema up to date');
 
-    const full: Config = { ...cfg, temporalAddress, databaseUrl };
+    // No principals configured: generate local dev tokens (hashes for the server, clear tokens in a
+    // 0600 file for this machine's user). Only the file's path is ever printed.
+    let tokensFile = cfg.tokensFile;
+    let devSecret: string | null = null;
+    if (!tokensFile && !cfg.tokensJson) {
+      tokensFile = path.join(cfg.dataDir, 'dev-principals.json');
+      createDevTokens(tokensFile);
+      devSecret = devSecretFile(tokensFile);
+    }
+    const full: Config = { ...cfg, temporalAddress, databaseUrl, tokensFile };
     Runtime.install({ logger: new DefaultLogger(cfg.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
     const connection = await NativeConnection.connect({ address: temporalAddress });
     const pool = createPool(databaseUrl);
@@ -103,6 +113,7 @@ async function main(): Promise<void> {
     if (uiUrl) say(`  Temporal UI  ${uiUrl}`);
     say(`  Temporal     ${temporalAddress} (namespace ${cfg.temporalNamespace}, task queue ${cfg.taskQueue})`);
     say(`  PostgreSQL   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded, ${path.join(cfg.dataDir, 'pg')}`}`);
+    if (devSecret) say(`  Dev tokens   ${devSecret} (admin, landing, reader, executor for worker dev-worker; this machine only)`);
     say('');
     say('Ctrl-C stops everything.');
   } catch (err) {

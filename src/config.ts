@@ -25,7 +25,8 @@ export const ENV = {
   OD_MAX_HISTORY_EVENTS: { default: '2000', doc: 'Continue-as-new past this many history events (or when Temporal suggests it).' },
   OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
-  OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes.' },
+  OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.' },
+  OD_TOKENS: { default: '', doc: 'Principals JSON inline (same format as OD_TOKENS_FILE); merged with the file, ids and hashes unique across both.' },
   LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
 } as const;
 
@@ -53,6 +54,7 @@ export const ConfigSchema = z.object({
   livenessAuthority: z.enum(['local', 'http', 'none']),
   livenessUrl: z.string(),
   tokensFile: z.string(),
+  tokensJson: z.string(),
   logLevel: z.string(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -82,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     livenessAuthority: get('OD_LIVENESS_AUTHORITY'),
     livenessUrl: get('OD_LIVENESS_URL'),
     tokensFile: get('OD_TOKENS_FILE'),
+    tokensJson: get('OD_TOKENS'),
     logLevel: get('LOG_LEVEL'),
   });
   if (!parsed.success) {

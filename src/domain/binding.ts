@@ -54,6 +54,7 @@ export function applyObservation(
   const conv = canonicalConversation(obs.conversation);
   if ('code' in conv) return conv;
   const observedMs = Date.parse(conv.observedAt);
+  if (!Number.isFinite(observedMs)) return refusal('invalid_input', { field: 'observedAt' });
   if (nowMs - observedMs > MAX_OBSERVATION_AGE_MS) return refusal('observation_too_old');
   if (observedMs - nowMs > MAX_OBSERVATION_SKEW_MS) return refusal('observation_in_future');
   if (prev && prev.sessionGeneration === obs.sessionGeneration && prev.lastSequence !== null && obs.sequence <= prev.lastSequence) {

@@ -298,7 +298,7 @@ export function decideConversationBound(r: OwnershipRecord | null, workerId: str
         type: 'ownership.conversation_bound',
         actorSessionId: r.owner.executionSessionId,
         principal: 'system:executor-binding',
-        data: { executionSessionId: r.owner.executionSessionId, conversation },
+        data: { executionSessionId: r.owner.executionSessionId, conversation, worker: r.worker },
       },
     ],
   };

@@ -34,7 +34,7 @@ export const EventDataSchemas = {
     planRef: FreeText.nullable(),
     requestId: IdString.nullable(),
   }),
-  'ownership.conversation_bound': z.strictObject({ executionSessionId: IdString, conversation: ConversationSchema }),
+  'ownership.conversation_bound': z.strictObject({ executionSessionId: IdString, conversation: ConversationSchema, worker: AgentWorkerRefSchema.nullable().optional() }),
   'ownership.plan_bound': z.strictObject({ lane: FreeText.nullable(), planRef: FreeText.nullable(), requestId: IdString.nullable() }),
   'ownership.heartbeat': z.strictObject({ executionSessionId: IdString, epoch: Epoch, transition: z.enum(['revived', 'periodic']) }),
   'ownership.handoff_started': z.strictObject({

@@ -76,7 +76,8 @@ export function canonicalConversationUrl(rawUrl: string): { uuid: string; url: s
   } catch {
     return refusal('invalid_input', { field: 'conversationUrl' });
   }
-  const hostOk = u.protocol === 'https:' && ['chatgpt.com', 'www.chatgpt.com', 'chat.openai.com'].includes(u.hostname.toLowerCase());
+  const hostOk =
+    u.protocol === 'https:' && !u.username && !u.password && u.port === '' && ['chatgpt.com', 'www.chatgpt.com', 'chat.openai.com'].includes(u.hostname.toLowerCase());
   const m = /^\/(?:g\/[A-Za-z0-9_-]+\/)?c\/([0-9A-Fa-f-]{36})\/?$/.exec(u.pathname);
   if (!hostOk || !m) return refusal('invalid_input', { field: 'conversationUrl' });
   const uuid = m[1].toLowerCase();
