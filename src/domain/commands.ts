@@ -7,7 +7,8 @@ import { AgentWorkerRefSchema, FreeText, IdString, IsoTime, PrincipalSchema, Pro
  */
 
 const Epoch = z.number().int().positive();
-const Sha = z.string().regex(/^[0-9a-f]{7,64}$/);
+/** Full object ids only (SHA-1 or SHA-256): an abbreviation is ambiguous over time and would break idempotency. */
+const Sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/);
 
 /** The owner's own heartbeat lease, when it differs from the server default (its cadence is its business). */
 export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);

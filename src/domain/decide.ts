@@ -203,7 +203,7 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
 export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView, conversation: Conversation | null): Decision {
   const denied = checkReclaim(r, input, liveness);
   if (denied) return denied;
-  const prev = r!.owner;
+  const prev = r!.owner ?? null;
   const owner = newOwner(input, conversation);
   return {
     events: [
@@ -211,7 +211,7 @@ export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, li
         type: 'ownership.reclaimed',
         ...actor(input.executionSessionId, input.principal),
         data: {
-          previousOwner: prev ?? owner,
+          previousOwner: prev,
           owner,
           epoch: r!.epoch + 1,
           forced: input.force === true && r!.state !== 'stale',

@@ -82,26 +82,26 @@ export const HISTORY_MAX_OWNERSHIPS = 200;
 /** The most recent ownership matching, or null. */
 export async function getOwnership(pool: Pool, by: GetOwnershipInput): Promise<OwnershipRecord | null> {
   const q = GetOwnershipInputSchema.parse(by);
-  let res;
-  if ('ownershipId' in q) {
-    res = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [q.ownershipId]);
-  } else if ('worktreePath' in q) {
-    res = await pool.query<{ record: unknown }>(
-      'SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC, ownership_id DESC LIMIT 1',
-      [q.worktreePath],
-    );
-  } else {
-    // branch_names holds every name an ownership ever had (spec §14.3), so an old name still finds it.
-    // The ownership that holds the name now wins over one that held it once, then the most recent.
-    res = await pool.query<{ record: unknown }>(
-      `SELECT o.record FROM branch_names b JOIN ownerships o ON o.ownership_id = b.ownership_id
-        WHERE b.branch = $1 AND ($2::text IS NULL OR b.repo_root = $2)
-        ORDER BY (o.branch = b.branch) DESC, o.updated_at DESC, o.ownership_id DESC LIMIT 1`,
-      [q.branch, q.repoRoot ?? null],
-    );
-  }
+  const res = await pool.query<{ record: unknown }>(...getQuery(q));
   const row = res.rows[0];
   return row ? OwnershipRecordSchema.parse(row.record) : null;
+}
+
+/**
+ * By branch: branch_names holds every name an ownership ever had (spec §14.3), so an old name still
+ * finds it. The ownership that holds the name now wins over one that held it once, then the most
+ * recent. Exported so benchmarks can run the exact statement as a baseline.
+ */
+export const GET_BY_BRANCH_SQL = `SELECT o.record FROM branch_names b JOIN ownerships o ON o.ownership_id = b.ownership_id
+        WHERE b.branch = $1 AND ($2::text IS NULL OR b.repo_root = $2)
+        ORDER BY (o.branch = b.branch) DESC, o.updated_at DESC, o.ownership_id DESC LIMIT 1`;
+
+function getQuery(q: z.output<typeof GetOwnershipInputSchema>): [string, unknown[]] {
+  if ('ownershipId' in q) return ['SELECT record FROM ownerships WHERE ownership_id = $1', [q.ownershipId]];
+  if ('worktreePath' in q) {
+    return ['SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC, ownership_id DESC LIMIT 1', [q.worktreePath]];
+  }
+  return [GET_BY_BRANCH_SQL, [q.branch, q.repoRoot ?? null]];
 }
 
 // --- list: keyset pagination over (updated_at desc, ownership_id desc) -------------------------
@@ -166,7 +166,11 @@ export function buildListQuery(input: ListOwnershipsInput): { text: string; valu
   return { text, values };
 }
 
-/** Ownerships by most recent change first; pass nextCursor back for the following page. */
+/**
+ * Ownerships by most recent change first; pass nextCursor back for the following page. Keyset
+ * pages never repeat a row, and one that changes while a caller pages moves to the front, where
+ * this walk will not see it again: re-list from the start for a fresh view.
+ */
 export async function listOwnerships(pool: Pool, input: ListOwnershipsInput = {}): Promise<OwnershipList> {
   const q = ListOwnershipsInputSchema.parse(input);
   const { text, values } = buildListQuery(q);
@@ -185,27 +189,23 @@ export async function listOwnerships(pool: Pool, input: ListOwnershipsInput = {}
 
 /** Ownership ids matching, the most recent HISTORY_MAX_OWNERSHIPS of them. */
 async function historyIds(pool: Pool, q: z.output<typeof HistoryInputSchema>): Promise<string[]> {
-  let res;
   if ('ownershipId' in q) return [q.ownershipId];
-  if ('worktreePath' in q) {
-    res = await pool.query<{ id: string }>('SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT $2', [
-      q.worktreePath,
-      HISTORY_MAX_OWNERSHIPS,
-    ]);
-  } else if ('branch' in q) {
-    res = await pool.query<{ id: string }>(
+  const res = await pool.query<{ id: string }>(...historyIdsQuery(q));
+  return res.rows.map((r) => r.id);
+}
+
+function historyIdsQuery(q: Exclude<z.output<typeof HistoryInputSchema>, { ownershipId: string }>): [string, unknown[]] {
+  const max = HISTORY_MAX_OWNERSHIPS;
+  if ('worktreePath' in q) return ['SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT $2', [q.worktreePath, max]];
+  if ('branch' in q) {
+    return [
       `SELECT o.ownership_id AS id FROM ownerships o
         WHERE o.ownership_id IN (SELECT ownership_id FROM branch_names WHERE branch = $1 AND ($2::text IS NULL OR repo_root = $2))
         ORDER BY o.updated_at DESC LIMIT $3`,
-      [q.branch, q.repoRoot ?? null, HISTORY_MAX_OWNERSHIPS],
-    );
-  } else {
-    res = await pool.query<{ id: string }>(
-      `SELECT DISTINCT ownership_id AS id FROM landing_receipts WHERE ${headMatch('$1')} LIMIT $2`,
-      [q.landedCommit, HISTORY_MAX_OWNERSHIPS],
-    );
+      [q.branch, q.repoRoot ?? null, max],
+    ];
   }
-  return res.rows.map((r) => r.id);
+  return [`SELECT DISTINCT ownership_id AS id FROM landing_receipts WHERE ${headMatch('$1')} LIMIT $2`, [q.landedCommit, max]];
 }
 
 /** A full or abbreviated id is a prefix match (landing_receipts_head_prefix_idx); a full one matches itself only. */
@@ -259,14 +259,14 @@ export function lineageOf(events: readonly OwnershipEvent[]): LineageLink[] {
       });
     } else if (e.type === 'ownership.reclaimed') {
       const d = e.data;
-      const previous = d.previousOwner.executionSessionId;
+      // Older events named the new owner as its own predecessor when there was none.
+      const previous = d.previousOwner?.executionSessionId ?? null;
       chain.push({
         executionSessionId: d.owner.executionSessionId,
         runtime: d.owner.runtime,
         epoch: d.epoch,
         via: d.forced ? 'forced_reclaim' : 'reclaim',
         at: e.at,
-        // decideReclaim names the new owner as previous when there was none: that is no predecessor.
         previousExecutionSessionId: previous === d.owner.executionSessionId ? null : previous,
         conversationId: d.owner.conversation?.conversationId ?? null,
       });

@@ -90,7 +90,7 @@ async function receiptsOfRepo(pool: Pool, roots: string[]): Promise<StoredReceip
 }
 
 function toProvenance(commit: string, r: LandingReceipt, via: Provenance['via']): Provenance {
-  return {
+  return ProvenanceSchema.parse({
     commit,
     landedHead: r.landedHead,
     landedBranch: r.landedBranch,
@@ -105,7 +105,7 @@ function toProvenance(commit: string, r: LandingReceipt, via: Provenance['via'])
       : null,
     ownershipId: r.ownershipId,
     via,
-  };
+  });
 }
 
 // --- git -----------------------------------------------------------------------------------------
@@ -123,13 +123,14 @@ async function openRepo(repoPath: string): Promise<Repo | null> {
   } catch {
     return null;
   }
-  // simple-git drops ambient GIT_* variables (GIT_DIR...) itself, so we read the repository asked for.
-  const git = simpleGit({ baseDir: real, maxConcurrentProcesses: 4 });
+  let git: SimpleGit;
   let common: string;
   try {
+    // simple-git drops ambient GIT_* variables (GIT_DIR...) itself, so we read the repository asked for.
+    git = simpleGit({ baseDir: real, maxConcurrentProcesses: 4 });
     common = (await git.raw(['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
   } catch {
-    return null; // not a repository
+    return null; // not a directory, or not a repository
   }
   const roots = new Set([real]);
   // A linked worktree or a subdirectory was given: receipts name the main worktree (the ownership's repoRoot).
@@ -157,13 +158,18 @@ class CommitGraph {
     const out = new Map<string, string>();
     const unique = [...new Set(ids)];
     const fullLength = unique.filter((s) => s.length >= 40);
+    const oneByOne = unique.filter((x) => x.length < 40);
     for (let i = 0; i < fullLength.length; i += 500) {
       const chunk = fullLength.slice(i, i + 500);
-      const res = await this.git.raw(['rev-list', '--no-walk=unsorted', '--ignore-missing', ...chunk]);
-      const have = new Set(res.split('\n').filter(Boolean));
-      for (const s of chunk) if (have.has(s)) out.set(s, s);
+      try {
+        const res = await this.git.raw(['rev-list', '--no-walk=unsorted', '--ignore-missing', ...chunk]);
+        const have = new Set(res.split('\n').filter(Boolean));
+        for (const s of chunk) if (have.has(s)) out.set(s, s);
+      } catch {
+        oneByOne.push(...chunk); // an id naming a non-commit object fails the whole batch
+      }
     }
-    for (const s of unique.filter((x) => x.length < 40)) {
+    for (const s of oneByOne) {
       const full = await this.resolve(s);
       if (full) out.set(s, full);
     }
@@ -238,7 +244,11 @@ async function locate(graph: CommitGraph, commit: string, stored: StoredReceipt[
   // One first-parent walk per landed branch, from its latest landing (receipts are self-sufficient:
   // the branch ref may have moved on, been renamed or deleted since).
   const byBranch = new Map<string, Landing[]>();
-  for (const l of landings) byBranch.set(l.receipt.landedBranch, [...(byBranch.get(l.receipt.landedBranch) ?? []), l]);
+  for (const l of landings) {
+    const group = byBranch.get(l.receipt.landedBranch);
+    if (group) group.push(l);
+    else byBranch.set(l.receipt.landedBranch, [l]);
+  }
   for (const group of byBranch.values()) {
     const line = await graph.firstParentLine(group[group.length - 1]!.head);
     const found = await locateOnLine(graph, commit, line, landings, after);

@@ -16,7 +16,8 @@ export const REBUILD_DEFAULT_BATCH = 200;
 
 export const RebuildInputSchema = z.strictObject({
   ownershipId: OwnershipIdSchema.optional(),
-  batchSize: z.number().int().min(1).max(2000).default(REBUILD_DEFAULT_BATCH),
+  // Each ownership of a batch holds an advisory lock until commit: lock table space is shared, so bounded.
+  batchSize: z.number().int().min(1).max(1000).default(REBUILD_DEFAULT_BATCH),
 });
 export type RebuildInput = z.input<typeof RebuildInputSchema>;
 

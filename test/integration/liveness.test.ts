@@ -119,7 +119,7 @@ test('dead verdict: the ownership becomes stale and a successor reclaims with WI
   const events = await readEvents(pool, view.ownershipId);
   expect(events.map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.stale', 'ownership.wip_preserved', 'ownership.reclaimed']);
   const rec = events[3];
-  expect(rec.type === 'ownership.reclaimed' && rec.data.previousOwner.executionSessionId).toBe('sess-dies');
+  expect(rec.type === 'ownership.reclaimed' && rec.data.previousOwner?.executionSessionId).toBe('sess-dies');
   expect(reclaimed.lineage.map((l) => l.executionSessionId)).toEqual(['sess-dies', 'sess-successor']);
   // The dead owner's old epoch is fenced out.
   expect(await refusedWith(client.release(ref, { executionSessionId: 'sess-dies', epoch: 1, principal: principal('w-a') }))).toBe('not_owner');
