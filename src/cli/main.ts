@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerAdminCommands } from './commands/admin';
 import { registerGitCommands } from './commands/git';
 import { registerServiceCommands } from './commands/service';
 import { EXIT } from './exit-codes';
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerGitCommands(program);
   registerServiceCommands(program);
+  registerAdminCommands(program);
   return program;
 }
 
