@@ -74,7 +74,8 @@ od_read_owner() {
 }
 
 od_refuse() {
-  echo "od-worktree: refused: this worktree is owned by session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}, epoch ${od_epoch:-unknown}); you are $2" >&2
+  # printf, not echo: dash's echo would interpret backslashes in the values.
+  printf '%s\n' "od-worktree: refused: this worktree is owned by session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}, epoch ${od_epoch:-unknown}); you are $2" >&2
   return "$1"
 }
 
@@ -89,16 +90,18 @@ od_guard() {
     od_refuse 12 "unidentified (OVERDECK_EXECUTION_SESSION_ID is unset and overdeck.guard.strict=true)"
     return
   fi
+  case $od_state in
+    provisional-conflict | provisional_conflict)
+      # A provisional (offline) claim lost to a durable owner: nobody identified mutates until an
+      # explicit `od-worktree reconcile --repair` writes the durable owner back.
+      printf '%s\n' "od-worktree: refused: the provisional claim of session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}) conflicts with the durable record of this worktree; run od-worktree reconcile --repair; you are $od_session" >&2
+      return 13
+      ;;
+  esac
   if [ "$od_session" != "$od_owner" ]; then
     od_refuse 10 "$od_session"
     return
   fi
-  case $od_state in
-    provisional-conflict | provisional_conflict)
-      od_refuse 13 "$od_session, but this provisional ownership conflicts with the durable record; run od-worktree reconcile"
-      return
-      ;;
-  esac
   if [ -n "${OVERDECK_EPOCH-}" ] && [ "$OVERDECK_EPOCH" != "$od_epoch" ]; then
     od_refuse 11 "$od_session with stale epoch $OVERDECK_EPOCH"
     return

@@ -5,6 +5,7 @@ export { assertUnderAllowedRoots, normalizePath, PathRefusal, type PathRefusalCo
 export {
   applyLocalProjection,
   type ApplyOptions,
+  clearSupersededProvisional,
   GIT_LOCK_PREFIX,
   gitLockReason,
   isLiveState,
@@ -12,8 +13,21 @@ export {
   LocalProjectionSchema,
   NON_LIVE_STATES,
   PROJECTION_KEYS,
+  PROVISIONAL_CONFLICT_STATE,
+  PROVISIONAL_STATE,
   readProjection,
+  readSupersededProvisional,
+  SUPERSEDED_PROVISIONAL_FILE,
   writeProjection,
   type WriteOptions,
 } from './projection';
+export {
+  isProvisional,
+  newIdempotencyKey,
+  offlineClaim,
+  type OfflineClaimInput,
+  type OfflineClaimOutcome,
+  provisionalOwnershipId,
+} from './provisional';
+export { applyRecord, type ApplyRecordOptions, HELD_STATES, localProjectionOf, type LocalTarget } from './record';
 export { preserveWip, wipRef } from './wip';

@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { readFileIfExists, writeFileAtomic } from './atomic';
@@ -166,37 +167,95 @@ function isTrue(v: string | undefined): boolean {
   return v !== undefined && ['true', 'yes', 'on', '1'].includes(v.toLowerCase());
 }
 
+/** What is on disk before a write: the seq order check and the superseded-provisional stash need it. */
+interface Probed {
+  seq: number | null;
+  /** The projection currently included, null when none, 'corrupt' when its keys do not parse. */
+  current: LocalProjection | null | 'corrupt';
+}
+
 /**
- * Reads, in one git process, whether config.worktree already includes our file and the seq the
- * included file currently holds; adds the include when missing. `--file` on the private
+ * Reads, in one git process, whether config.worktree already includes our file and the projection
+ * the included file currently holds; adds the include when missing. `--file` on the private
  * config.worktree (rather than `--worktree`) guarantees nothing lands in shared config even if the
  * extension check were wrong.
  */
-async function probe(dirs: WorktreeDirs, cwd: string): Promise<{ seq: number | null }> {
+async function probe(dirs: WorktreeDirs, cwd: string): Promise<Probed> {
   const file = path.join(dirs.privateDir, 'config.worktree');
-  const res = await git(['config', '-z', '--file', file, '--includes', '--get-regexp', '^(include\\.path|overdeck\\.owner\\.seq)$'], {
+  const res = await git(['config', '-z', '--file', file, '--includes', '--get-regexp', '^(include\\.path|overdeck\\..*)$'], {
     cwd,
     okCodes: [1],
   });
+  const entries = parseConfigZ(res.stdout);
   const includes: string[] = [];
-  let seq: number | null = null;
   for (const entry of res.stdout.split('\0')) {
     const nl = entry.indexOf('\n');
-    if (nl === -1) continue;
-    const key = entry.slice(0, nl);
-    const value = entry.slice(nl + 1);
-    if (key === 'include.path') includes.push(value);
-    else if (key === 'overdeck.owner.seq' && /^\d+$/.test(value)) seq = Number(value);
+    if (nl !== -1 && entry.slice(0, nl) === 'include.path') includes.push(entry.slice(nl + 1));
+  }
+  const rawSeq = entries.get(PROJECTION_KEYS.seq);
+  const seq = rawSeq !== undefined && /^\d+$/.test(rawSeq) ? Number(rawSeq) : null;
+  let current: Probed['current'];
+  try {
+    current = parseProjectionEntries(entries);
+  } catch {
+    current = 'corrupt';
   }
   if (!includes.includes(PROJECTION_FILE)) {
     await git(['config', '--file', file, '--add', 'include.path', PROJECTION_FILE], { cwd });
   }
-  return { seq };
+  return { seq, current };
 }
 
 export interface WriteOptions {
   /** For clears: skip when the projection on disk has a higher seq (a late clear must not erase a newer owner). */
   clearIfSeqAtMost?: number;
+  /**
+   * Replace whatever is on disk, whatever its seq: only for explicit paths (an offline claim over a
+   * non-live projection, `od-worktree reconcile --repair`), never for the host agent's writes.
+   */
+  force?: boolean;
+  /**
+   * Compare-and-swap: write only when the seq on disk is still this one (null: no projection), else
+   * 'skipped'; the order check is bypassed. For explicit writers that decided on what they read
+   * (offline claim, reconcile), so a projection the host agent wrote meanwhile is never overwritten.
+   */
+  expectSeq?: number | null;
+}
+
+/** State of a provisional (offline, spec §14.5) claim not yet submitted to the service. */
+export const PROVISIONAL_STATE = 'provisional';
+/** State of a provisional claim that lost to a durable owner: the guard refuses its session (hooks/overdeck-guard.sh). */
+export const PROVISIONAL_CONFLICT_STATE = 'provisional-conflict';
+
+/**
+ * Where a provisional claim goes when a write replaces it before it was reconciled (the host agent
+ * projecting another session's durable ownership, or a clear): `od-worktree reconcile` reads it so
+ * the claim is submitted or recorded as a conflict instead of vanishing.
+ */
+export const SUPERSEDED_PROVISIONAL_FILE = 'overdeck.provisional.json';
+
+function supersedes(current: Probed['current'], next: LocalProjection | null): current is LocalProjection {
+  if (current === null || current === 'corrupt' || current.provisional !== true || current.state !== PROVISIONAL_STATE) return false;
+  if (next === null) return true;
+  return next.provisional !== true && next.executionSessionId !== current.executionSessionId;
+}
+
+/** The provisional claim a write replaced before reconciliation, or null. */
+export async function readSupersededProvisional(worktreePath: string): Promise<LocalProjection | null> {
+  const dirs = await worktreeDirs(worktreePath);
+  const raw = await readFileIfExists(path.join(dirs.privateDir, SUPERSEDED_PROVISIONAL_FILE));
+  if (raw === null) return null;
+  try {
+    const parsed = LocalProjectionSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+export async function clearSupersededProvisional(worktreePath: string): Promise<void> {
+  const dirs = await worktreeDirs(worktreePath);
+  await fs.rm(path.join(dirs.privateDir, SUPERSEDED_PROVISIONAL_FILE), { force: true });
 }
 
 /** Unserialised body shared by writeProjection and applyLocalProjection (which holds the chain itself). */
@@ -204,18 +263,26 @@ export async function writeProjectionIn(worktreePath: string, p: LocalProjection
   const valid = p === null ? null : LocalProjectionSchema.parse(p);
   const dirs = await worktreeDirs(worktreePath);
   await ensureWorktreeConfigExtension(dirs, worktreePath);
-  const { seq } = await probe(dirs, worktreePath);
+  const { seq, current } = await probe(dirs, worktreePath);
   const target = path.join(dirs.privateDir, PROJECTION_FILE);
+  if (opts.expectSeq !== undefined && opts.expectSeq !== seq) return 'skipped';
+  const force = opts.force === true || opts.expectSeq !== undefined;
   if (valid === null) {
-    if (seq !== null && opts.clearIfSeqAtMost !== undefined && seq > opts.clearIfSeqAtMost) return 'skipped';
+    if (!force && seq !== null && opts.clearIfSeqAtMost !== undefined && seq > opts.clearIfSeqAtMost) return 'skipped';
+    if (supersedes(current, valid)) await stashProvisional(dirs, current);
     // An empty file rather than unlink: the include stays valid and readers see "no keys" atomically.
     if ((await readFileIfExists(target)) !== null) await writeFileAtomic(target, '');
     await clearLockIn(dirs);
     return 'written';
   }
-  if (seq !== null && valid.seq < seq) return 'skipped';
+  if (!force && seq !== null && valid.seq < seq) return 'skipped';
+  if (supersedes(current, valid)) await stashProvisional(dirs, current);
   await writeFileAtomic(target, renderProjection(valid));
   return 'written';
+}
+
+async function stashProvisional(dirs: WorktreeDirs, p: LocalProjection): Promise<void> {
+  await writeFileAtomic(path.join(dirs.privateDir, SUPERSEDED_PROVISIONAL_FILE), `${JSON.stringify(p, null, 2)}\n`);
 }
 
 /**

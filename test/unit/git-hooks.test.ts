@@ -196,11 +196,17 @@ describe('guardCheck (the same sh rule, for od-worktree guard)', () => {
     expect(await guardCheck(fx.wt1, as(null))).toMatchObject({ allowed: false, reason: 'strict_no_session' });
   });
 
-  it('refuses the provisional owner of a conflicting provisional projection', async () => {
+  it('refuses every identified session on a conflicting provisional projection, until reconcile --repair', async () => {
     await writeProjection(fx.wt1, projection('A', 4, { state: 'provisional-conflict', provisional: true }));
     expect(await guardCheck(fx.wt1, as('session_A'))).toMatchObject({ allowed: false, reason: 'provisional_conflict' });
-    expect(await guardCheck(fx.wt1, as('session_B'))).toMatchObject({ allowed: false, reason: 'not_owner' });
-    expect(commit(fx.wt1, as('session_A')).status).not.toBe(0);
+    const other = await guardCheck(fx.wt1, as('session_B'));
+    expect(other).toMatchObject({ allowed: false, reason: 'provisional_conflict' });
+    expect(other.message).toContain('the provisional claim of session session_A (runtime runtime-A, ownership own_A) conflicts with the durable record');
+    expect(other.message).toContain('you are session_B');
+    const r = commit(fx.wt1, as('session_A'));
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('run od-worktree reconcile --repair; you are session_A');
+    expect(await guardCheck(fx.wt1, as(null))).toEqual({ allowed: true }); // unidentified: as for any owned worktree
   });
 
   it('falls back to git config for values the shell reader does not parse itself', async () => {

@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import type { OwnershipRecord } from '../domain/projection';
+import { applyLocalProjection, type LocalProjection } from './projection';
+
+/** States in which the owner holds the worktree, so git's worktree lock is kept (remove/prune refuse). */
+export const HELD_STATES: readonly string[] = ['active', 'handoff_pending', 'stale', 'submitted'];
+
+export interface LocalTarget {
+  /** null: the worktree should carry no projection (lifecycle over, or never owned). */
+  projection: LocalProjection | null;
+  gitLock: boolean;
+  /** The lifecycle ended (closed, or its worktree was removed): clear, guarded by the record's seq. */
+  ended: boolean;
+}
+
+/**
+ * The local projection a durable record stands for: the one mapping from the service's record to
+ * the worktree's config keys, lock JSON and git lock, shared by the host agent's activity and by
+ * `od-worktree reconcile` so both always write the same thing for the same record.
+ */
+export function localProjectionOf(record: OwnershipRecord): LocalTarget {
+  if (record.state === 'closed' || record.worktreeRemoved) return { projection: null, gitLock: false, ended: true };
+  const owner = record.owner;
+  if (!owner) return { projection: null, gitLock: false, ended: false };
+  const epochZero = new Date(0).toISOString();
+  return {
+    projection: {
+      ownershipId: record.ownershipId,
+      executionSessionId: owner.executionSessionId,
+      runtime: owner.runtime,
+      conversationId: owner.conversation?.conversationId ?? null,
+      conversationUrl: owner.conversation?.conversationUrl ?? null,
+      workerId: record.worker?.workerId ?? null,
+      runId: record.worker?.runId ?? null,
+      lane: record.lane,
+      planRef: record.planRef,
+      epoch: record.epoch,
+      seq: record.seq,
+      state: record.state,
+      claimedAt: record.claimedAt ?? record.lastSeenAt ?? epochZero,
+      lastSeenAt: record.lastSeenAt ?? record.claimedAt ?? epochZero,
+    },
+    gitLock: HELD_STATES.includes(record.state),
+    ended: false,
+  };
+}
+
+export interface ApplyRecordOptions {
+  /** Replace whatever is on disk (explicit repair). */
+  force?: boolean;
+  /** Compare-and-swap on the seq read before deciding (see WriteOptions.expectSeq). */
+  expectSeq?: number | null;
+}
+
+/**
+ * Brings the worktree's local artefacts to a durable record, exactly as the host agent does
+ * (createHostActivities().applyLocalProjection): 'cleared' for an ended lifecycle (a worktree that
+ * is gone is fine), else 'written' or 'skipped' (older than what is on disk).
+ */
+export async function applyRecord(worktreePath: string, record: OwnershipRecord, opts: ApplyRecordOptions = {}): Promise<'written' | 'skipped' | 'cleared'> {
+  const target = localProjectionOf(record);
+  const cas = { ...(opts.force === true ? { force: true } : {}), ...(opts.expectSeq !== undefined ? { expectSeq: opts.expectSeq } : {}) };
+  if (target.ended) {
+    if (!existsSync(worktreePath)) return 'cleared';
+    const res = await applyLocalProjection(worktreePath, null, { gitLock: false, clearIfSeqAtMost: record.seq, ...cas });
+    return res === 'skipped' ? 'skipped' : 'cleared';
+  }
+  return applyLocalProjection(worktreePath, target.projection, { gitLock: target.gitLock, ...cas });
+}

@@ -1,0 +1,81 @@
+import type { OwnershipRecord } from '../domain/projection';
+
+/**
+ * How reconciliation talks to the service. Defined here, implemented outside: by the typed client
+ * plus the `ownerships` read projection (service-port.ts), by the HTTP API later. Reconciliation
+ * itself never knows which.
+ */
+export interface ReconcilePort {
+  /** The durable record governing this worktree now (the latest lifecycle), or null when the service knows none. */
+  durable(worktreePath: string): Promise<OwnershipRecord | null>;
+  /** Submits a provisional claim as a bind by its session. A refusal is an answer, not an error. */
+  bind(req: ProvisionalSubmission): Promise<BindOutcome>;
+  /** Records the reconciliation durably (proposed `ownership.reconciled` event). Optional. */
+  recordReconciliation?(entry: ReconciliationEntry): Promise<void>;
+}
+
+/** A provisional claim (spec §14.5) as submitted to the service: never a conversation. */
+export interface ProvisionalSubmission {
+  repoRoot: string;
+  worktreePath: string;
+  branch: string;
+  executionSessionId: string;
+  runtime: string;
+  /** null when the claim was made without --worker: the port supplies its authenticated worker. */
+  worker: { workerId: string; runId: string | null } | null;
+  lane: string | null;
+  planRef: string | null;
+  idempotencyKey: string | null;
+  claimedAt: string;
+}
+
+export type BindOutcome =
+  | { ok: true; record: OwnershipRecord }
+  /** `code` is a reason code (worktree_owned, ownership_closed, worktree_mismatch, ...). */
+  | { ok: false; code: string; details?: Record<string, unknown> };
+
+export type ReconcileKind =
+  /** local projection agrees with the durable record */
+  | 'in_sync'
+  /** neither side knows an owner */
+  | 'unowned'
+  /** local was missing or behind (lower seq, older ownership): rewritten from the durable record */
+  | 'rehydrated'
+  /** local names another ownership than the durable one (and is not simply older) */
+  | 'stale'
+  /** local is unreadable, or disagrees with the durable record at the same or a higher seq */
+  | 'corrupt'
+  /** a provisional claim was bound by the service: the real projection replaced it */
+  | 'submitted'
+  /** a provisional claim lost to the durable owner (or was refused) */
+  | 'conflict';
+
+export interface ProvisionalSummary {
+  executionSessionId: string;
+  runtime: string;
+  idempotencyKey: string | null;
+  claimedAt: string;
+}
+
+/** What the proposed `ownership.reconciled` event carries: ids and seqs only, no payloads. */
+export interface ReconciliationEntry {
+  worktreePath: string;
+  kind: ReconcileKind;
+  /** Why, for non-trivial kinds: missing, older_seq, older_ownership, locks, unparseable, same_seq_mismatch, ahead_of_durable, other_ownership, unknown_to_service, or a refusal code. */
+  reason: string | null;
+  repaired: boolean;
+  ownershipId: string | null;
+  localOwnershipId: string | null;
+  localSeq: number | null;
+  durableSeq: number | null;
+  provisional: ProvisionalSummary | null;
+  at: string;
+}
+
+/** The service could not be asked (network, Temporal, PostgreSQL): nothing was decided. */
+export class ReconcileUnavailable extends Error {
+  constructor(readonly causeMessage: string) {
+    super(`unavailable: ${causeMessage}`);
+    this.name = 'ReconcileUnavailable';
+  }
+}

@@ -1,0 +1,112 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Pool } from 'pg';
+import { OwnershipClient, OwnershipError } from '../client';
+import type { AgentWorkerRef, Principal } from '../domain/identity';
+import { OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
+import { GitSideError } from '../git/errors';
+import { createPool } from '../store/db';
+import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
+
+export interface ServicePortOptions {
+  /** The typed client: binds go to the ownership workflow through Temporal. */
+  client: OwnershipClient;
+  /** The service's PostgreSQL: the durable record is read from the `ownerships` read projection. */
+  pool: Pool;
+  /** Agent worker for provisional claims made without --worker (the caller's own authenticated worker). */
+  defaultWorker?: AgentWorkerRef | null;
+  /** Id of the executor principal the binds are made as; default `od-worktree`. */
+  principalId?: string;
+  /** Also told about every reconciliation, after it is logged in PostgreSQL. */
+  onReconciled?: (entry: ReconciliationEntry) => void | Promise<void>;
+}
+
+/** The latest lifecycle of a worktree, from the read projection (rebuilt from the log on demand). */
+export async function readDurableRecord(pool: Pool, worktreePath: string): Promise<OwnershipRecord | null> {
+  const res = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT 1', [worktreePath]);
+  const row = res.rows[0];
+  return row === undefined ? null : OwnershipRecordSchema.parse(row.record);
+}
+
+/** Appends the reconciliation to its log (append-only, beside ownership_events; see the migration). */
+export async function logReconciliation(pool: Pool, e: ReconciliationEntry): Promise<void> {
+  await pool.query(
+    `INSERT INTO reconciliations (ownership_id, worktree_path, kind, reason, repaired, local_ownership_id, local_seq, durable_seq, provisional, at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
+    [e.ownershipId, e.worktreePath, e.kind, e.reason, e.repaired, e.localOwnershipId, e.localSeq, e.durableSeq, e.provisional === null ? null : JSON.stringify(e.provisional), e.at],
+  );
+}
+
+/**
+ * A ReconcilePort on the real service: OwnershipClient (Temporal) for binds, the `ownerships`
+ * table for the durable record. Used by `od-worktree reconcile` and by the integration tests.
+ */
+export function createServicePort(opts: ServicePortOptions): ReconcilePort {
+  const port: ReconcilePort = {
+    async durable(worktreePath) {
+      return readDurableRecord(opts.pool, await opts.client.normalize(worktreePath));
+    },
+    async bind(req: ProvisionalSubmission): Promise<BindOutcome> {
+      const worker = req.worker ?? opts.defaultWorker ?? null;
+      // A caller problem, not a refusal: the claim stays provisional for a retry with a worker.
+      if (worker === null) throw new GitSideError('invalid_argument', 'the provisional claim names no worker: pass --worker (the agent worker to bind as)');
+      const principal: Principal = { kind: 'executor', id: opts.principalId ?? 'od-worktree', workerId: worker.workerId };
+      try {
+        const view = await opts.client.bind({
+          repoRoot: req.repoRoot,
+          worktreePath: req.worktreePath,
+          branch: req.branch,
+          executionSessionId: req.executionSessionId,
+          runtime: req.runtime,
+          worker: { workerId: worker.workerId, runId: worker.runId },
+          principal,
+          lane: req.lane,
+          planRef: req.planRef,
+        });
+        const { liveness: _l, projectionSync: _p, ...record } = view;
+        return { ok: true, record };
+      } catch (err) {
+        if (err instanceof OwnershipError && err.code !== 'unavailable') return { ok: false, code: err.code, ...(err.details ? { details: err.details } : {}) };
+        throw err;
+      }
+    },
+  };
+  port.recordReconciliation = async (entry) => {
+    await logReconciliation(opts.pool, entry);
+    await opts.onReconciled?.(entry);
+  };
+  return port;
+}
+
+export interface ServiceEndpoints {
+  /** Temporal frontend host:port */
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  hostId: string;
+  databaseUrl: string;
+  allowedRoots: string[];
+}
+
+/**
+ * Opens a ServicePort on real connections (what `od-worktree reconcile` uses by default). The
+ * caller closes it. Fails fast (5 s) when Temporal cannot be reached.
+ */
+export async function openServicePort(
+  endpoints: ServiceEndpoints,
+  opts: Omit<ServicePortOptions, 'client' | 'pool'> = {},
+): Promise<{ port: ReconcilePort; close(): Promise<void> }> {
+  const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s' });
+  const pool = createPool(endpoints.databaseUrl, { max: 2 });
+  const client = new OwnershipClient({
+    client: new Client({ connection, namespace: endpoints.namespace }),
+    taskQueue: endpoints.taskQueue,
+    hostId: endpoints.hostId,
+    allowedRoots: endpoints.allowedRoots,
+  });
+  return {
+    port: createServicePort({ ...opts, client, pool }),
+    async close() {
+      await Promise.allSettled([pool.end(), connection.close()]);
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { GitSideError } from '../git/errors';
+import { git } from '../git/exec';
+import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
+
+export interface WorktreeInfo {
+  /** realpath of the worktree's top directory */
+  path: string;
+  /** realpath of the repository's main worktree (what the service calls repoRoot) */
+  repoRoot: string;
+  /** checked-out branch without refs/heads/, null when HEAD is detached */
+  branch: string | null;
+}
+
+/** The top of the worktree containing `p` (any subdirectory works), its repository root and branch. */
+export async function inspectWorktree(p: string, allowedRoots?: readonly string[]): Promise<WorktreeInfo> {
+  let start: string;
+  try {
+    start = allowedRoots ? await assertUnderAllowedRoots(p, allowedRoots, { mustExist: true }) : await normalizePath(p);
+  } catch (err) {
+    if (err instanceof PathRefusal) throw new GitSideError('invalid_argument', err.message);
+    throw err;
+  }
+  const top = await git(['rev-parse', '--show-toplevel'], { cwd: start, okCodes: [128] }).catch(() => null);
+  if (top === null || top.code !== 0 || top.stdout.trim() === '') throw new GitSideError('not_a_worktree', 'path is not inside a git worktree');
+  const wt = await fs.realpath(top.stdout.trim());
+  const list = await git(['worktree', 'list', '--porcelain'], { cwd: wt });
+  const first = /^worktree (.+)$/m.exec(list.stdout);
+  if (first?.[1] === undefined) throw new GitSideError('not_a_worktree', 'git worktree list named no main worktree');
+  const repoRoot = await fs.realpath(first[1]).catch(() => path.resolve(first[1]!));
+  const head = await git(['symbolic-ref', '-q', 'HEAD'], { cwd: wt, okCodes: [1] });
+  const ref = head.code === 0 ? head.stdout.trim() : '';
+  return { path: wt, repoRoot, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };
+}

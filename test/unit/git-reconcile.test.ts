@@ -1,0 +1,193 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { emptyRecord, type OwnershipRecord } from '../../src/domain/projection';
+import { guardCheck } from '../../src/git/guard';
+import { readLock, worktreeLockReason } from '../../src/git/lock';
+import {
+  applyLocalProjection,
+  readProjection,
+  readSupersededProvisional,
+  SUPERSEDED_PROVISIONAL_FILE,
+  writeProjection,
+} from '../../src/git/projection';
+import { newIdempotencyKey, offlineClaim, provisionalOwnershipId, randomBase32 } from '../../src/git/provisional';
+import { applyRecord, localProjectionOf } from '../../src/git/record';
+import { worktreeDirs } from '../../src/git/repo';
+import { classify, isOlderOwnership } from '../../src/reconcile/classify';
+import { makeRepo, projection, type Fixture } from './git-fixture';
+
+const OWN_OLD = 'own_01HZZZZZZZZZZZZZZZZZZZZZZZ';
+const OWN = 'own_01J00000000000000000000000';
+const OWN_NEW = 'own_01J99999999999999999999999';
+
+function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
+  const base = emptyRecord({ ownershipId: OWN, repoRoot: '/r', worktreePath: '/r/wt', branch: 'wt/x', hostId: 'h' });
+  return {
+    ...base,
+    owner: { executionSessionId: 'session_A', runtime: 'codex-cli', parentExecutionSessionId: null, conversation: null, worker: { runId: null, workerId: 'w' }, process: null },
+    worker: { runId: null, workerId: 'w' },
+    state: 'active',
+    epoch: 1,
+    seq: 3,
+    claimedAt: '2026-08-20T00:00:00.000Z',
+    lastSeenAt: '2026-08-20T00:01:00.000Z',
+    ...over,
+  };
+}
+
+describe('localProjectionOf: the one record -> local mapping', () => {
+  it('maps owner, worker and tenure; holds git lock only while owned', () => {
+    const t = localProjectionOf(record());
+    expect(t).toMatchObject({ gitLock: true, ended: false, projection: { ownershipId: OWN, executionSessionId: 'session_A', workerId: 'w', epoch: 1, seq: 3, conversationId: null } });
+    expect(localProjectionOf(record({ state: 'released' })).gitLock).toBe(false);
+    expect(localProjectionOf(record({ state: 'landed' })).gitLock).toBe(false);
+    expect(localProjectionOf(record({ state: 'submitted' })).gitLock).toBe(true);
+    expect(localProjectionOf(record({ state: 'closed' }))).toEqual({ projection: null, gitLock: false, ended: true });
+    expect(localProjectionOf(record({ worktreeRemoved: true })).ended).toBe(true);
+  });
+});
+
+describe('classify', () => {
+  const expected = localProjectionOf(record()).projection!;
+  it('in sync, unowned', () => {
+    expect(classify(expected, record())).toEqual({ kind: 'in_sync', reason: null });
+    expect(classify(null, null)).toEqual({ kind: 'unowned', reason: null });
+    expect(classify(null, record({ state: 'closed' }))).toEqual({ kind: 'unowned', reason: null });
+  });
+  it('ignores display timestamps', () => {
+    expect(classify({ ...expected, lastSeenAt: '2030-01-01T00:00:00.000Z' }, record()).kind).toBe('in_sync');
+  });
+  it('behind: missing, lower seq, older lifecycle, ended', () => {
+    expect(classify(null, record())).toEqual({ kind: 'behind', reason: 'missing' });
+    expect(classify({ ...expected, seq: 2, epoch: 0 }, record())).toEqual({ kind: 'behind', reason: 'older_seq' });
+    expect(classify({ ...expected, ownershipId: OWN_OLD, seq: 40 }, record())).toEqual({ kind: 'behind', reason: 'older_ownership' });
+    expect(classify(expected, record({ state: 'closed', seq: 5 }))).toEqual({ kind: 'behind', reason: 'ended' });
+  });
+  it('corrupt: unparseable, same seq other content, ahead', () => {
+    expect(classify('corrupt', record())).toEqual({ kind: 'corrupt', reason: 'unparseable' });
+    expect(classify({ ...expected, executionSessionId: 'session_B' }, record())).toEqual({ kind: 'corrupt', reason: 'same_seq_mismatch' });
+    expect(classify({ ...expected, state: 'released' }, record())).toEqual({ kind: 'corrupt', reason: 'same_seq_mismatch' });
+    expect(classify({ ...expected, seq: 4 }, record())).toEqual({ kind: 'corrupt', reason: 'ahead_of_durable' });
+    expect(classify({ ...expected, seq: 9 }, record({ state: 'closed', seq: 5 }))).toEqual({ kind: 'corrupt', reason: 'ahead_of_durable' });
+  });
+  it('stale: another (newer or unknown) ownership, or one the service does not know', () => {
+    expect(classify({ ...expected, ownershipId: OWN_NEW, seq: 1 }, record())).toEqual({ kind: 'stale', reason: 'other_ownership' });
+    expect(classify({ ...expected, ownershipId: 'not-an-ulid' }, record())).toEqual({ kind: 'stale', reason: 'other_ownership' });
+    expect(classify(expected, null)).toEqual({ kind: 'stale', reason: 'unknown_to_service' });
+  });
+  it('orders ownership ids by their ULID', () => {
+    expect(isOlderOwnership(OWN_OLD, OWN)).toBe(true);
+    expect(isOlderOwnership(OWN, OWN_OLD)).toBe(false);
+    expect(isOlderOwnership('prov_X', OWN)).toBe(false);
+  });
+});
+
+describe('idempotency keys', () => {
+  it('are idem_<26 Crockford base32>, distinct, and name their placeholder ownership', () => {
+    const keys = new Set(Array.from({ length: 200 }, () => newIdempotencyKey()));
+    expect(keys.size).toBe(200);
+    for (const k of keys) expect(k).toMatch(/^idem_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(provisionalOwnershipId('idem_ABC')).toBe('prov_ABC');
+    expect(randomBase32(5)).toMatch(/^[0-9A-HJKMNP-TV-Z]{8}$/);
+  });
+});
+
+describe('offlineClaim (spec §14.5)', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+  const input = (session: string, over: Record<string, unknown> = {}) => ({ executionSessionId: session, runtime: 'codex-cli', workerId: 'w-1', allowedRoots: [fx.root], ...over });
+
+  it('writes a provisional projection, lock JSON and git lock; never a conversation; seq and epoch 0', async () => {
+    const res = await offlineClaim(fx.wt1, input('session_P', { lane: 'lane-1', planRef: 'docs/p.md' }));
+    expect(res.status).toBe('claimed');
+    const p = await readProjection(fx.wt1);
+    expect(p).toMatchObject({ executionSessionId: 'session_P', provisional: true, state: 'provisional', seq: 0, epoch: 0, conversationId: null, conversationUrl: null, lane: 'lane-1' });
+    expect(p!.idempotencyKey).toMatch(/^idem_/);
+    expect(p!.ownershipId).toBe(provisionalOwnershipId(p!.idempotencyKey!));
+    expect(await readLock(fx.wt1)).toMatchObject({ execution_session_id: 'session_P', epoch: 0, conversation_id: null });
+    expect(await worktreeLockReason(fx.wt1)).toContain('provisionally owned by session session_P');
+    expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_P' })).toEqual({ allowed: true });
+    expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_Q' })).toMatchObject({ allowed: false, reason: 'not_owner' });
+  });
+
+  it('is idempotent for its session and refuses another', async () => {
+    const first = await offlineClaim(fx.wt1, input('session_P'));
+    const again = await offlineClaim(fx.wt1, input('session_P'));
+    expect(again).toMatchObject({ status: 'already_provisional', projection: { idempotencyKey: first.projection!.idempotencyKey } });
+    expect(await offlineClaim(fx.wt1, input('session_Q'))).toMatchObject({ status: 'refused', projection: { executionSessionId: 'session_P' } });
+  });
+
+  it('leaves a durable owner alone: its own session gets already_owned, others refused', async () => {
+    await writeProjection(fx.wt1, projection('A', 4));
+    expect((await offlineClaim(fx.wt1, input('session_A'))).status).toBe('already_owned');
+    expect((await offlineClaim(fx.wt1, input('session_B'))).status).toBe('refused');
+    expect((await readProjection(fx.wt1))?.seq).toBe(4);
+  });
+
+  it('replaces a released projection (any seq), and any real projection supersedes it', async () => {
+    await writeProjection(fx.wt1, projection('A', 7, { state: 'released' }));
+    expect((await offlineClaim(fx.wt1, input('session_P'))).status).toBe('claimed');
+    expect((await readProjection(fx.wt1))?.seq).toBe(0);
+    expect(await writeProjection(fx.wt1, projection('P', 8, { executionSessionId: 'session_P' }))).toBe('written');
+    expect((await readProjection(fx.wt1))?.provisional).toBeUndefined();
+  });
+
+  it('refuses over a corrupt projection or a lost provisional claim, and outside the allowed roots', async () => {
+    await writeProjection(fx.wt1, projection('P', 0, { provisional: true, state: 'provisional-conflict' }));
+    expect(await offlineClaim(fx.wt1, input('session_P'))).toMatchObject({ status: 'conflict', reason: 'provisional_conflict' });
+    await expect(offlineClaim(fx.wt2, input('session_P', { allowedRoots: ['/nonexistent-root'] }))).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(offlineClaim(fx.wt2, input('bad session'))).rejects.toMatchObject({ code: 'invalid_argument' });
+    await expect(offlineClaim(path.join(fx.wt2, 'missing'), input('session_P'))).rejects.toMatchObject({ code: 'invalid_argument' });
+  });
+});
+
+describe('a provisional claim superseded before reconciliation is stashed, not lost', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+  const stashFile = async (wt: string) => path.join((await worktreeDirs(wt)).privateDir, SUPERSEDED_PROVISIONAL_FILE);
+
+  it('by another session’s real projection (the host agent catching up)', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', allowedRoots: [fx.root] });
+    await applyRecord(fx.wt1, record({ seq: 1 }));
+    expect((await readProjection(fx.wt1))?.executionSessionId).toBe('session_A');
+    expect(await readSupersededProvisional(fx.wt1)).toMatchObject({ executionSessionId: 'session_P', provisional: true });
+  });
+
+  it('by a clear', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', allowedRoots: [fx.root] });
+    await applyLocalProjection(fx.wt1, null, { gitLock: false, clearIfSeqAtMost: 5 });
+    expect(await readSupersededProvisional(fx.wt1)).toMatchObject({ executionSessionId: 'session_P' });
+  });
+
+  it('but not by its own session’s real projection, nor once marked as a conflict', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_A', runtime: 'codex-cli', allowedRoots: [fx.root] });
+    await applyRecord(fx.wt1, record({ seq: 1 }));
+    expect(existsSync(await stashFile(fx.wt1))).toBe(false);
+    await writeProjection(fx.wt2, projection('P', 0, { provisional: true, state: 'provisional-conflict' }));
+    await applyRecord(fx.wt2, record({ seq: 1 }));
+    expect(existsSync(await stashFile(fx.wt2))).toBe(false);
+  });
+});
+
+describe('writeProjection compare-and-swap (expectSeq)', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+
+  it('writes only over the seq that was read, lower or higher', async () => {
+    await writeProjection(fx.wt1, projection('A', 5));
+    expect(await writeProjection(fx.wt1, projection('B', 2), { expectSeq: 4 })).toBe('skipped');
+    expect(await writeProjection(fx.wt1, projection('B', 2), { expectSeq: 5 })).toBe('written');
+    expect((await readProjection(fx.wt1))?.executionSessionId).toBe('session_B');
+    expect(await writeProjection(fx.wt2, projection('C', 1), { expectSeq: 3 })).toBe('skipped');
+    expect(await writeProjection(fx.wt2, projection('C', 1), { expectSeq: null })).toBe('written');
+  });
+});
