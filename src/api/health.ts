@@ -1,13 +1,18 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
+import { z } from 'zod';
 
-export interface HealthReport {
-  ok: boolean;
-  temporal: 'up' | 'down';
-  postgres: 'up' | 'down';
-  worker: 'up' | 'down';
-  hostAgent: 'up' | 'down';
+const UpDown = z.enum(['up', 'down']);
+export const HealthReportSchema = z.strictObject({ ok: z.boolean(), temporal: UpDown, postgres: UpDown, worker: UpDown, hostAgent: UpDown });
+export type HealthReport = z.infer<typeof HealthReportSchema>;
+
+export interface HealthDeps {
+  temporal: Client;
+  pool: Pool;
+  namespace: string;
+  taskQueue: string;
+  hostTaskQueue: string;
 }
 
 const POLLER_FRESH_MS = 90_000;
@@ -17,8 +22,14 @@ const POLLER_FRESH_MS = 90_000;
  * task queue (and this host's git queue): the same check works with the worker in this process
  * or anywhere else.
  */
-export async function checkHealth(deps: { temporal: Client; pool: Pool; namespace: string; taskQueue: string; hostTaskQueue: string }): Promise<HealthReport> {
-  const withTimeout = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, rej) => setTimeout(() => rej(new Error('timeout')), 3_000))]);
+export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
+  const withTimeout = <T>(p: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, rej) => {
+      timer = setTimeout(() => rej(new Error('timeout')), 3_000);
+    });
+    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  };
   const pg = withTimeout(deps.pool.query('SELECT 1')).then(
     () => 'up' as const,
     () => 'down' as const,

@@ -1,8 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
+import { loadAuthenticator, type Authenticator } from '../auth/principals';
 import { OwnershipClient } from '../client';
 import type { Config } from '../config';
+import { createLogger } from '../infra/logger';
 import { assertPortFree } from '../infra/ports';
 import { createPool } from '../store/db';
 import { buildServer } from './server';
@@ -14,9 +17,26 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-/** Connects to Temporal and PostgreSQL and listens; `cfg.temporalAddress` and `cfg.databaseUrl` must be set. */
-export async function startApi(cfg: Config): Promise<RunningApi> {
-  await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost);
+export interface StartApiOptions {
+  /** default: from OD_TOKENS_FILE and OD_TOKENS; neither set is a configuration error */
+  authenticator?: Authenticator;
+  logger?: Logger;
+}
+
+/** The principals the API authenticates: OD_TOKENS_FILE (cfg.tokensFile) and/or OD_TOKENS (cfg.tokensJson). */
+export function authenticatorFromConfig(cfg: Config): Authenticator {
+  return loadAuthenticator({ tokensFile: cfg.tokensFile || undefined, tokensJson: cfg.tokensJson || undefined });
+}
+
+export interface Backends {
+  temporal: Client;
+  client: OwnershipClient;
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/** The Temporal client, OwnershipClient and pool of the service, from config (the API and the MCP stdio server in direct mode). */
+export async function connectBackends(cfg: Config): Promise<Backends> {
   const connection = await Connection.connect({ address: cfg.temporalAddress });
   const temporal = new Client({ connection, namespace: cfg.temporalNamespace });
   const pool = createPool(cfg.databaseUrl);
@@ -32,7 +52,24 @@ export async function startApi(cfg: Config): Promise<RunningApi> {
       maxHistoryEvents: cfg.maxHistoryEvents,
     },
   });
-  const app = await buildServer({ config: cfg, temporal, client, pool });
+  return {
+    temporal,
+    client,
+    pool,
+    async close() {
+      await pool.end();
+      await connection.close();
+    },
+  };
+}
+
+/** Connects to Temporal and PostgreSQL and listens; `cfg.temporalAddress` and `cfg.databaseUrl` must be set. */
+export async function startApi(cfg: Config, opts: StartApiOptions = {}): Promise<RunningApi> {
+  const authenticator = opts.authenticator ?? authenticatorFromConfig(cfg);
+  await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost);
+  const backends = await connectBackends(cfg);
+  const { temporal, client, pool } = backends;
+  const app = await buildServer({ config: cfg, temporal, client, pool, authenticator, logger: opts.logger ?? createLogger(cfg.logLevel) });
   await app.listen({ host: cfg.apiHost, port: cfg.apiPort });
   const shownHost = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
   return {
@@ -41,8 +78,7 @@ export async function startApi(cfg: Config): Promise<RunningApi> {
     pool,
     async stop() {
       await app.close();
-      await pool.end();
-      await connection.close();
+      await backends.close();
     },
   };
 }

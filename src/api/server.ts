@@ -1,38 +1,146 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Client } from '@temporalio/client';
+import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Logger } from 'pino';
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { authorize, type Operation } from '../auth/policy';
+import type { Authenticator } from '../auth/principals';
 import type { OwnershipClient } from '../client';
+import { OwnershipError } from '../client/errors';
 import type { Config } from '../config';
 import { hostTaskQueue } from '../domain/queues';
-import { checkHealth } from './health';
+import { createLogger } from '../infra/logger';
+import { registerMcpRoutes } from '../mcp/http';
+import { refusalFromIssues, toFailure, type ApiFailure } from './errors';
+import type { App } from './http';
+import { createMetrics, type ApiMetrics } from './metrics';
+import { registerOpenApi } from './openapi';
+import { registerBindRoutes } from './routes/bind';
+import { registerExecutorRoutes } from './routes/executor';
+import { registerLandingRoutes } from './routes/landings';
+import { registerLookupRoutes } from './routes/lookups';
+import { registerOwnershipRoutes } from './routes/ownerships';
+import { registerSystemRoutes } from './routes/system';
+import { createService } from './service';
 
 export interface ApiDeps {
   config: Config;
   temporal: Client;
   client: OwnershipClient;
   pool: Pool;
+  authenticator: Authenticator;
   registry?: Registry;
+  logger?: Logger;
+  /** bound on each Temporal call before answering 503 (default 30 s) */
+  temporalTimeoutMs?: number;
+  /** how long a landing waits for its durable receipt (default 10 s) */
+  landingWaitMs?: number;
 }
 
-/** The HTTP API. Routes are plugins so the server can be built in tests against the real stack. */
-export async function buildServer(deps: ApiDeps): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024 });
+/** Paths behind Bearer authentication: the API and the MCP endpoint; health, metrics and docs are public. */
+const isProtected = (url: string) => url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?');
+
+/**
+ * The HTTP API (and the MCP endpoint). Built around an existing Temporal client, OwnershipClient
+ * and pool so tests run it on the real stack; `startApi` (runtime.ts) wires it from config.
+ */
+export async function buildServer(deps: ApiDeps): Promise<App> {
+  const app = Fastify({ logger: false, bodyLimit: 64 * 1024, return503OnClosing: true }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
   const registry = deps.registry ?? new Registry();
   if (!deps.registry) collectDefaultMetrics({ register: registry });
+  const metrics = createMetrics(registry);
+  const log = (deps.logger ?? createLogger(deps.config.logLevel)).child({ component: 'api' });
 
-  app.get('/healthz', async (_req, reply) => {
-    const report = await checkHealth({
+  app.decorateRequest('principal', null);
+  app.decorateRequest('odCode', null);
+
+  app.addHook('onRequest', async (req, reply) => {
+    // By the matched route as well as the raw URL: no spelling of a path reaches a handler unauthenticated.
+    if (!isProtected(req.url) && !isProtected(req.routeOptions.url ?? '')) return;
+    req.principal = deps.authenticator.authenticate(req.headers.authorization);
+    if (!req.principal) {
+      void reply.header('www-authenticate', 'Bearer');
+      throw new OwnershipError('unauthenticated');
+    }
+    // Authorization by operation comes before validation: a caller who may not call learns nothing about its input.
+    const op: Operation | undefined = req.routeOptions.config.operation;
+    const denied = op ? authorize(req.principal, op) : null;
+    if (denied) throw new OwnershipError(denied.code);
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const failure = failureOf(err);
+    if (failure.status >= 500 && failure.body.code === 'internal') {
+      // The stack goes to the log, never to the caller; the body and headers go nowhere.
+      log.error({ method: req.method, route: req.routeOptions.url, err: { name: err.name, message: err.message, stack: err.stack } }, 'request failed');
+    }
+    return send(req, reply, failure);
+  });
+
+  app.setNotFoundHandler((req, reply) => send(req, reply, { status: 404, body: { code: 'not_found', message: 'no such route' } }));
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    const code = req.odCode ?? (reply.statusCode < 400 ? 'ok' : String(reply.statusCode));
+    const seconds = reply.elapsedTime / 1000;
+    metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode), code });
+    metrics.duration.observe({ method: req.method, route }, seconds);
+    const principal = req.principal ? `${req.principal.kind}:${req.principal.id}` : null;
+    log.info({ method: req.method, route, status: reply.statusCode, code, ms: Math.round(reply.elapsedTime), principal }, 'request');
+  });
+
+  await registerOpenApi(app);
+  registerSystemRoutes(app, {
+    registry,
+    health: {
       temporal: deps.temporal,
       pool: deps.pool,
       namespace: deps.config.temporalNamespace,
       taskQueue: deps.config.taskQueue,
       hostTaskQueue: hostTaskQueue(deps.config.hostId),
-    });
-    return reply.code(report.ok ? 200 : 503).header('cache-control', 'no-store').send(report);
+    },
   });
-
-  app.get('/metrics', async (_req, reply) => reply.header('content-type', registry.contentType).send(await registry.metrics()));
-
+  const svc = createService({
+    client: deps.client,
+    temporal: deps.temporal,
+    pool: deps.pool,
+    ...(deps.temporalTimeoutMs !== undefined ? { temporalTimeoutMs: deps.temporalTimeoutMs } : {}),
+    ...(deps.landingWaitMs !== undefined ? { landingWaitMs: deps.landingWaitMs } : {}),
+  });
+  registerBindRoutes(app, svc);
+  registerOwnershipRoutes(app, svc);
+  registerLandingRoutes(app, svc);
+  registerExecutorRoutes(app, svc);
+  registerLookupRoutes(app, svc);
+  registerMcpRoutes(app, svc, metrics);
   return app;
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, failure: ApiFailure) {
+  req.odCode = failure.body.code;
+  if (failure.retryAfter !== undefined) void reply.header('retry-after', String(failure.retryAfter));
+  return reply.code(failure.status).header('cache-control', 'no-store').send(failure.body);
+}
+
+/** Fastify's own failures (validation, body parsing, size, media type) as refusals; the rest by the shared mapping. */
+function failureOf(err: FastifyError): ApiFailure {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const issues = err.validation.map((v) => ({
+      code: v.keyword,
+      path: v.instancePath.split('/').filter(Boolean),
+      keys: Array.isArray((v.params as { keys?: unknown }).keys) ? ((v.params as { keys: string[] }).keys) : undefined,
+    }));
+    return toFailure(refusalFromIssues(issues));
+  }
+  if (err instanceof OwnershipError) return toFailure(err);
+  const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+  if (typeof err.code === 'string' && err.code.startsWith('FST_') && status >= 400 && status < 500) {
+    // Malformed JSON, an empty JSON body, a body too large, an unsupported media type: bad input.
+    return { status, body: { code: 'invalid_input', message: 'the request body could not be read as JSON of the accepted size' } };
+  }
+  return toFailure(err);
 }

@@ -31,6 +31,7 @@ export const REASONS = {
   forbidden: 'the principal may not perform this operation',
   worker_mismatch: 'an executor may act only for its own worker',
   unavailable: 'a backing service is unavailable; retry later',
+  internal: 'an unexpected failure; see the service log',
 } as const;
 
 export type ReasonCode = keyof typeof REASONS;

@@ -23,8 +23,9 @@ const ByOwnershipId = z.strictObject({ ownershipId: OwnershipIdSchema });
 const ByWorktreePath = z.strictObject({ worktreePath: PathString });
 const ByBranch = z.strictObject({ branch: BranchName, repoRoot: PathString.optional() });
 const ByLandedCommit = z.strictObject({ landedCommit: CommitIdSchema });
+const ByLane = z.strictObject({ lane: z.string().min(1).max(500), repoRoot: PathString.optional() });
 
-export const GetOwnershipInputSchema = z.union([ByOwnershipId, ByWorktreePath, ByBranch]);
+export const GetOwnershipInputSchema = z.union([ByOwnershipId, ByWorktreePath, ByBranch, ByLane]);
 export type GetOwnershipInput = z.input<typeof GetOwnershipInputSchema>;
 
 export const HistoryInputSchema = z.union([ByOwnershipId, ByWorktreePath, ByBranch, ByLandedCommit]);
@@ -100,6 +101,12 @@ function getQuery(q: z.output<typeof GetOwnershipInputSchema>): [string, unknown
   if ('ownershipId' in q) return ['SELECT record FROM ownerships WHERE ownership_id = $1', [q.ownershipId]];
   if ('worktreePath' in q) {
     return ['SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC, ownership_id DESC LIMIT 1', [q.worktreePath]];
+  }
+  if ('lane' in q) {
+    return [
+      'SELECT record FROM ownerships WHERE lane = $1 AND ($2::text IS NULL OR repo_root = $2) ORDER BY updated_at DESC, ownership_id DESC LIMIT 1',
+      [q.lane, q.repoRoot ?? null],
+    ];
   }
   return [GET_BY_BRANCH_SQL, [q.branch, q.repoRoot ?? null]];
 }

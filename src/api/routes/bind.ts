@@ -1,0 +1,26 @@
+import { OwnershipError } from '../../client/errors';
+import { BindBodySchema, namesConversation, OwnershipViewSchema } from '../schemas';
+import type { OwnershipService } from '../service';
+import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
+
+/** POST /v1/bind: ownership.bind (spec §6.2). */
+export function registerBindRoutes(app: App, svc: OwnershipService): void {
+  app.post(
+    '/v1/bind',
+    {
+      config: { operation: 'bind' },
+      // Before schema validation: a conversation in the body gets its own reason, not unknown_field.
+      preValidation: async (req) => {
+        if (namesConversation(req.body)) throw new OwnershipError('conversation_forbidden');
+      },
+      schema: {
+        summary: 'Bind a worktree to the calling session (update-with-start; replays return the same ownership)',
+        tags: ['ownerships'],
+        security: SECURITY,
+        body: BindBodySchema,
+        response: { 200: OwnershipViewSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => svc.bind(principalOf(req), req.body),
+  );
+}

@@ -1,0 +1,132 @@
+import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+import type { Operation } from '../../auth/policy';
+import { OwnershipError } from '../../client/errors';
+import type { Principal } from '../../domain/identity';
+import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
+import {
+  AcceptedSchema,
+  AcceptHandoffBodySchema,
+  CancelHandoffBodySchema,
+  HandoffBodySchema,
+  HeartbeatBodySchema,
+  LandedBodySchema,
+  LandingResponseSchema,
+  namesConversation,
+  OwnershipParamsSchema,
+  OwnershipViewSchema,
+  PlanBodySchema,
+  ReclaimBodySchema,
+  ReleaseBodySchema,
+  RenameBranchBodySchema,
+  SubmitBodySchema,
+  WorktreeRemovedBodySchema,
+} from '../schemas';
+import type { OwnershipService } from '../service';
+
+interface WriteRoute<B extends z.ZodType, R extends z.ZodType> {
+  path: string;
+  op: Operation;
+  summary: string;
+  body: B;
+  response: R;
+  /** 200 for updates (the caller gets the new view), 202 for signals */
+  status: 200 | 202;
+  /** accept and reclaim name a new owner: a conversation in their body is refused by name */
+  newOwner?: boolean;
+  /** a landing answers 202 instead when its receipt is not durable yet */
+  accepted?: (out: z.output<R>) => boolean;
+  run: (p: Principal, id: string, body: z.output<B>) => Promise<z.output<R>>;
+}
+
+function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute<B, R>): void {
+  // Generic over the schemas, which the type provider cannot resolve: validation still runs on them,
+  // and WriteRoute ties run()'s types to them.
+  (app as unknown as FastifyInstance).route({
+    method: 'POST',
+    url: `/v1/ownerships/:id/${r.path}`,
+    config: { operation: r.op },
+    preValidation: async (req) => {
+      if (r.newOwner && namesConversation(req.body)) throw new OwnershipError('conversation_forbidden');
+    },
+    schema: {
+      summary: r.summary,
+      tags: ['ownerships'],
+      security: SECURITY,
+      params: OwnershipParamsSchema,
+      body: r.body,
+      response: { [r.status]: r.response, ...(r.accepted ? { 202: r.response } : {}), ...ERROR_RESPONSES },
+    },
+    handler: async (req, reply) => {
+      const params = req.params as z.output<typeof OwnershipParamsSchema>;
+      const out = await r.run(principalOf(req), params.id, req.body as z.output<B>);
+      return reply.code(r.accepted?.(out) ? 202 : r.status).send(out);
+    },
+  });
+}
+
+/** Per-ownership messages, addressed by ownershipId (its workflow found in the `ownerships` table). */
+export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
+  const view = OwnershipViewSchema;
+  write(app, { path: 'heartbeat', op: 'heartbeat', summary: 'Heartbeat of the owner session (signal; coalesced)', body: HeartbeatBodySchema, response: AcceptedSchema, status: 202, run: svc.heartbeat });
+  write(app, { path: 'handoff', op: 'handoff', summary: 'Start a two-phase handoff to another session', body: HandoffBodySchema, response: view, status: 200, run: svc.handoff });
+  write(app, {
+    path: 'handoff/accept',
+    op: 'acceptHandoff',
+    summary: 'Accept a pending handoff as the named successor',
+    body: AcceptHandoffBodySchema,
+    response: view,
+    status: 200,
+    newOwner: true,
+    run: svc.acceptHandoff,
+  });
+  write(app, { path: 'handoff/cancel', op: 'cancelHandoff', summary: 'Cancel a pending handoff', body: CancelHandoffBodySchema, response: view, status: 200, run: svc.cancelHandoff });
+  write(app, { path: 'release', op: 'release', summary: 'Release the worktree', body: ReleaseBodySchema, response: view, status: 200, run: svc.release });
+  write(app, {
+    path: 'reclaim',
+    op: 'reclaim',
+    summary: 'Reclaim from a dead owner (WIP preserved); force is admin-only with a reason',
+    body: ReclaimBodySchema,
+    response: view,
+    status: 200,
+    newOwner: true,
+    run: svc.reclaim,
+  });
+  write(app, { path: 'submit', op: 'submit', summary: 'Submit the work for landing', body: SubmitBodySchema, response: view, status: 200, run: svc.submit });
+  write(app, { path: 'plan', op: 'bindPlan', summary: 'Bind lane, plan or request', body: PlanBodySchema, response: view, status: 200, run: svc.bindPlan });
+  write(app, { path: 'rename-branch', op: 'renameBranch', summary: 'Record a branch rename (spec §14.3)', body: RenameBranchBodySchema, response: view, status: 200, run: svc.renameBranch });
+  write(app, {
+    path: 'landed',
+    op: 'landed',
+    summary: 'Landing receipt for this ownership (200 when durable, 202 when only signalled)',
+    body: LandedBodySchema,
+    response: LandingResponseSchema,
+    status: 200,
+    accepted: (out) => out.status === 'accepted',
+    run: svc.landed,
+  });
+  write(app, {
+    path: 'worktree-removed',
+    op: 'worktreeRemoved',
+    summary: 'The worktree was removed (signal; ends the lifecycle once landed or released)',
+    body: WorktreeRemovedBodySchema,
+    response: AcceptedSchema,
+    status: 202,
+    run: svc.worktreeRemoved,
+  });
+
+  app.get(
+    '/v1/ownerships/:id',
+    {
+      config: { operation: 'get' },
+      schema: {
+        summary: 'The ownership: the live view with liveness while it runs, the durable record after',
+        tags: ['ownerships'],
+        security: SECURITY,
+        params: OwnershipParamsSchema,
+        response: { 200: OwnershipViewSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => svc.getById(principalOf(req), req.params.id),
+  );
+}

@@ -1,0 +1,213 @@
+import { z } from 'zod';
+import { LeaseTtlMs } from '../domain/commands';
+import { LandingReceiptSchema } from '../domain/events';
+import { FreeText, IdString, IsoTime, OwnerSchema, OwnershipIdSchema, ProcessIdentitySchema } from '../domain/identity';
+import { OwnershipRecordSchema, OwnershipStateSchema, OWNERSHIP_STATES } from '../domain/projection';
+import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
+
+/**
+ * The wire contract of the HTTP API and the MCP tools: request bodies and queries (validated),
+ * responses (serialised and documented), all as zod schemas, which are also the TypeScript types
+ * and the OpenAPI document. Bodies never carry a principal or a conversation: the principal comes
+ * from the bearer token, the conversation from the executor binding (ARCHITECTURE §5).
+ */
+
+const Path = z.string().min(1).max(4096);
+const Branch = z.string().min(1).max(255);
+const Epoch = z.number().int().positive();
+const Sha = z.string().regex(/^[0-9a-f]{7,64}$/, 'a lowercase hex commit id (7 to 64 digits)');
+
+// --- requests ------------------------------------------------------------------------------------
+
+/** The agent worker, named in a body: an admin must; an executor may, but only its own. */
+const WorkerNaming = {
+  worker: z.strictObject({ workerId: IdString, runId: IdString.nullable().optional() }).optional().describe('admin: the agent worker to act for; executors act for their own'),
+  workerId: IdString.optional().describe('spec §6.2 spelling of worker.workerId'),
+  runId: IdString.nullable().optional().describe('spec §6.2 spelling of worker.runId'),
+};
+
+const NewOwnerBody = {
+  ...WorkerNaming,
+  executionSessionId: IdString,
+  runtime: IdString.optional().describe("the executor's runtime; default: the executor binding's executor, else `unknown`"),
+  parentExecutionSessionId: IdString.nullable().optional(),
+  process: ProcessIdentitySchema.nullable().optional().describe('the session process, for the local liveness authority'),
+  leaseTtlMs: LeaseTtlMs.optional().describe('this owner’s heartbeat lease; default: the server’s OD_LEASE_TTL_MS'),
+};
+
+/** Spec §6.2. */
+export const BindBodySchema = z
+  .strictObject({
+    ...NewOwnerBody,
+    repoRoot: Path,
+    worktreePath: Path,
+    branch: Branch,
+    lane: FreeText.nullable().optional(),
+    planRef: FreeText.nullable().optional(),
+    requestId: IdString.nullable().optional(),
+    hostId: IdString.optional().describe('the host that holds the worktree; default: the API host'),
+  })
+  .describe('ownership.bind (spec §6.2). Naming a conversation is refused: it comes from the executor binding.');
+export type BindBody = z.infer<typeof BindBodySchema>;
+export type WorkerNamingBody = Pick<BindBody, 'worker' | 'workerId' | 'runId'>;
+
+export const AcceptHandoffBodySchema = z.strictObject({ ...NewOwnerBody, handoffId: IdString });
+export type AcceptHandoffBody = z.infer<typeof AcceptHandoffBodySchema>;
+
+export const ReclaimBodySchema = z.strictObject({ ...NewOwnerBody, force: z.boolean().optional(), reason: FreeText.nullable().optional() });
+export type ReclaimBody = z.infer<typeof ReclaimBodySchema>;
+
+const OwnerOnly = { executionSessionId: IdString, epoch: Epoch };
+
+export const HeartbeatBodySchema = z.strictObject({ ...OwnerOnly });
+export type HeartbeatBody = z.infer<typeof HeartbeatBodySchema>;
+export const HandoffBodySchema = z.strictObject({ ...OwnerOnly, toExecutionSessionId: IdString, reason: FreeText.nullable().optional() });
+export type HandoffBody = z.infer<typeof HandoffBodySchema>;
+export const CancelHandoffBodySchema = z.strictObject({ ...OwnerOnly });
+export type CancelHandoffBody = z.infer<typeof CancelHandoffBodySchema>;
+export const ReleaseBodySchema = z.strictObject({ ...OwnerOnly, reason: FreeText.nullable().optional() });
+export type ReleaseBody = z.infer<typeof ReleaseBodySchema>;
+export const SubmitBodySchema = z.strictObject({ ...OwnerOnly, head: Sha.nullable().optional() });
+export type SubmitBody = z.infer<typeof SubmitBodySchema>;
+export const PlanBodySchema = z.strictObject({
+  ...OwnerOnly,
+  lane: FreeText.nullable().optional(),
+  planRef: FreeText.nullable().optional(),
+  requestId: IdString.nullable().optional(),
+});
+export type PlanBody = z.infer<typeof PlanBodySchema>;
+export const RenameBranchBodySchema = z.strictObject({ ...OwnerOnly, from: Branch, to: Branch });
+export type RenameBranchBody = z.infer<typeof RenameBranchBodySchema>;
+
+const LandingFields = { sourceHead: Sha, landedBranch: Branch, landedHead: Sha, landedAt: IsoTime };
+export const LandedBodySchema = z.strictObject({ ...LandingFields });
+export type LandedBody = z.infer<typeof LandedBodySchema>;
+
+/** Spec §11: the landing controller names the ownership, or the source branch of a repository. */
+export const LandingBodySchema = z
+  .strictObject({ ownershipId: OwnershipIdSchema.optional(), repoRoot: Path.optional(), sourceBranch: Branch.optional(), ...LandingFields })
+  .superRefine((b, ctx) => {
+    if (b.ownershipId === undefined && (b.repoRoot === undefined || b.sourceBranch === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['ownershipId'], message: 'name ownershipId, or repoRoot and sourceBranch' });
+    }
+  })
+  .describe('spec §11 landing receipt input');
+export type LandingBody = z.infer<typeof LandingBodySchema>;
+
+export const WorktreeRemovedBodySchema = z.strictObject({ reason: FreeText.nullable().optional() });
+export type WorktreeRemovedBody = z.infer<typeof WorktreeRemovedBodySchema>;
+
+export const OwnershipParamsSchema = z.strictObject({ id: OwnershipIdSchema });
+
+/** Exactly one selector among `keys` (`repoRoot` may narrow a branch). */
+function oneSelector<T extends Record<string, unknown>>(keys: readonly (keyof T & string)[]) {
+  return (q: T, ctx: z.RefinementCtx) => {
+    const given = keys.filter((k) => q[k] !== undefined);
+    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: [given[1] ?? keys[0]], message: `name exactly one of ${keys.join(', ')}` });
+    if (q.repoRoot !== undefined && q.branch === undefined) ctx.addIssue({ code: 'custom', path: ['repoRoot'], message: 'repoRoot narrows a branch lookup only' });
+  };
+}
+
+export const GetQuerySchema = z
+  .strictObject({ ownershipId: OwnershipIdSchema.optional(), worktreePath: Path.optional(), branch: Branch.optional(), repoRoot: Path.optional() })
+  .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch']))
+  .describe('ownership.get (spec §6.3): one of ownershipId, worktreePath, branch (+ repoRoot)');
+export type GetQuery = z.infer<typeof GetQuerySchema>;
+
+export const HistoryQuerySchema = z
+  .strictObject({
+    ownershipId: OwnershipIdSchema.optional(),
+    worktreePath: Path.optional(),
+    branch: Branch.optional(),
+    repoRoot: Path.optional(),
+    landedCommit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').optional(),
+  })
+  .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch', 'landedCommit']))
+  .describe('ownership.history (spec §6.3): one of ownershipId, worktreePath, branch (+ repoRoot), landedCommit');
+export type HistoryQuery = z.infer<typeof HistoryQuerySchema>;
+
+const States = z.preprocess(
+  (v) => (typeof v === 'string' ? v.split(',').filter(Boolean) : v),
+  z.array(OwnershipStateSchema).min(1).max(OWNERSHIP_STATES.length),
+);
+const Bool = z.preprocess((v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v), z.boolean());
+
+export const ListQuerySchema = z
+  .strictObject({
+    repoRoot: Path.optional(),
+    state: States.optional().describe('one state, several (repeated or comma-separated)'),
+    limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional(),
+    cursor: z.string().min(1).max(512).optional(),
+    liveness: Bool.optional().describe('also ask each live ownership its liveness (live, silent, stale)'),
+  })
+  .describe('ownership.list (spec §6.3)');
+export type ListQuery = z.infer<typeof ListQuerySchema>;
+
+export const ProvenanceParamsSchema = z.strictObject({ sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits') });
+export const ProvenanceQuerySchema = z.strictObject({ repo: Path.describe('the repository the commit is in (path on the API host)') });
+
+// --- responses -----------------------------------------------------------------------------------
+
+/** A conversation as a caller sees it: URL and title read "[redacted]" when the principal may not see them. */
+export const WireConversationSchema = z.strictObject({
+  provider: z.string(),
+  conversationId: z.string(),
+  conversationUrl: z.string(),
+  title: z.string().nullable().optional(),
+  observedAt: z.string(),
+});
+const WireOwnerSchema = OwnerSchema.extend({ conversation: WireConversationSchema.nullable() });
+export const WireReceiptSchema = LandingReceiptSchema.extend({ conversation: WireConversationSchema.nullable() });
+
+/** The durable record of spec §7 (plus epoch, seq, lineage) as served. */
+export const WireRecordSchema = OwnershipRecordSchema.extend({ owner: WireOwnerSchema.nullable(), landings: z.array(WireReceiptSchema) });
+export type WireRecord = z.infer<typeof WireRecordSchema>;
+
+export const LivenessSchema = z.strictObject({
+  status: z.enum(['live', 'silent', 'stale', 'unowned']),
+  verdict: z.enum(['alive', 'dead', 'unknown']).nullable(),
+  lastHeartbeatAt: z.string().nullable(),
+  checkedAt: z.string().nullable(),
+  leaseTtlMs: z.number().int(),
+});
+export type Liveness = z.infer<typeof LivenessSchema>;
+
+export const ProjectionSyncSchema = z.strictObject({ hostId: z.string(), localSeq: z.number().int(), durableSeq: z.number().int(), error: z.string().nullable() });
+
+/** The live view: the record plus what only the workflow knows (null when served from PostgreSQL after the lifecycle ended). */
+export const OwnershipViewSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable(), projectionSync: ProjectionSyncSchema.nullable() });
+export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
+
+export const ListItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional() });
+export const ListResponseSchema = z.strictObject({ items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
+export type ListResponse = z.infer<typeof ListResponseSchema>;
+
+/** Events are documented loosely: their full union is in src/domain/events.ts. */
+export const WireEventSchema = z.looseObject({ ownershipId: z.string(), seq: z.number().int(), type: z.string(), at: z.string() });
+export const HistoryResponseSchema = z.strictObject({
+  ownerships: z.array(z.strictObject({ ownershipId: z.string(), record: WireRecordSchema, events: z.array(WireEventSchema), lineage: z.array(LineageLinkSchema) })),
+});
+export type HistoryResponse = z.infer<typeof HistoryResponseSchema>;
+
+export const AcceptedSchema = z.strictObject({ accepted: z.literal(true) });
+
+export const LandingResponseSchema = z.strictObject({
+  status: z.enum(['recorded', 'accepted']).describe('recorded: the receipt is durable; accepted: signalled, not yet durable'),
+  ownershipId: z.string(),
+  receipt: WireReceiptSchema.nullable(),
+});
+export type LandingResponse = z.infer<typeof LandingResponseSchema>;
+
+export const ConversationReportResponseSchema = z.strictObject({
+  workerId: z.string(),
+  firstBound: z.boolean().describe('this observation became the worker’s conversation'),
+  conflict: z.boolean().describe('a different conversation than the first binding (kept as firstConflict)'),
+  conversation: WireConversationSchema.nullable().describe('the worker’s bound (first) conversation'),
+  signalled: z.number().int().describe('active ownerships of the worker told to pick it up'),
+});
+export type ConversationReportResponse = z.infer<typeof ConversationReportResponseSchema>;
+
+/** A body that names a conversation is refused outright (spec §6.2, §13), before any other check. */
+export function namesConversation(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).some((k) => /^conversation/i.test(k));
+}

@@ -1,0 +1,45 @@
+import { OwnershipError } from '../../client/errors';
+import type { Observation } from '../../domain/binding';
+import type { Principal } from '../../domain/identity';
+import { recordObservation } from '../../store/bindings';
+import type { ConversationReportResponse } from '../schemas';
+import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
+
+/** States in which an ownership has a current owner that a newly bound conversation can annotate. */
+const ACTIVE_STATES = ['active', 'handoff_pending', 'stale', 'submitted'];
+
+/**
+ * An executor reports the conversation it observed for its OWN worker (spec §5, §6.1): the binding
+ * rules decide what is kept, then every active ownership of that worker is told to pick it up.
+ */
+export async function reportConversation(deps: ServiceDeps, principal: Principal, obs: Observation): Promise<ConversationReportResponse> {
+  authorizeOp(principal, 'reportConversation');
+  // Only an executor has a worker of its own to report for; nobody reports for another worker.
+  if (principal.kind !== 'executor' || !principal.workerId) throw new OwnershipError('forbidden');
+  const workerId = principal.workerId;
+  const outcome = await recordObservation(deps.pool, { workerId, runId: principal.runId ?? null }, obs);
+  if ('code' in outcome) throw new OwnershipError(outcome.code, outcome.message, outcome.details);
+
+  const res = await deps.pool.query<{ workflow_id: string }>(
+    'SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])',
+    [workerId, ACTIVE_STATES],
+  );
+  let signalled = 0;
+  for (const row of res.rows) {
+    try {
+      await withTemporal(deps, () => deps.client.conversationBound(row.workflow_id, workerId));
+      signalled++;
+    } catch (err) {
+      // An ownership that ended meanwhile has nothing to annotate; anything else is the caller's to retry.
+      if (!(err instanceof OwnershipError && err.code === 'not_found')) throw err;
+    }
+  }
+  const c = outcome.state.firstConversation;
+  return redact(principal, {
+    workerId,
+    firstBound: outcome.firstBound,
+    conflict: outcome.conflict,
+    conversation: c ? { provider: c.provider, conversationId: c.conversationId, conversationUrl: c.conversationUrl, title: c.title ?? null, observedAt: c.observedAt } : null,
+    signalled,
+  });
+}

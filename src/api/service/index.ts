@@ -1,0 +1,58 @@
+import type { Principal } from '../../domain/identity';
+import type { Observation } from '../../domain/binding';
+import type { ServiceDeps } from './context';
+import { reportConversation } from './executor';
+import { land, landed } from './landings';
+import { get, history, list, provenance } from './lookups';
+import * as own from './ownerships';
+import type {
+  AcceptHandoffBody,
+  BindBody,
+  CancelHandoffBody,
+  GetQuery,
+  HandoffBody,
+  HeartbeatBody,
+  HistoryQuery,
+  LandedBody,
+  LandingBody,
+  ListQuery,
+  PlanBody,
+  ReclaimBody,
+  ReleaseBody,
+  RenameBranchBody,
+  SubmitBody,
+  WorktreeRemovedBody,
+} from '../schemas';
+
+export type { ServiceDeps } from './context';
+
+/**
+ * The operations of the HTTP API and the MCP tools, bound to their dependencies. Every one takes
+ * the authenticated principal and a validated input, authorizes, and returns redacted output; it
+ * throws OwnershipError with a reason code (or a backing-service error, mapped to 503).
+ */
+export function createService(deps: ServiceDeps) {
+  return {
+    bind: (p: Principal, b: BindBody) => own.bind(deps, p, b),
+    heartbeat: (p: Principal, id: string, b: HeartbeatBody) => own.heartbeat(deps, p, id, b),
+    handoff: (p: Principal, id: string, b: HandoffBody) => own.handoff(deps, p, id, b),
+    acceptHandoff: (p: Principal, id: string, b: AcceptHandoffBody) => own.acceptHandoff(deps, p, id, b),
+    cancelHandoff: (p: Principal, id: string, b: CancelHandoffBody) => own.cancelHandoff(deps, p, id, b),
+    release: (p: Principal, id: string, b: ReleaseBody) => own.release(deps, p, id, b),
+    reclaim: (p: Principal, id: string, b: ReclaimBody) => own.reclaim(deps, p, id, b),
+    submit: (p: Principal, id: string, b: SubmitBody) => own.submit(deps, p, id, b),
+    bindPlan: (p: Principal, id: string, b: PlanBody) => own.bindPlan(deps, p, id, b),
+    renameBranch: (p: Principal, id: string, b: RenameBranchBody) => own.renameBranch(deps, p, id, b),
+    landed: (p: Principal, id: string, b: LandedBody) => landed(deps, p, id, b),
+    worktreeRemoved: (p: Principal, id: string, b: WorktreeRemovedBody) => own.worktreeRemoved(deps, p, id, b),
+    getById: (p: Principal, id: string) => own.getById(deps, p, id),
+    land: (p: Principal, b: LandingBody) => land(deps, p, b),
+    reportConversation: (p: Principal, o: Observation) => reportConversation(deps, p, o),
+    get: (p: Principal, q: GetQuery) => get(deps, p, q),
+    list: (p: Principal, q: ListQuery) => list(deps, p, q),
+    history: (p: Principal, q: HistoryQuery) => history(deps, p, q),
+    provenance: (p: Principal, sha: string, repo: string) => provenance(deps, p, sha, repo),
+  };
+}
+
+export type OwnershipService = ReturnType<typeof createService>;

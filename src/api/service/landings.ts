@@ -1,0 +1,55 @@
+import { OwnershipError } from '../../client/errors';
+import { LandingReceiptSchema, type LandingReceipt } from '../../domain/events';
+import type { Principal } from '../../domain/identity';
+import { getOwnership } from '../../store/lookups';
+import type { LandedBody, LandingBody, LandingResponse } from '../schemas';
+import { authorizeOp, ownershipRow, redact, withTemporal, type ServiceDeps } from './context';
+
+/**
+ * Landing receipts (spec §11). `landed` is a signal, idempotent on (ownershipId, landedHead); the
+ * answer says whether the receipt is already durable, so a landing controller can rely on it.
+ */
+
+async function storedReceipt(deps: ServiceDeps, ownershipId: string, landedHead: string): Promise<LandingReceipt | null> {
+  const res = await deps.pool.query<{ receipt: unknown }>('SELECT receipt FROM landing_receipts WHERE ownership_id = $1 AND landed_head = $2', [ownershipId, landedHead]);
+  const raw = res.rows[0]?.receipt;
+  return raw ? LandingReceiptSchema.parse(raw) : null;
+}
+
+async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: string, fields: LandedBody): Promise<LandingResponse> {
+  const done = (receipt: LandingReceipt): LandingResponse => redact(principal, { status: 'recorded', ownershipId, receipt });
+  const existing = await storedReceipt(deps, ownershipId, fields.landedHead);
+  if (existing) return done(existing);
+  const row = await ownershipRow(deps, ownershipId);
+  if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
+  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId }, { ...fields, principal }));
+  const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    const receipt = await storedReceipt(deps, ownershipId, fields.landedHead);
+    if (receipt) return done(receipt);
+  }
+  return { status: 'accepted', ownershipId, receipt: null };
+}
+
+/** POST /v1/ownerships/:id/landed */
+export async function landed(deps: ServiceDeps, principal: Principal, ownershipId: string, body: LandedBody): Promise<LandingResponse> {
+  authorizeOp(principal, 'landed');
+  return landOn(deps, principal, ownershipId, body);
+}
+
+/** POST /v1/landings: the landing controller's form, by ownershipId or by (repoRoot, sourceBranch). */
+export async function land(deps: ServiceDeps, principal: Principal, body: LandingBody): Promise<LandingResponse> {
+  authorizeOp(principal, 'landed');
+  const repoRoot = body.repoRoot === undefined ? undefined : await deps.client.normalize(body.repoRoot);
+  const record =
+    body.ownershipId !== undefined
+      ? await getOwnership(deps.pool, { ownershipId: body.ownershipId })
+      : await getOwnership(deps.pool, { branch: body.sourceBranch!, repoRoot: repoRoot! });
+  if (!record) throw new OwnershipError('not_found');
+  // Whatever names the source must agree with the ownership it resolves to.
+  if (body.sourceBranch !== undefined && !record.branchNames.includes(body.sourceBranch)) throw new OwnershipError('worktree_mismatch', undefined, { branch: record.branch });
+  if (repoRoot !== undefined && repoRoot !== record.repoRoot) throw new OwnershipError('worktree_mismatch');
+  const { sourceHead, landedBranch, landedHead, landedAt } = body;
+  return landOn(deps, principal, record.ownershipId, { sourceHead, landedBranch, landedHead, landedAt });
+}

@@ -1,0 +1,88 @@
+import { OwnershipError } from '../../client/errors';
+import type { Principal } from '../../domain/identity';
+import type { OwnershipRecord } from '../../domain/projection';
+import { ownershipWorkflowId } from '../../domain/workflow-id';
+import { getHistory, getOwnership, listOwnerships, type GetOwnershipInput, type HistoryInput } from '../../store/lookups';
+import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
+import type { GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
+import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
+
+/** Read-only lookups of spec §6.3, served from PostgreSQL. Paths get the spelling bind gave them. */
+
+const LIVE_STATES = new Set(['active', 'handoff_pending', 'stale', 'submitted']);
+const LIVENESS_QUERY_MS = 2_000;
+const LIVENESS_CONCURRENCY = 8;
+
+async function norm(deps: ServiceDeps, p: string | undefined): Promise<string | undefined> {
+  return p === undefined ? undefined : deps.client.normalize(p);
+}
+
+export async function get(deps: ServiceDeps, principal: Principal, q: GetQuery): Promise<WireRecord> {
+  authorizeOp(principal, 'get');
+  let by: GetOwnershipInput;
+  if (q.ownershipId !== undefined) by = { ownershipId: q.ownershipId };
+  else if (q.worktreePath !== undefined) by = { worktreePath: (await norm(deps, q.worktreePath))! };
+  else {
+    const repoRoot = await norm(deps, q.repoRoot);
+    by = { branch: q.branch!, ...(repoRoot !== undefined ? { repoRoot } : {}) };
+  }
+  const record = await getOwnership(deps.pool, by);
+  if (!record) throw new OwnershipError('not_found');
+  return redact(principal, record);
+}
+
+export async function list(deps: ServiceDeps, principal: Principal, q: ListQuery): Promise<ListResponse> {
+  authorizeOp(principal, 'list');
+  const repoRoot = await norm(deps, q.repoRoot);
+  const page = await listOwnerships(deps.pool, {
+    ...(repoRoot !== undefined ? { repoRoot } : {}),
+    ...(q.state !== undefined ? { state: q.state } : {}),
+    ...(q.limit !== undefined ? { limit: q.limit } : {}),
+    ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+  });
+  const items = q.liveness ? await withLiveness(deps, page.items) : page.items;
+  return redact(principal, { items, nextCursor: page.nextCursor });
+}
+
+/** Each live ownership's liveness from its workflow, bounded in time and concurrency; null when it cannot answer. */
+async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<(OwnershipRecord & { liveness: Liveness | null })[]> {
+  const out: (OwnershipRecord & { liveness: Liveness | null })[] = items.map((r) => ({ ...r, liveness: null }));
+  let next = 0;
+  const worker = async () => {
+    while (next < out.length) {
+      const item = out[next++]!;
+      if (!LIVE_STATES.has(item.state)) continue;
+      try {
+        const workflowId = ownershipWorkflowId(item.repoRoot, item.worktreePath);
+        const v = await withTemporal(deps, () => deps.client.projection({ workflowId }), LIVENESS_QUERY_MS);
+        if (v && v.ownershipId === item.ownershipId) item.liveness = v.liveness;
+      } catch {
+        // unknown stays null: rendered `unknown`, never guessed
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LIVENESS_CONCURRENCY, out.length) }, worker));
+  return out;
+}
+
+export async function history(deps: ServiceDeps, principal: Principal, q: HistoryQuery): Promise<HistoryResponse> {
+  authorizeOp(principal, 'history');
+  let by: HistoryInput;
+  if (q.ownershipId !== undefined) by = { ownershipId: q.ownershipId };
+  else if (q.worktreePath !== undefined) by = { worktreePath: (await norm(deps, q.worktreePath))! };
+  else if (q.landedCommit !== undefined) by = { landedCommit: q.landedCommit };
+  else {
+    const repoRoot = await norm(deps, q.repoRoot);
+    by = { branch: q.branch!, ...(repoRoot !== undefined ? { repoRoot } : {}) };
+  }
+  return redact(principal, await getHistory(deps.pool, by));
+}
+
+export async function provenance(deps: ServiceDeps, principal: Principal, sha: string, repo: string): Promise<Provenance> {
+  authorizeOp(principal, 'provenance');
+  // The repository is opened on this host: only under the allowed roots, like any other path.
+  const repoPath = (await norm(deps, repo))!;
+  const found = await resolveProvenance(deps.pool, repoPath, sha);
+  if (!found) throw new OwnershipError('not_found');
+  return redact(principal, found);
+}

@@ -1,0 +1,43 @@
+/** Shared formatting of the human renderers: unknown is `unknown`, never a guess (spec §12, §17.9). */
+
+export const UNKNOWN = 'unknown';
+
+export interface Field {
+  label: string;
+  value: string;
+}
+
+/** A value as shown: missing (null, undefined, empty) reads `unknown`. */
+export function show(x: string | number | null | undefined): string {
+  return x === null || x === undefined || x === '' ? UNKNOWN : String(x);
+}
+
+const RUNTIMES: Readonly<Record<string, string>> = {
+  'chatgpt-web': 'ChatGPT Web',
+};
+
+/** A runtime id for people: known ones by name, others as they are. */
+export function runtimeLabel(runtime: string | null | undefined): string {
+  if (runtime === null || runtime === undefined || runtime === '' || runtime === UNKNOWN) return UNKNOWN;
+  return RUNTIMES[runtime] ?? runtime;
+}
+
+/**
+ * `Label:` padded to the widest label plus one space, as in spec §12 (`Owner runtime: ...`); an
+ * empty label continues the field above.
+ */
+export function renderFields(fields: readonly Field[]): string {
+  const width = Math.max(...fields.map((f) => f.label.length)) + 2;
+  return fields.map((f) => `${(f.label === '' ? '' : `${f.label}:`).padEnd(width)}${f.value}`).join('\n');
+}
+
+export function shortSha(sha: string | null | undefined): string {
+  return sha ? sha.slice(0, 12) : UNKNOWN;
+}
+
+/** The later of two ISO instants (either may be missing). */
+export function latest(a: string | null | undefined, b: string | null | undefined): string | null {
+  if (!a) return b ?? null;
+  if (!b) return a;
+  return Date.parse(a) >= Date.parse(b) ? a : b;
+}

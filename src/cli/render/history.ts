@@ -1,0 +1,49 @@
+import type { HistoryResponse } from '../../api/schemas';
+import { runtimeLabel, shortSha, show } from './format';
+
+/**
+ * `od-worktree history`: every ownership of a worktree, branch or landed commit, oldest first, with
+ * its owner chain (handoff lineage), landings and events. Pure.
+ */
+
+type Entry = HistoryResponse['ownerships'][number];
+
+const VIA: Readonly<Record<string, string>> = {
+  bind: 'bind',
+  handoff: 'handoff',
+  after_release: 'claim after release',
+  reclaim: 'reclaim (owner dead)',
+  forced_reclaim: 'forced reclaim',
+};
+
+export function renderHistoryEntry(e: Entry): string {
+  const r = e.record;
+  const lines: string[] = [`Ownership ${e.ownershipId}  ${r.state.toUpperCase()}`];
+  lines.push(`  Worktree:  ${show(r.worktreePath)}${r.worktreeRemoved ? ' (removed)' : ''}`);
+  const former = r.branchNames.filter((b) => b !== r.branch);
+  lines.push(`  Branch:    ${show(r.branch)}${former.length ? ` (was ${former.join(', ')})` : ''}`);
+  lines.push(`  Lane:      ${show(r.lane)}    Plan: ${show(r.planRef)}`);
+  lines.push('  Owners:');
+  if (e.lineage.length === 0) lines.push('    none');
+  for (const l of e.lineage) {
+    const from = l.previousExecutionSessionId ? ` from ${l.previousExecutionSessionId}` : '';
+    lines.push(`    epoch ${l.epoch}  ${VIA[l.via] ?? l.via}${from}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}), conversation ${show(l.conversationId)}, at ${l.at}`);
+  }
+  if (r.latestWip) lines.push(`  WIP:       ${r.latestWip.ref} (${shortSha(r.latestWip.sha)}) at ${r.latestWip.at}`);
+  if (r.submitted) lines.push(`  Submitted: ${r.submitted.at}${r.submitted.head ? ` head ${shortSha(r.submitted.head)}` : ''}`);
+  for (const l of r.landings) {
+    lines.push(`  Landed:    ${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}`);
+  }
+  lines.push('  Events:');
+  for (const ev of e.events) {
+    const actor = (ev as { actor?: { executionSessionId?: string | null; principal?: string | null } }).actor;
+    const who = [actor?.executionSessionId, actor?.principal].filter(Boolean).join(' ');
+    lines.push(`    #${ev.seq}  ${ev.at}  ${ev.type.replace(/^ownership\./, '')}${who ? `  by ${who}` : ''}`);
+  }
+  return lines.join('\n');
+}
+
+export function renderHistory(h: HistoryResponse): string {
+  if (h.ownerships.length === 0) return 'no ownership history';
+  return h.ownerships.map(renderHistoryEntry).join('\n\n');
+}

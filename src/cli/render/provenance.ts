@@ -1,0 +1,11 @@
+import { provenanceFields, type Provenance } from '../../store/provenance';
+import { renderFields } from './format';
+
+/**
+ * `od-worktree provenance <commit>`: landed commit -> source branch/worktree -> session -> worker ->
+ * conversation (spec §11, §17.5). The rows are the store's own (provenanceFields), so the CLI and
+ * any other renderer agree; missing links read `unknown`.
+ */
+export function renderProvenance(p: Provenance): string {
+  return renderFields(provenanceFields(p));
+}

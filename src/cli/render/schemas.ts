@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { HistoryResponseSchema, ListItemSchema, LivenessSchema, OwnershipViewSchema, WireRecordSchema } from '../../api/schemas';
+import { ProvenanceSchema } from '../../store/provenance';
+
+/**
+ * The `--json` output of the service commands of od-worktree, validated before it is printed and
+ * exported for scripts and tests. Every answer has `ok`; a failure is `{ok: false, code, error}`.
+ */
+
+export const CliErrorSchema = z.strictObject({ ok: z.literal(false), code: z.string(), error: z.string() });
+export type CliError = z.infer<typeof CliErrorSchema>;
+
+export const WhoOutputSchema = z.strictObject({ ok: z.literal(true), ownership: WireRecordSchema, liveness: LivenessSchema.nullable() });
+export type WhoOutput = z.infer<typeof WhoOutputSchema>;
+
+export const ListOutputSchema = z.strictObject({ ok: z.literal(true), items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
+export type ListOutput = z.infer<typeof ListOutputSchema>;
+
+export const HistoryOutputSchema = HistoryResponseSchema.extend({ ok: z.literal(true) });
+export type HistoryOutput = z.infer<typeof HistoryOutputSchema>;
+
+export const ProvenanceOutputSchema = z.strictObject({ ok: z.literal(true), provenance: ProvenanceSchema });
+export type ProvenanceOutput = z.infer<typeof ProvenanceOutputSchema>;
+
+/** claim and release answer the ownership's new view. */
+export const OwnershipOutputSchema = z.strictObject({ ok: z.literal(true), ownership: OwnershipViewSchema });
+export type OwnershipOutput = z.infer<typeof OwnershipOutputSchema>;
+
+export const HeartbeatOutputSchema = z.strictObject({ ok: z.literal(true), ownershipId: z.string(), accepted: z.literal(true) });
+export type HeartbeatOutput = z.infer<typeof HeartbeatOutputSchema>;

@@ -1,0 +1,37 @@
+import { ApiError, type ApiClient } from '../api/client';
+import type { ErrorBody } from '../api/errors';
+import { toFailure } from '../api/errors';
+import type { OwnershipService } from '../api/service';
+import type { Principal } from '../domain/identity';
+import type { ToolBackend } from './tools';
+
+/** The tools on the service itself, for one authenticated principal. */
+export function directBackend(svc: OwnershipService, principal: Principal): ToolBackend {
+  return {
+    bind: (input) => svc.bind(principal, input),
+    get: (input) => svc.get(principal, input),
+    list: (input) => svc.list(principal, input),
+    history: (input) => svc.history(principal, input),
+    heartbeat: (id, input) => svc.heartbeat(principal, id, input),
+    release: (id, input) => svc.release(principal, id, input),
+  };
+}
+
+/** The tools through the HTTP API (which runs the same handlers): the principal is the token's. */
+export function remoteBackend(api: ApiClient): ToolBackend {
+  return {
+    bind: (input) => api.bind(input),
+    get: (input) => api.get(input),
+    list: (input) => api.list(input),
+    history: (input) => api.history(input),
+    heartbeat: (id, input) => api.heartbeat(id, input),
+    release: (id, input) => api.release(id, input),
+  };
+}
+
+/** An API refusal passes through as it came; anything else is mapped like the API maps it. */
+export function remoteErrorBody(err: unknown): ErrorBody {
+  if (err instanceof ApiError) return err.body;
+  if (err instanceof Error && err.name === 'ApiUnreachableError') return { code: 'unavailable', message: err.message };
+  return toFailure(err).body;
+}
