@@ -31,7 +31,11 @@ let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger(process.env.OD_TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+  try {
+    Runtime.install({ logger: new DefaultLogger(process.env.OD_TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+  } catch {
+    // A test installed its own runtime logger first (e.g. to capture logs): keep it.
+  }
 }
 
 export async function startHarness(opts: { authority?: LivenessAuthority; allowedRoots?: string[]; settings?: Partial<OwnershipSettings> } = {}): Promise<Harness> {
