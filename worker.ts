@@ -1,7 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
-import { authorityFromConfig } from './src/activities/liveness';
 import { loadConfig } from './src/config';
-import { createWorkers } from './src/infra/workers';
+import { createWorkersFromConfig } from './src/infra/workers';
 import { createLogger } from './src/infra/logger';
 import { createPool } from './src/store/db';
 
@@ -18,18 +17,10 @@ async function main(): Promise<void> {
   if (!hostAgentOnly && !cfg.databaseUrl) throw new Error('DATABASE_URL is required for worker.ts (npm start sets it for its embedded PostgreSQL)');
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const pool = hostAgentOnly ? undefined : createPool(cfg.databaseUrl);
-  const workers = await createWorkers({
-    connection,
-    namespace: cfg.temporalNamespace,
-    taskQueue: cfg.taskQueue,
-    hostId: cfg.hostId,
-    allowedRoots: cfg.allowedRoots,
-    authority: authorityFromConfig(cfg),
-    pool,
-  });
+  const workers = await createWorkersFromConfig(cfg, connection, pool);
   log.info({ hostAgentOnly, taskQueue: cfg.taskQueue, hostId: cfg.hostId }, 'worker running');
-  const stop = () => // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
-      workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+  // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
+  const stop = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await Promise.all(workers.map((w) => w.run()));

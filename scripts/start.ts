@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, DefaultLogger } from '@temporalio/worker';
-import { authorityFromConfig } from '../src/activities/liveness';
 import { startApi, type RunningApi } from '../src/api/runtime';
 import { createDevTokens, devSecretFile } from '../src/auth/principals';
 import { loadConfig, type Config } from '../src/config';
@@ -9,7 +8,7 @@ import { createLogger } from '../src/infra/logger';
 import { assertPortFree, PortInUseError } from '../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
 import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server';
-import { createWorkers } from '../src/infra/workers';
+import { createWorkersFromConfig } from '../src/infra/workers';
 import { createPool, migrate } from '../src/store/db';
 
 /**
@@ -83,15 +82,7 @@ async function main(): Promise<void> {
     Runtime.install({ logger: new DefaultLogger(cfg.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
     const connection = await NativeConnection.connect({ address: temporalAddress });
     const pool = createPool(databaseUrl);
-    const workers = await createWorkers({
-      connection,
-      namespace: cfg.temporalNamespace,
-      taskQueue: cfg.taskQueue,
-      hostId: cfg.hostId,
-      allowedRoots: cfg.allowedRoots,
-      authority: authorityFromConfig(cfg),
-      pool,
-    });
+    const workers = await createWorkersFromConfig(cfg, connection, pool);
     const running = workers.map((w) => w.run());
     stops.push(async () => {
       // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.

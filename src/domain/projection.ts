@@ -90,16 +90,10 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
   switch (e.type) {
     case 'ownership.claimed': {
       const d = e.data;
-      r.owner = d.owner;
-      r.worker = d.owner.worker;
-      r.epoch = d.epoch;
-      r.state = 'active';
-      r.handoff = null;
-      r.claimedAt = e.at;
+      takeOwner(r, d.owner, d.epoch, d.via, e.at);
       if (d.lane !== null) r.lane = d.lane;
       if (d.planRef !== null) r.planRef = d.planRef;
       if (d.requestId !== null) r.requestId = d.requestId;
-      r.lineage.push(lineage(d.owner, d.epoch, d.via, e.at));
       seen();
       break;
     }
@@ -148,13 +142,7 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       break;
     case 'ownership.reclaimed': {
       const d = e.data;
-      r.owner = d.owner;
-      r.worker = d.owner.worker;
-      r.epoch = d.epoch;
-      r.state = 'active';
-      r.handoff = null;
-      r.claimedAt = e.at;
-      r.lineage.push(lineage(d.owner, d.epoch, d.forced ? 'forced_reclaim' : 'reclaim', e.at));
+      takeOwner(r, d.owner, d.epoch, d.forced ? 'forced_reclaim' : 'reclaim', e.at);
       seen();
       break;
     }
@@ -187,6 +175,17 @@ export function project(events: readonly OwnershipEvent[]): OwnershipRecord | nu
   let r: OwnershipRecord | null = null;
   for (const e of events) r = applyEvent(r, e);
   return r;
+}
+
+/** Every owner change (claim, accepted handoff, reclaim): a new tenure at a new epoch, one lineage entry. */
+function takeOwner(r: OwnershipRecord, owner: z.infer<typeof OwnerSchema>, epoch: number, via: z.infer<typeof LineageEntrySchema>['via'], at: string): void {
+  r.owner = owner;
+  r.worker = owner.worker;
+  r.epoch = epoch;
+  r.state = 'active';
+  r.handoff = null;
+  r.claimedAt = at;
+  r.lineage.push(lineage(owner, epoch, via, at));
 }
 
 function lineage(owner: z.infer<typeof OwnerSchema>, epoch: number, via: z.infer<typeof LineageEntrySchema>['via'], at: string) {

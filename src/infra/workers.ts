@@ -2,7 +2,8 @@ import path from 'node:path';
 import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createHostActivities, createStoreActivities } from '../activities';
-import type { LivenessAuthority } from '../activities/liveness';
+import { authorityFromConfig, type LivenessAuthority } from '../activities/liveness';
+import type { Config } from '../config';
 import { hostTaskQueue } from '../domain/queues';
 
 export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
@@ -46,4 +47,17 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
     }),
   );
   return workers;
+}
+
+/** The workers a deployment runs, from its configuration (worker.ts, npm start). No pool: host agent only. */
+export function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool): Promise<Worker[]> {
+  return createWorkers({
+    connection,
+    namespace: cfg.temporalNamespace,
+    taskQueue: cfg.taskQueue,
+    hostId: cfg.hostId,
+    allowedRoots: cfg.allowedRoots,
+    authority: authorityFromConfig(cfg),
+    pool,
+  });
 }
