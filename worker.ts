@@ -1,4 +1,4 @@
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from './src/config';
 import { createWorkersFromConfig } from './src/infra/workers';
 import { createLogger } from './src/infra/logger';
@@ -15,6 +15,7 @@ async function main(): Promise<void> {
   const hostAgentOnly = process.argv.includes('--host-agent');
   if (!cfg.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required for worker.ts (npm start sets it for its own dev server)');
   if (!hostAgentOnly && !cfg.databaseUrl) throw new Error('DATABASE_URL is required for worker.ts (npm start sets it for its embedded PostgreSQL)');
+  Runtime.install({ logger: new DefaultLogger(cfg.logLevel === 'debug' || cfg.logLevel === 'trace' ? 'DEBUG' : 'WARN') });
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const pool = hostAgentOnly ? undefined : createPool(cfg.databaseUrl);
   const workers = await createWorkersFromConfig(cfg, connection, pool);
