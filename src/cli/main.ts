@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerAdminCommands } from './commands/admin';
+import { registerDiagnosticsCommand } from './commands/diagnostics';
 import { registerGitCommands } from './commands/git';
 import { registerServiceCommands } from './commands/service';
 import { EXIT } from './exit-codes';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerGitCommands(program);
   registerServiceCommands(program);
   registerAdminCommands(program);
+  registerDiagnosticsCommand(program);
   return program;
 }
 
