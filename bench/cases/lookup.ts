@@ -1,0 +1,183 @@
+import http from 'node:http';
+import pino from 'pino';
+import { buildServer } from '../../src/api/server';
+import { createAuthenticator } from '../../src/auth/principals';
+import { generateToken, hashToken } from '../../src/auth/tokens';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/infra/logger';
+import { OwnershipRecordSchema } from '../../src/domain/projection';
+import { getOwnership } from '../../src/store/lookups';
+import { round } from '../breakdown';
+import type { BenchContext, LiveOwnership } from '../context';
+import { latencyRow, pendingRow, type Row } from '../report';
+import { log } from '../stack';
+import { progressLine, runPair, summarize, timeOnce } from '../stats';
+
+/** The statement getOwnership runs for a branch (src/store/lookups.ts), verbatim: the baseline runs it raw. */
+export const BY_BRANCH_SQL = `SELECT o.record FROM branch_names b JOIN ownerships o ON o.ownership_id = b.ownership_id
+        WHERE b.branch = $1 AND ($2::text IS NULL OR b.repo_root = $2)
+        ORDER BY (o.branch = b.branch) DESC, o.updated_at DESC, o.ownership_id DESC LIMIT 1`;
+
+/** Spellings a by-branch lookup route may have; the first that answers with the ownership is measured. */
+const ROUTE_CANDIDATES = ['/v1/ownership', '/v1/ownerships', '/ownerships', '/ownership', '/api/ownerships', '/v1/ownerships/get', '/v1/ownership/get', '/v1/lookup'];
+
+interface HttpLookup {
+  route: string;
+  url: (o: LiveOwnership) => string;
+  /** The same request through fastify's inject (no socket): the API's own processing. */
+  inject: (o: LiveOwnership) => Promise<number>;
+  headers: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+/** The API as `npm start` serves it, on a free port; null (with why) when no lookup route answers. */
+async function findHttpLookup(ctx: BenchContext, probe: LiveOwnership): Promise<HttpLookup | { pending: string }> {
+  const { stack } = ctx;
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_TASK_QUEUE: stack.taskQueue,
+    OD_HOST_ID: stack.hostId,
+    OD_ALLOWED_ROOTS: stack.root,
+    OD_API_PORT: '1',
+  });
+  // A reader principal, as a lookup client (od-worktree who/list) would present.
+  const token = generateToken();
+  const authenticator = createAuthenticator([{ id: 'bench-reader', kind: 'reader', tokenSha256: hashToken(token) }]);
+  const headers = { authorization: `Bearer ${token}` };
+  // The production logger at its default level (one line per request), written to /dev/null.
+  const logger = createLogger('info', pino.destination({ dest: '/dev/null', sync: true }));
+  const app = await buildServer({ config, temporal: stack.temporal, client: stack.ownership, pool: stack.pool, authenticator, logger });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const stop = () => app.close();
+  const refused: string[] = [];
+  for (const route of ROUTE_CANDIDATES) {
+    const url = (o: LiveOwnership) => `http://127.0.0.1:${port}${route}?branch=${encodeURIComponent(o.wt.branch)}&repoRoot=${encodeURIComponent(o.wt.repoRoot)}`;
+    const res = await fetch(url(probe), { headers });
+    const body = await res.text();
+    const path = (o: LiveOwnership) => url(o).slice(`http://127.0.0.1:${port}`.length);
+    const inject = async (o: LiveOwnership) => (await app.inject({ method: 'GET', url: path(o), headers })).statusCode;
+    if (res.status === 200 && body.includes(probe.ownershipId)) return { route, url, inject, headers, stop };
+    if (res.status === 401 || res.status === 403) refused.push(`${route} (${res.status})`);
+  }
+  await stop();
+  return { pending: refused.length ? `route refused without credentials: ${refused.join(', ')}` : 'route not built' };
+}
+
+/**
+ * 4. Ownership lookup by branch: the store function (getOwnership) vs the same SQL run raw with
+ *    `pg` on the same pool; and over HTTP vs the same raw SQL, when the API has a lookup route.
+ *    Lookups rotate over live ownerships; the history inserted for case 7 is in the tables.
+ */
+export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Promise<Row[]> {
+  const { pool } = ctx.stack;
+  const targets = live.slice(0, Math.min(100, live.length));
+  const { warmup, iterations } = ctx.sizes.lookup;
+  const raw = async (o: LiveOwnership) => {
+    const res = await pool.query<{ record: { ownershipId: string } }>(BY_BRANCH_SQL, [o.wt.branch, o.wt.repoRoot]);
+    return res.rows[0]?.record ?? null;
+  };
+  for (const o of targets.slice(0, 5)) {
+    const viaStore = await getOwnership(pool, { branch: o.wt.branch, repoRoot: o.wt.repoRoot });
+    if (viaStore?.ownershipId !== o.ownershipId || (await raw(o))?.ownershipId !== o.ownershipId) throw new Error(`lookup by branch ${o.wt.branch}: wrong ownership`);
+  }
+  const store = await runPair({
+    warmup,
+    iterations,
+    ours: (i) => getOwnership(pool, { branch: targets[i % targets.length].wt.branch, repoRoot: targets[i % targets.length].wt.repoRoot }),
+    base: (i) => raw(targets[i % targets.length]),
+    progress: progressLine('lookup: store fn vs raw SQL'),
+  });
+  // What the store function adds to the raw statement: validating its input and the record it returns.
+  const record = await raw(targets[0]);
+  const parse: number[] = [];
+  for (let i = 0; i < 500; i++) parse.push(await timeOnce(async () => OwnershipRecordSchema.parse(record)));
+  const rows: Row[] = [];
+  const storeBase = summarize(store.base);
+  rows.push(
+    latencyRow('lookup-store', 'lookup by branch: store fn', summarize(store.ours), storeBase, 'same SQL, raw pg', { on: 'ratio', op: '<=', value: 1.2, stat: 'p50' }, {
+      recordParseP50Ms: round(summarize(parse).p50, 3),
+    }),
+  );
+
+  const http = await findHttpLookup(ctx, targets[0]);
+  if ('pending' in http) {
+    log(`lookup over HTTP: pending (${http.pending})`);
+    rows.push(pendingRow('lookup-http', 'lookup by branch: over HTTP', { on: 'ratio', op: '<=', value: 3, stat: 'p50' }, http.pending));
+    return rows;
+  }
+  const bare = await bareHttpServer(ctx);
+  try {
+    const viaHttp = await runPair({
+      warmup,
+      iterations,
+      ours: async (i) => {
+        const res = await fetch(http.url(targets[i % targets.length]), { headers: http.headers });
+        if (res.status !== 200) throw new Error(`HTTP lookup: ${res.status}`);
+        await res.arrayBuffer();
+      },
+      base: (i) => raw(targets[i % targets.length]),
+      progress: progressLine('lookup: HTTP vs raw SQL'),
+    });
+    // Breakdown: the API without the socket (inject), and the socket without the API (a bare
+    // node:http server answering the same SQL as JSON).
+    const parts = await runPair({
+      warmup,
+      iterations: Math.min(iterations, 1_000),
+      ours: async (i) => {
+        const code = await http.inject(targets[i % targets.length]);
+        if (code !== 200) throw new Error(`inject lookup: ${code}`);
+      },
+      base: async (i) => {
+        const res = await fetch(bare.url(targets[i % targets.length]));
+        if (res.status !== 200) throw new Error(`bare HTTP lookup: ${res.status}`);
+        await res.arrayBuffer();
+      },
+    });
+    rows.push(
+      latencyRow('lookup-http', 'lookup by branch: over HTTP', summarize(viaHttp.ours), summarize(viaHttp.base), 'same SQL, raw pg', { on: 'ratio', op: '<=', value: 3, stat: 'p50' }, {
+        route: `GET ${http.route}?branch=&repoRoot= (reader token)`,
+        breakdownP50Ms: {
+          apiViaInjectNoSocket: round(summarize(parts.ours).p50, 3),
+          bareNodeHttpSameSqlJson: round(summarize(parts.base).p50, 3),
+        },
+      }),
+    );
+  } finally {
+    await http.stop();
+    await bare.stop();
+  }
+  return rows;
+}
+
+/** A bare node:http server answering GET ?branch=&repoRoot= with the raw SQL's record as JSON: the transport alone. */
+async function bareHttpServer(ctx: BenchContext): Promise<{ url: (o: LiveOwnership) => string; stop(): Promise<void> }> {
+  const { pool } = ctx.stack;
+  const server = http.createServer((req, res) => {
+    const q = new URL(req.url ?? '/', 'http://x').searchParams;
+    pool.query<{ record: unknown }>(BY_BRANCH_SQL, [q.get('branch'), q.get('repoRoot')]).then(
+      (r) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(r.rows[0]?.record ?? null));
+      },
+      () => {
+        res.writeHead(500);
+        res.end();
+      },
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    url: (o) => `http://127.0.0.1:${port}/?branch=${encodeURIComponent(o.wt.branch)}&repoRoot=${encodeURIComponent(o.wt.repoRoot)}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,55 @@
+import { newOwnershipId } from '../../src/domain/workflow-id';
+import { applyLocalProjection } from '../../src/git/projection';
+import { readExecutorConversation } from '../../src/store/bindings';
+import { appendEvents } from '../../src/store/event-store';
+import { round } from '../breakdown';
+import type { BenchContext } from '../context';
+import type { Worktree } from '../fixtures';
+import { summarize, timeOnce } from '../stats';
+import { claimed, planBound, type SyntheticIdentity } from '../synthetic';
+import { projectionFor } from './projection';
+
+/**
+ * The pieces bind and bindPlan are made of, each timed alone on this stack, for the breakdown:
+ * the durable-store work their local activities do (same functions, same database, own pool) and
+ * the git work of a first projection on a fresh worktree (what bind's host activity does).
+ */
+export async function measureParts(ctx: BenchContext, fresh: Worktree[]): Promise<Record<string, number>> {
+  const { pool } = ctx.stack;
+  const n = 50;
+  const ids: SyntheticIdentity[] = Array.from({ length: n }, (_, i) => ({
+    ownershipId: newOwnershipId(),
+    repoRoot: '/srv/bench-parts/product',
+    worktreePath: `/srv/bench-parts/product/.worktrees/p-${i}`,
+    branch: `parts/p-${i}`,
+    hostId: 'bench-parts-host',
+    executionSessionId: `parts-session-${i}`,
+    workerId: `parts-worker-${i}`,
+  }));
+  const first: number[] = [];
+  const next: number[] = [];
+  const conv: number[] = [];
+  const ping: number[] = [];
+  for (const id of ids) {
+    first.push(await timeOnce(() => appendEvents(pool, `ownership/parts/${id.ownershipId}`, [claimed(id, new Date().toISOString())])));
+  }
+  for (const id of ids) {
+    next.push(await timeOnce(() => appendEvents(pool, `ownership/parts/${id.ownershipId}`, [planBound(id, 2, new Date().toISOString(), 'lane-a')])));
+  }
+  for (let i = 0; i < 200; i++) {
+    conv.push(await timeOnce(() => readExecutorConversation(pool, `bench-worker-${i}`)));
+    ping.push(await timeOnce(() => pool.query('SELECT 1')));
+  }
+  const firstProjection: number[] = [];
+  for (const wt of fresh) {
+    firstProjection.push(await timeOnce(() => applyLocalProjection(wt.path, projectionFor(1, 'bench', 'parts-session'), { gitLock: true })));
+  }
+  return {
+    appendEventsFirstEventP50Ms: round(summarize(first).p50),
+    appendEventsNextEventP50Ms: round(summarize(next).p50),
+    readExecutorConversationP50Ms: round(summarize(conv).p50),
+    pgRoundTripP50Ms: round(summarize(ping).p50),
+    firstProjectionOnFreshWorktreeP50Ms: round(summarize(firstProjection).p50),
+    firstProjectionSamples: firstProjection.length,
+  };
+}

@@ -1,0 +1,181 @@
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { Pool } from 'pg';
+import { noAuthority } from '../src/activities/liveness';
+import { OwnershipClient } from '../src/client';
+import { freePort } from '../src/infra/ports';
+import { dropDatabase, ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
+import { startDevServer } from '../src/infra/temporal-dev-server';
+import { createWorkers, WORKFLOWS_PATH } from '../src/infra/workers';
+import { createPool, migrate } from '../src/store/db';
+import type { OwnershipSettings } from '../src/workflows/ownership';
+import type { Cleanup } from './cleanup';
+
+export interface BenchStack {
+  /** Realpath of the run's temp dir: repositories, the Temporal SQLite file, the embedded PostgreSQL. */
+  root: string;
+  temporalAddress: string;
+  databaseUrl: string;
+  pgSource: 'DATABASE_URL' | 'embedded';
+  /** A pool for the bench's own reads and writes (the worker has its own, as in production). */
+  pool: Pool;
+  temporal: Client;
+  ownership: OwnershipClient;
+  taskQueue: string;
+  hostId: string;
+  workers: Worker[];
+  workerPool: Pool;
+  /** Core's Prometheus endpoint (worker and native-connection metrics). */
+  metricsUrl: string;
+  /** Size of the product's workflow bundle (every cached workflow instantiates its modules). */
+  bundleBytes: number;
+  bundlePath: string;
+  settings: Partial<OwnershipSettings>;
+}
+
+export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+
+/**
+ * Two background behaviours are pushed past the run, both real but neither the cost of an
+ * operation measured here:
+ * - liveness: an owner bound early and not heartbeated again would ask the liveness authority
+ *   every 60 s (leaseTtlMs);
+ * - the periodic durable heartbeat (one event + one projection write per owner per 5 min,
+ *   heartbeatLogIntervalMs): every owner of the run is bound within the same few minutes, so it
+ *   would fire for all of them at once, in whichever heartbeat block happens to cross the 5 min
+ *   mark, instead of spread out as in production. Its steady-state cost is reported separately.
+ * Everything else is the production default.
+ */
+export const BENCH_SETTINGS: Partial<OwnershipSettings> = { leaseTtlMs: 60 * 60_000, heartbeatLogIntervalMs: 60 * 60_000 };
+
+/**
+ * The bench's own ephemeral stack, isolated from `npm start` and `npm test`: a Temporal dev server
+ * on free ports persisting to a SQLite file (WAL) in a temp dir, a fresh database (on DATABASE_URL's
+ * server, else on an embedded PostgreSQL in the temp dir), migrations, a workflow bundle built once
+ * and the production worker pair (createWorkers) on a task queue of its own.
+ */
+export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
+  const started = Date.now();
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-bench-'));
+  chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
+  const root = realpathSync(tmp);
+  cleanup.add('remove temp dir', () => rmSync(root, { recursive: true, force: true }), 60_000);
+  cleanup.addLastResort(() => rmSync(root, { recursive: true, force: true }));
+
+  const temporalPort = await freePort();
+  const temporalLog: string[] = [];
+  const server = await startDevServer({
+    port: temporalPort,
+    uiPort: null,
+    dbFile: path.join(root, 'temporal', 'temporal.sqlite'),
+    logFile: (l) => {
+      temporalLog.push(l);
+      if (temporalLog.length > 200) temporalLog.shift();
+    },
+  });
+  cleanup.add('stop Temporal dev server', () => server.stop(), 12_000);
+  cleanup.addLastResort(() => {
+    if (server.process.exitCode === null && server.process.signalCode === null) process.kill(-server.process.pid!, 'SIGKILL');
+  });
+  log(`Temporal dev server on ${server.address} (SQLite WAL in ${path.join(root, 'temporal')}) after ${Date.now() - started} ms`);
+
+  let serverUrl: string;
+  let pgSource: BenchStack['pgSource'];
+  if (process.env.DATABASE_URL) {
+    serverUrl = process.env.DATABASE_URL;
+    pgSource = 'DATABASE_URL';
+  } else {
+    const pg = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: await freePort() });
+    cleanup.add('stop embedded PostgreSQL', () => pg.stop(), 20_000);
+    serverUrl = pg.serverUrl;
+    pgSource = 'embedded';
+  }
+  const dbName = `od_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const databaseUrl = await ensureDatabase(serverUrl, dbName);
+  cleanup.add(`drop database ${dbName}`, () => dropDatabase(serverUrl, dbName), 20_000);
+  await migrate(databaseUrl);
+  log(`PostgreSQL (${pgSource}) database ${dbName} migrated after ${Date.now() - started} ms`);
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger });
+  const bundlePath = path.join(root, 'workflow-bundle.js');
+  writeFileSync(bundlePath, bundle.code);
+  log(`workflow bundle built after ${Date.now() - started} ms`);
+
+  // Core's own metrics (Prometheus, scraped by bench/metrics.ts) give the worker-side breakdowns.
+  const metricsPort = await freePort();
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: {
+      // Core's own warnings (e.g. a workflow task over 5 s) go to stderr with the rest, not into the table.
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}` } },
+    },
+  });
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const taskQueue = `bench-${suffix}`;
+  const hostId = `bench-host-${suffix}`;
+  const connection = await NativeConnection.connect({ address: server.address });
+  const workerPool = createPool(databaseUrl);
+  const workers = await createWorkers({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    hostId,
+    allowedRoots: [root],
+    authority: noAuthority,
+    pool: workerPool,
+    workflowBundle: { codePath: bundlePath },
+    identity: `bench-${process.pid}`,
+  });
+  const running = workers.map((w) => w.run());
+  running.forEach((r) => r.catch((err) => log(`worker failed: ${err instanceof Error ? err.message : String(err)}`)));
+  cleanup.add(
+    'stop workers',
+    async () => {
+      // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
+      workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+      await Promise.allSettled(running);
+      await connection.close();
+      await workerPool.end();
+    },
+    30_000,
+  );
+
+  const clientConnection = await Connection.connect({ address: server.address });
+  cleanup.add('close client connection', () => clientConnection.close());
+  const temporal = new Client({ connection: clientConnection, namespace: 'default' });
+  const ownership = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots: [root], settings: BENCH_SETTINGS });
+  const pool = createPool(databaseUrl);
+  cleanup.add('close bench pool', () => pool.end());
+  log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);
+  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS };
+}
+
+const quietBundleLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string) => log(`bundle: ${m}`),
+  error: (m: string) => log(`bundle: ${m}`),
+  log: () => undefined,
+};
+
+/** Waits until the workflow worker has had nothing in flight for `quietMs` (the queue drained). */
+export async function waitIdle(stack: BenchStack, quietMs = 500, timeoutMs = 120_000): Promise<number> {
+  const t0 = Date.now();
+  let quietSince: number | null = null;
+  while (Date.now() - t0 < timeoutMs) {
+    const busy = stack.workers.some((w) => {
+      const s = w.getStatus();
+      return s.numInFlightWorkflowActivations > 0 || s.numInFlightActivities > 0;
+    });
+    if (busy) quietSince = null;
+    else if (quietSince === null) quietSince = Date.now();
+    else if (Date.now() - quietSince >= quietMs) return quietSince - t0;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return Date.now() - t0;
+}
