@@ -19,7 +19,8 @@ import { machineInfo, renderTable, writeResults, type Row } from './report';
 import { log, startStack, waitIdle } from './stack';
 import { mapLimit, progressLine } from './stats';
 
-const RESULTS = path.resolve(__dirname, 'results', 'latest.json');
+/** BENCH_RESULTS moves the output (the CI smoke run writes to a temp file, not over a full run's results). */
+const RESULTS = path.resolve(process.env.BENCH_RESULTS || path.join(__dirname, 'results', 'latest.json'));
 
 function versionOf(cmd: string, args: string[]): string {
   try {

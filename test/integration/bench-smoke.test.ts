@@ -1,0 +1,23 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * CI runs the benchmark's quick mode as a smoke test: every pair is measured and reported. The
+ * numbers are not a gate (noisy 2-core machine); `npm run bench` at full scale is where they are read.
+ */
+test('npm run bench in quick mode measures and reports every pair', async () => {
+  const out = path.join(mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'bench-')), 'smoke.json');
+  const env = { ...process.env, BENCH_SCALE: '0.02', BENCH_RESULTS: out, DATABASE_URL: process.env.DATABASE_URL ?? '' };
+  await run(process.execPath, [require.resolve('tsx/cli'), path.resolve(__dirname, '../../bench/run.ts')], { env, cwd: path.resolve(__dirname, '../..'), maxBuffer: 16 * 1024 * 1024, timeout: 300_000 });
+  const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: { name: string; ratio: number | null }[]; machine: unknown };
+  const names = results.rows.map((r) => r.name).join('\n');
+  for (const pair of ['bind', 'owner-only update', 'heartbeat throughput', 'lookup by branch: store fn', 'lookup by branch: over HTTP', 'git projection write', 'git commit with guard hooks', 'listOwnerships', 'worker RSS']) {
+    expect(names).toContain(pair);
+  }
+  for (const r of results.rows.filter((x) => !x.name.startsWith('worker RSS') && !x.name.includes('latency'))) expect(Number.isFinite(r.ratio)).toBe(true);
+  expect(results.machine).toBeTruthy();
+}, 320_000);
