@@ -7,6 +7,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -236,11 +237,12 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
   }
 
   /** Search attributes and the UI's one-line summary follow every change. */
+  let publishedAttributes = '';
   function publish(): void {
     if (!record) return;
     const r = record;
     const landed = r.landings.at(-1)?.landedHead ?? null;
-    upsertSearchAttributes([
+    const attributes = [
       { key: SA.ownershipId, value: r.ownershipId },
       { key: SA.repoRoot, value: r.repoRoot },
       { key: SA.worktree, value: r.worktreePath },
@@ -250,7 +252,13 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
       { key: SA.worker, value: r.worker?.workerId ?? null },
       { key: SA.conversation, value: r.owner?.conversation?.conversationId ?? null },
       { key: SA.landedHead, value: landed },
-    ]);
+    ];
+    const serialized = JSON.stringify(attributes.map((a) => a.value));
+    // Only a change of some attribute is worth a command in history (most events change none).
+    if (serialized !== publishedAttributes || !patched('upsert-attributes-on-change-v1')) {
+      upsertSearchAttributes(attributes);
+      publishedAttributes = serialized;
+    }
     const who = r.owner ? `${r.owner.executionSessionId} (${r.owner.runtime})` : 'unowned';
     setCurrentDetails(`${r.state.toUpperCase()} · ${who} · branch ${r.branch} · lane ${r.lane ?? 'unknown'} · epoch ${r.epoch} · seq ${r.seq}`);
   }
@@ -409,7 +417,9 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     }
     liveness.status = 'live';
     liveness.verdict = null;
-    wake++;
+    // A plain heartbeat needs no re-armed lease timer: the timer, when it fires, finds the lease
+    // renewed and re-arms from lastHeartbeatMs. (Older runs woke the loop on every heartbeat.)
+    if (!patched('heartbeat-without-rearm-v1')) wake++;
   });
 
   setHandler(landedSignal, (raw) => {

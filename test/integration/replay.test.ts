@@ -9,7 +9,7 @@ import { startHarness, type Harness } from '../support/harness';
  * Determinism guard. Histories recorded from earlier versions of the workflow (committed under
  * test/fixtures/histories/) and histories of this run's main scenarios are replayed against the
  * current workflow code: a change that alters commands fails here unless it is behind patched().
- * OD_RECORD_HISTORIES=1 writes this run's histories as new fixtures.
+ * OD_RECORD_HISTORIES=<tag> writes this run's histories as new fixtures named <scenario>-<tag>.json.
  */
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
 const bundle = () => ({ codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! });
@@ -68,9 +68,10 @@ async function scenarios(): Promise<Record<string, string>> {
 test('histories of the main scenarios replay against the current workflow code', async () => {
   const ids = await scenarios();
   const histories = await Promise.all(Object.entries(ids).map(async ([name, workflowId]) => ({ name, workflowId, history: await h.temporal.workflow.getHandle(workflowId).fetchHistory() })));
-  if (process.env.OD_RECORD_HISTORIES === '1') {
+  const tag = process.env.OD_RECORD_HISTORIES;
+  if (tag) {
     mkdirSync(FIXTURES, { recursive: true });
-    for (const x of histories) writeFileSync(path.join(FIXTURES, `${x.name}.json`), historyToJSON(x.history));
+    for (const x of histories) writeFileSync(path.join(FIXTURES, `${x.name}-${tag}.json`), historyToJSON(x.history));
   }
   const results = [];
   for await (const r of Worker.runReplayHistories({ workflowBundle: bundle() }, histories.map((x) => ({ workflowId: x.workflowId, history: x.history })))) results.push(r);
