@@ -5,7 +5,6 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createHostActivities, createStoreActivities } from '../../src/activities';
 import { noAuthority } from '../../src/activities/liveness';
 import { OwnershipClient, type BindRequest, type OwnershipView } from '../../src/client';
-import type { Principal } from '../../src/domain/identity';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck } from '../../src/git/guard';
@@ -14,7 +13,7 @@ import { reconcile, type ReconcilePort, type ReconciliationEntry } from '../../s
 import { createServicePort } from '../../src/reconcile/service-port';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
 
 /**
  * The git side end to end: real repositories and worktrees, the real service (Temporal dev server,
@@ -83,7 +82,6 @@ function cli(cwd: string, args: string[], env: Record<string, string> = {}): Pro
 }
 
 const head = (cwd: string): string => gitOk(cwd, 'rev-parse', 'HEAD');
-const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 
 function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, session: string, workerId: string): BindRequest {
   return {
@@ -98,15 +96,6 @@ function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, sessio
   };
 }
 
-async function waitFor(client: OwnershipClient, ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean, timeoutMs = 30_000): Promise<OwnershipView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await client.projection(ref);
-    if (v && pred(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not reached; last ${JSON.stringify(v?.projectionSync)} state ${v?.state}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const localCaughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
@@ -167,7 +156,7 @@ test('§17.2 end to end: the hooks refuse another session naming the owner, the 
     principal: executor('worker-b'),
   });
   expect(accepted.epoch).toBe(2);
-  await waitFor(h.client, ref, localCaughtUp);
+  await waitForView(h.client, ref, localCaughtUp);
   expect(gitOk(wt.path, 'config', '--worktree', '--includes', 'overdeck.owner.execution-session-id')).toBe('session-B');
 
   const afterHandoff = head(wt.path);
@@ -198,7 +187,7 @@ test('git worktree remove fails while the worktree is owned, and succeeds after 
 
   const released = await h.client.release(ref1, { executionSessionId: 'session-R', epoch: 1, principal: executor('worker-r') });
   expect(released.state).toBe('released');
-  await waitFor(h.client, ref1, localCaughtUp);
+  await waitForView(h.client, ref1, localCaughtUp);
   expect(run('git', ['worktree', 'remove', w1.path], repo.repoRoot).status).toBe(0);
   expect(existsSync(w1.path)).toBe(false);
 
@@ -206,7 +195,7 @@ test('git worktree remove fails while the worktree is owned, and succeeds after 
   expect(run('git', ['worktree', 'remove', w2.path], repo.repoRoot).status).not.toBe(0);
   const sha = head(w2.path);
   await h.client.landed(ref2, { sourceHead: sha, landedBranch: 'main', landedHead: sha, landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'lander' } });
-  const landed = await waitFor(h.client, ref2, (v) => v.state === 'landed' && localCaughtUp(v));
+  const landed = await waitForView(h.client, ref2, (v) => v.state === 'landed' && localCaughtUp(v));
   expect(landed.landings).toHaveLength(1);
   const removed = run('git', ['worktree', 'remove', w2.path], repo.repoRoot);
   expect(removed.stderr).toBe('');
@@ -364,7 +353,7 @@ test('ARCHITECTURE §4: with the host agent down a bind is still durable; the pr
     });
     workers.push(agent);
     running.push(agent.run());
-    const caught = await waitFor(client, ref, (v) => v.projectionSync.localSeq === v.projectionSync.durableSeq && v.projectionSync.localSeq >= view.seq);
+    const caught = await waitForView(client, ref, (v) => v.projectionSync.localSeq === v.projectionSync.durableSeq && v.projectionSync.localSeq >= view.seq);
     expect(caught.projectionSync.error).toBeNull();
     expect(gitOk(wt.path, 'config', '--worktree', '--includes', 'overdeck.owner.execution-session-id')).toBe('session-lag');
     expect(gitOk(wt.path, 'config', '--worktree', '--includes', 'overdeck.owner.seq')).toBe(String(view.seq));

@@ -11,7 +11,7 @@ import { appendEvents } from '../../src/store/event-store';
 import { buildListQuery, getHistory, getOwnership, listOwnerships } from '../../src/store/lookups';
 import { compareProjection, rebuildProjection } from '../../src/store/rebuild';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
 
 let h: Harness;
 let repo: RepoFixture;
@@ -22,18 +22,9 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 const lander: Principal = { kind: 'landing', id: 'lander' };
 
-async function waitFor(ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean, timeoutMs = 20_000): Promise<OwnershipView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await h.client.projection(ref);
-    if (v && pred(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not reached; last state ${v?.state}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = (ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean) => waitForView(h.client, ref, pred);
 
 /** Resolves once Temporal no longer knows the execution: its deletion is asynchronous (tens of seconds on the dev server). */
 async function workflowGone(workflowId: string, timeoutMs: number): Promise<void> {

@@ -4,7 +4,7 @@ import { project } from '../../src/domain/projection';
 import { temporalCliPath } from '../../src/infra/tools';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-const executor = (workerId: string) => ({ kind: 'executor' as const, id: `exec-${workerId}`, workerId });
 
 async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));

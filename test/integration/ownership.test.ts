@@ -1,10 +1,9 @@
 import { OwnershipError, type BindRequest, type OwnershipView } from '../../src/client';
 import { project } from '../../src/domain/projection';
-import type { Principal } from '../../src/domain/identity';
 import { recordObservation } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c';
 
@@ -17,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 
 function bindReq(wt: { path: string; branch: string }, session: string, workerId: string, extra: Partial<BindRequest> = {}): BindRequest {
   return {
@@ -217,12 +215,4 @@ test('bad messages are refused with their reason code and change nothing', async
   await expectLogMatchesProjection(view);
 });
 
-async function waitFor(ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean, timeoutMs = 20_000): Promise<OwnershipView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await h.client.projection(ref);
-    if (v && pred(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not reached; last state ${v?.state}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const waitFor = (ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean) => waitForView(h.client, ref, pred);

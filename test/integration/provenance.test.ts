@@ -4,7 +4,7 @@ import type { Principal } from '../../src/domain/identity';
 import { recordObservation } from '../../src/store/bindings';
 import { provenance, renderProvenance, type Provenance } from '../../src/store/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
 /**
  * §17.5: a commit on main resolves back to the source conversation, for merge, squash and rebase
@@ -15,7 +15,6 @@ let h: Harness;
 let repo: RepoFixture;
 let repoRoot: string;
 
-const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 const lander: Principal = { kind: 'landing', id: 'lander' };
 const CONVS = ['a1b2c3d4-0000-4000-8000-00000000000a', 'a1b2c3d4-0000-4000-8000-00000000000b', 'a1b2c3d4-0000-4000-8000-00000000000c'];
 

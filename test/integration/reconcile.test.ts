@@ -2,7 +2,6 @@ import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BindRequest, OwnershipView } from '../../src/client';
-import type { Principal } from '../../src/domain/identity';
 import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck } from '../../src/git/guard';
 import { readLock, worktreeLockReason } from '../../src/git/lock';
@@ -12,7 +11,7 @@ import { worktreeDirs } from '../../src/git/repo';
 import { reconcile, type ReconcilePort, type ReconciliationEntry } from '../../src/reconcile';
 import { createServicePort } from '../../src/reconcile/service-port';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
 /** Reconciliation against the real service: every case of src/reconcile, plus `od-worktree reconcile`. */
 let h: Harness;
@@ -29,7 +28,6 @@ beforeEach(() => {
 });
 afterAll(async () => h?.shutdown());
 
-const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 const as = (session: string) => ({ OVERDECK_EXECUTION_SESSION_ID: session });
 
 function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, session: string, workerId = `worker-${session}`): BindRequest {

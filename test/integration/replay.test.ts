@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
-import { startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
 /**
  * Determinism guard. Histories recorded from earlier versions of the workflow (committed under
@@ -20,7 +20,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-const executor = (workerId: string) => ({ kind: 'executor' as const, id: `exec-${workerId}`, workerId });
 
 async function scenarios(): Promise<Record<string, string>> {
   const repo = makeRepo(3);

@@ -3,7 +3,8 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { Pool } from 'pg';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { noAuthority } from '../../src/activities/liveness';
-import { OwnershipClient } from '../../src/client';
+import { OwnershipClient, type OwnershipRef, type OwnershipView } from '../../src/client';
+import type { Principal } from '../../src/domain/identity';
 import { createWorkers } from '../../src/infra/workers';
 import { createPool } from '../../src/store/db';
 import type { OwnershipSettings } from '../../src/workflows/ownership';
@@ -97,4 +98,18 @@ export function scriptedAuthority(initial: 'alive' | 'dead' | 'unknown' = 'alive
       return calls;
     },
   };
+}
+
+/** An executor principal bound to `workerId`, as the API would authenticate it. */
+export const executorPrincipal = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
+
+/** Polls the live projection until `pred` holds (signals are asynchronous; updates are not). */
+export async function waitForView(client: OwnershipClient, ref: OwnershipRef, pred: (v: OwnershipView) => boolean, timeoutMs = 30_000): Promise<OwnershipView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await client.projection(ref);
+    if (v && pred(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not reached; last state ${v?.state}, sync ${JSON.stringify(v?.projectionSync)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
