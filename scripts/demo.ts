@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const who = async (id: string, label: string) => {
     const v = await executor.ownership(id);
     say(`--- who ${label}`);
-    say(renderWho(v, v.liveness));
+    say(renderWho(v, v.liveness, v.projectionSync?.branch ?? null));
     return v;
   };
 

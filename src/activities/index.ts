@@ -4,6 +4,7 @@ import type { OwnershipRecord } from '../domain/projection';
 import { appendEvents } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
 import { applyRecord } from '../git/record';
+import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
@@ -35,8 +36,11 @@ export function createHostActivities(deps: { allowedRoots: string[]; authority: 
   };
   return {
     async applyLocalProjection(record: OwnershipRecord) {
-      const result = await applyRecord(await guardPath(record.worktreePath), record);
-      return { localSeq: record.seq, result };
+      const worktreePath = await guardPath(record.worktreePath);
+      const result = await applyRecord(worktreePath, record);
+      // Observability only: a failure to describe the branch never fails the projection.
+      const branch = result === 'cleared' ? null : await describeBranch(worktreePath).catch(() => null);
+      return { localSeq: record.seq, result, branch };
     },
     async preserveWip(worktreePath, ownershipId, seq) {
       return preserveWip(await guardPath(worktreePath), ownershipId, seq);

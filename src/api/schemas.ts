@@ -172,13 +172,21 @@ export const LivenessSchema = z.strictObject({
 });
 export type Liveness = z.infer<typeof LivenessSchema>;
 
-export const ProjectionSyncSchema = z.strictObject({ hostId: z.string(), localSeq: z.number().int(), durableSeq: z.number().int(), error: z.string().nullable() });
+export const BranchStatusWireSchema = z.strictObject({ head: z.string(), base: z.string().nullable(), ahead: z.number().int().nullable(), behind: z.number().int().nullable(), at: z.string() });
+export type BranchStatusWire = z.infer<typeof BranchStatusWireSchema>;
+export const ProjectionSyncSchema = z.strictObject({
+  hostId: z.string(),
+  localSeq: z.number().int(),
+  durableSeq: z.number().int(),
+  error: z.string().nullable(),
+  branch: BranchStatusWireSchema.nullable().optional(),
+});
 
 /** The live view: the record plus what only the workflow knows (null when served from PostgreSQL after the lifecycle ended). */
 export const OwnershipViewSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable(), projectionSync: ProjectionSyncSchema.nullable() });
 export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
 
-export const ListItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional() });
+export const ListItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional(), branchStatus: BranchStatusWireSchema.nullable().optional() });
 export const ListResponseSchema = z.strictObject({ items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
 export type ListResponse = z.infer<typeof ListResponseSchema>;
 

@@ -35,6 +35,8 @@ export interface ProjectionSync {
   /** last seq durable in PostgreSQL */
   durableSeq: number;
   error: string | null;
+  /** HEAD and ahead/behind the base branch, as the host agent last saw them (observability only) */
+  branch?: { head: string; base: string | null; ahead: number | null; behind: number | null; at: string } | null;
 }
 
 /** The `projection` query: the durable record plus what only the live workflow knows. */

@@ -494,6 +494,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
         const res = await host.applyLocalProjection(target);
         sync.localSeq = Math.max(sync.localSeq, res.localSeq, target.seq);
         sync.error = null;
+        if (res.branch !== undefined) sync.branch = res.branch;
       } catch (err) {
         if (isCancellation(err)) throw err;
         const type = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : null;

@@ -146,7 +146,9 @@ test('list --owners: compact table, filters, --json', async () => {
   const table = await cli(['list', '--owners', '--repo', repo.repoRoot], { token: s.tokens.admin });
   expect(table.code).toBe(EXIT.ok);
   const [head, row] = table.stdout.trim().split('\n');
-  expect(head!.split(/\s{2,}/)).toEqual(['WORKTREE', 'BRANCH', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH']);
+  expect(head!.split(/\s{2,}/)).toEqual(['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH']);
+  // HEAD comes from the host agent: a short sha and ahead/behind the base branch.
+  expect(row).toMatch(/\s[0-9a-f]{7} \+\d+\/-\d+\s+ACTIVE/);
   expect(row).toMatch(/ACTIVE\s+live\s+ChatGPT Web\s+CLI lane\s+\S+\s+1$/);
   expect(parsed(await cli(['list', '--owners', '--repo', repo.repoRoot, '--state', 'released', '--json']), ListOutputSchema).items).toEqual([]);
   refusedWith(await cli(['list', '--owners', '--state', 'sleeping', '--json']), EXIT.usage, 'invalid_input');

@@ -2,7 +2,9 @@ import { OwnershipError, type BindRequest, type OwnershipView } from '../../src/
 import { project } from '../../src/domain/projection';
 import { recordObservation } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
-import { makeRepo, type RepoFixture } from '../support/git-fixture';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c';
@@ -216,3 +218,17 @@ test('bad messages are refused with their reason code and change nothing', async
 });
 
 const waitFor = (ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean) => waitForView(h.client, ref, pred);
+
+test('the host agent reports HEAD and ahead/behind the base branch with each projection (spec §15)', async () => {
+  const fresh = makeRepo(1);
+  const wt = fresh.worktrees[0];
+  const ref = { repoRoot: fresh.repoRoot, worktreePath: wt.path };
+  const view = await h.client.bind({ ...bindReq(wt, 'session-head', 'worker-head'), repoRoot: fresh.repoRoot });
+  expect(view.projectionSync.branch).toMatchObject({ base: 'main', ahead: 0, behind: 0, head: git(wt.path, 'rev-parse', 'HEAD') });
+  writeFileSync(path.join(wt.path, 'f.txt'), 'x\n');
+  git(wt.path, 'add', '.');
+  git(wt.path, 'commit', '-q', '-m', 'one');
+  const planned = await h.client.bindPlan(ref, { executionSessionId: 'session-head', epoch: 1, principal: executor('worker-head'), lane: 'head-lane' });
+  const seen = await waitFor(ref, (v) => v.projectionSync.localSeq >= planned.seq);
+  expect(seen.projectionSync.branch).toMatchObject({ base: 'main', ahead: 1, behind: 0, head: git(wt.path, 'rev-parse', 'HEAD') });
+});

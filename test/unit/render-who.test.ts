@@ -97,3 +97,9 @@ test('a pending handoff and a silent owner are shown as such', () => {
   expect(text).toContain('Handoff:       pending to session_next (since 2026-08-20T00:02:00Z, expires 2026-08-20T00:12:00Z)');
   expect(text).toContain('Liveness:      silent: heartbeats overdue, owner not proven dead (authority: unknown)');
 });
+
+test('who shows HEAD and ahead/behind from the host agent, or unknown without a report', () => {
+  const withBranch = renderWho(record(), live, { head: 'abcdef0123456789abcdef0123456789abcdef01', base: 'main', ahead: 2, behind: 1, at: '2026-08-20T00:05:00Z' });
+  expect(withBranch).toContain('Head:          abcdef012345 (2 ahead, 1 behind main; seen 2026-08-20T00:05:00Z)');
+  expect(renderWho(record(), live)).toContain('Head:          unknown');
+});

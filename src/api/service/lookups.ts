@@ -1,4 +1,5 @@
 import { OwnershipError } from '../../client/errors';
+import type { BranchStatus } from '../../git/status';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { ownershipWorkflowId } from '../../domain/workflow-id';
@@ -44,9 +45,10 @@ export async function list(deps: ServiceDeps, principal: Principal, q: ListQuery
   return redact(principal, { items, nextCursor: page.nextCursor });
 }
 
-/** Each live ownership's liveness from its workflow, bounded in time and concurrency; null when it cannot answer. */
-async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<(OwnershipRecord & { liveness: Liveness | null })[]> {
-  const out: (OwnershipRecord & { liveness: Liveness | null })[] = items.map((r) => ({ ...r, liveness: null }));
+/** Each live ownership's liveness (and the host agent's branch status) from its workflow, bounded in time and concurrency; null when it cannot answer. */
+type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: BranchStatus | null };
+async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<LiveItem[]> {
+  const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null }));
   let next = 0;
   const worker = async () => {
     while (next < out.length) {
@@ -55,7 +57,10 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
       try {
         const workflowId = ownershipWorkflowId(item.repoRoot, item.worktreePath);
         const v = await withTemporal(deps, () => deps.client.projection({ workflowId }), LIVENESS_QUERY_MS);
-        if (v && v.ownershipId === item.ownershipId) item.liveness = v.liveness;
+        if (v && v.ownershipId === item.ownershipId) {
+          item.liveness = v.liveness;
+          item.branchStatus = v.projectionSync.branch ?? null;
+        }
       } catch {
         // unknown stays null: rendered `unknown`, never guessed
       }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { ApiClient, ApiError, ApiUnreachableError, DEFAULT_API_URL } from '../../api/client';
-import type { BindBody, ListResponse, Liveness, WireRecord } from '../../api/schemas';
+import type { BindBody, BranchStatusWire, ListResponse, Liveness, WireRecord } from '../../api/schemas';
 import { IdString, OwnershipIdSchema, type ProcessIdentity } from '../../domain/identity';
 import { OWNERSHIP_STATES } from '../../domain/projection';
 import { git } from '../../git/exec';
@@ -144,9 +144,10 @@ async function resolveOwnership(client: ApiClient, target: string | undefined, r
 }
 
 /** The live liveness while the lifecycle runs; null (rendered unknown) when the service cannot say. */
-async function livenessOf(client: ApiClient, ownershipId: string): Promise<Liveness | null> {
+/** What only the live workflow knows: liveness, and the host agent's view of the branch. */
+async function liveOf(client: ApiClient, ownershipId: string): Promise<{ liveness: Liveness | null; branch: BranchStatusWire | null }> {
   const view = await notFoundOr404(client.ownership(ownershipId));
-  return view?.liveness ?? null;
+  return { liveness: view?.liveness ?? null, branch: view?.projectionSync?.branch ?? null };
 }
 
 /** heartbeat/release address an ownership by id, or by the worktree (default: the current one). */
@@ -250,8 +251,8 @@ export function registerServiceCommands(program: Command): void {
       await run(json, async () => {
         const client = api();
         const record = await resolveOwnership(client, target, o.repo);
-        const liveness = await livenessOf(client, record.ownershipId);
-        print(json, WhoOutputSchema, { ok: true, ownership: record, liveness }, () => renderWho(record, liveness));
+        const { liveness, branch } = await liveOf(client, record.ownershipId);
+        print(json, WhoOutputSchema, { ok: true, ownership: record, liveness, branch }, () => renderWho(record, liveness, branch));
       });
     });
 

@@ -1,13 +1,13 @@
 import Table from 'cli-table3';
 import type { ListResponse } from '../../api/schemas';
-import { latest, runtimeLabel, show } from './format';
+import { latest, runtimeLabel, shortSha, show } from './format';
 
 /**
- * `od-worktree list --owners`: a compact table (spec §12, §15): worktree, branch, state, liveness,
+ * `od-worktree list --owners`: a compact table (spec §12, §15): worktree, branch, head (ahead/behind), state, liveness,
  * owner runtime, conversation title, last activity, epoch. Unknown cells read `unknown`.
  */
 
-export const LIST_COLUMNS = ['WORKTREE', 'BRANCH', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH'] as const;
+export const LIST_COLUMNS = ['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH'] as const;
 
 const MAX_PATH = 48;
 const ENDED = new Set(['released', 'landed', 'closed']);
@@ -41,6 +41,13 @@ const NO_BORDERS = {
 
 type Item = ListResponse['items'][number];
 
+/** `abc1234 +2/-1` against the base branch, as the host agent last saw it; `unknown` without a report. */
+function headCell(b: Item['branchStatus']): string {
+  if (!b) return 'unknown';
+  const rel = b.ahead === null || b.behind === null ? '' : ` +${b.ahead}/-${b.behind}`;
+  return `${shortSha(b.head).slice(0, 7)}${rel}`;
+}
+
 export function listRow(r: Item): string[] {
   // Liveness comes from the workflow; without its answer only the durable state can say: `stale`
   // is itself a proof of death, and released/landed/closed have no owner to be live.
@@ -48,6 +55,7 @@ export function listRow(r: Item): string[] {
   return [
     shortPath(r.worktreePath),
     show(r.branch),
+    headCell(r.branchStatus),
     r.state.toUpperCase(),
     liveness,
     runtimeLabel(r.owner?.runtime),

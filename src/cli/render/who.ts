@@ -1,4 +1,4 @@
-import type { Liveness, WireRecord } from '../../api/schemas';
+import type { BranchStatusWire, Liveness, WireRecord } from '../../api/schemas';
 import { latest, renderFields, runtimeLabel, shortSha, show, type Field } from './format';
 
 /**
@@ -22,7 +22,14 @@ function livenessText(l: Liveness | null): string {
   }
 }
 
-export function whoFields(r: WireRecord, liveness: Liveness | null = null): Field[] {
+/** HEAD and ahead/behind as the host agent last reported them; `unknown` without a report. */
+export function branchText(b: BranchStatusWire | null | undefined): string {
+  if (!b) return 'unknown';
+  const rel = b.base === null ? 'no base branch' : b.ahead === null || b.behind === null ? `vs ${b.base}: unknown` : `${b.ahead} ahead, ${b.behind} behind ${b.base}`;
+  return `${shortSha(b.head)} (${rel}; seen ${b.at})`;
+}
+
+export function whoFields(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null): Field[] {
   const conv = r.owner?.conversation ?? null;
   const fields: Field[] = [
     { label: 'Worktree', value: show(r.worktreePath) },
@@ -40,6 +47,7 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null): Fiel
     { label: 'Liveness', value: livenessText(liveness) },
     { label: 'Epoch', value: String(r.epoch) },
     { label: 'Ownership', value: r.ownershipId },
+    { label: 'Head', value: branchText(branch) },
   ];
   if (r.handoff) fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
   r.lineage.forEach((l, i) => {
@@ -52,6 +60,6 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null): Fiel
   return fields;
 }
 
-export function renderWho(r: WireRecord, liveness: Liveness | null = null): string {
-  return renderFields(whoFields(r, liveness));
+export function renderWho(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null): string {
+  return renderFields(whoFields(r, liveness, branch));
 }
