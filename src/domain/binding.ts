@@ -33,7 +33,12 @@ export interface BindingState {
   lastObservation: Conversation | null;
   sessionGeneration: string | null;
   lastSequence: number | null;
+  /** Generations this executor has moved on from: their late observations are replays, refused. */
+  retiredGenerations: string[];
 }
+
+/** How many earlier generations are remembered (coalesced, like the rest of the binding). */
+export const RETIRED_GENERATIONS_KEPT = 16;
 
 export const MAX_OBSERVATION_AGE_MS = 15_000;
 export const MAX_OBSERVATION_SKEW_MS = 1_000;
@@ -60,6 +65,9 @@ export function applyObservation(
   if (prev && prev.sessionGeneration === obs.sessionGeneration && prev.lastSequence !== null && obs.sequence <= prev.lastSequence) {
     return refusal('sequence_not_increasing');
   }
+  if (prev && prev.sessionGeneration !== obs.sessionGeneration && prev.retiredGenerations.includes(obs.sessionGeneration)) {
+    return refusal('sequence_not_increasing', { generation: 'retired' });
+  }
   const base: BindingState = prev ?? {
     workerId: who.workerId,
     runId: who.runId,
@@ -70,6 +78,7 @@ export function applyObservation(
     lastObservation: null,
     sessionGeneration: null,
     lastSequence: null,
+    retiredGenerations: [],
   };
   const next: BindingState = {
     ...base,
@@ -79,6 +88,10 @@ export function applyObservation(
     lastObservation: conv,
     sessionGeneration: obs.sessionGeneration,
     lastSequence: obs.sequence,
+    retiredGenerations:
+      base.sessionGeneration !== null && base.sessionGeneration !== obs.sessionGeneration
+        ? [base.sessionGeneration, ...base.retiredGenerations.filter((g) => g !== base.sessionGeneration)].slice(0, RETIRED_GENERATIONS_KEPT)
+        : base.retiredGenerations,
   };
   if (!base.firstConversation) {
     if (takenBy && takenBy !== who.workerId) return refusal('conversation_taken');

@@ -27,6 +27,7 @@ function rowToBinding(row: Record<string, unknown>): BindingState {
     lastObservation: conv(row.last_observation),
     sessionGeneration: (row.session_generation as string | null) ?? null,
     lastSequence: row.last_sequence === null || row.last_sequence === undefined ? null : Number(row.last_sequence),
+    retiredGenerations: Array.isArray(row.retired_generations) ? row.retired_generations.filter((g): g is string => typeof g === 'string') : [],
   };
 }
 
@@ -56,13 +57,13 @@ export async function recordObservation(
     const s = outcome.state;
     await client.query(
       `INSERT INTO executor_bindings (worker_id, run_id, executor, executor_instance_id, conversation_id, first_conversation,
-          first_conflict, last_observation, session_generation, last_sequence, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10, now())
+          first_conflict, last_observation, session_generation, last_sequence, retired_generations, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10, $11::jsonb, now())
        ON CONFLICT (worker_id) DO UPDATE SET run_id = EXCLUDED.run_id, executor = EXCLUDED.executor,
           executor_instance_id = EXCLUDED.executor_instance_id, conversation_id = EXCLUDED.conversation_id,
           first_conversation = EXCLUDED.first_conversation, first_conflict = EXCLUDED.first_conflict,
           last_observation = EXCLUDED.last_observation, session_generation = EXCLUDED.session_generation,
-          last_sequence = EXCLUDED.last_sequence, updated_at = now()`,
+          last_sequence = EXCLUDED.last_sequence, retired_generations = EXCLUDED.retired_generations, updated_at = now()`,
       [
         s.workerId,
         s.runId,
@@ -74,6 +75,7 @@ export async function recordObservation(
         json(s.lastObservation),
         s.sessionGeneration,
         s.lastSequence,
+        JSON.stringify(s.retiredGenerations),
       ],
     );
     await client.query('COMMIT');

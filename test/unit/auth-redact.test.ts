@@ -113,6 +113,7 @@ describe('redactForPrincipal', () => {
       lastObservation: conv(B, 'Title B'),
       sessionGeneration: 'g1',
       lastSequence: 3,
+      retiredGenerations: [],
     };
     expect(redactForPrincipal(execA, binding)).toEqual(binding);
     const hidden = redactForPrincipal(execB, binding);

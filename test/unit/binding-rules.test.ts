@@ -176,6 +176,16 @@ describe('observation time window and ordering', () => {
     expect(o.state.lastSequence).toBe(0);
   });
 
+  it('refuses a late observation from a generation the executor has moved on from (a replay)', () => {
+    const s = fold(obs(U1, { generation: 'gen-1', sequence: 5 }), obs(U1, { generation: 'gen-2', sequence: 0 }));
+    expect(s.retiredGenerations).toEqual(['gen-1']);
+    expect(refused(applyObservation(s, ME, obs(U1, { generation: 'gen-1', sequence: 6 }), NOW, null))).toBe('sequence_not_increasing');
+    // Moving on again keeps both, most recent first, and a brand-new generation is still welcome.
+    const t = ok(applyObservation(s, ME, obs(U1, { generation: 'gen-3', sequence: 0 }), NOW, null)).state;
+    expect(t.retiredGenerations).toEqual(['gen-2', 'gen-1']);
+    expect(refused(applyObservation(t, ME, obs(U1, { generation: 'gen-2', sequence: 9 }), NOW, null))).toBe('sequence_not_increasing');
+  });
+
   it('records nothing from a refused observation (the previous state is what the caller keeps)', () => {
     const s = fold(obs(U1, { sequence: 5 }));
     const snapshot = JSON.stringify(s);
