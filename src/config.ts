@@ -27,6 +27,7 @@ export const ENV = {
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
   OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.' },
   OD_TOKENS: { default: '', doc: 'Principals JSON inline (same format as OD_TOKENS_FILE); merged with the file, ids and hashes unique across both.' },
+  OD_MAX_CACHED_WORKFLOWS: { default: '0', doc: 'Cap on ownership workflows kept in the worker cache (each costs ~1.7 MiB; evicted ones replay on their next message). 0: the SDK default, sized from memory.' },
   LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
 } as const;
 
@@ -55,6 +56,7 @@ export const ConfigSchema = z.object({
   livenessUrl: z.string(),
   tokensFile: z.string(),
   tokensJson: z.string(),
+  maxCachedWorkflows: z.coerce.number().int().nonnegative(),
   logLevel: z.string(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     livenessUrl: get('OD_LIVENESS_URL'),
     tokensFile: get('OD_TOKENS_FILE'),
     tokensJson: get('OD_TOKENS'),
+    maxCachedWorkflows: get('OD_MAX_CACHED_WORKFLOWS'),
     logLevel: get('LOG_LEVEL'),
   });
   if (!parsed.success) {

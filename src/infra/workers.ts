@@ -20,6 +20,8 @@ export interface WorkerDeps {
   /** A prebuilt bundle (tests build one per run); else the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   identity?: string;
+  /** Cap on cached workflows (0 or absent: the SDK's memory-based default). */
+  maxCachedWorkflows?: number;
 }
 
 /** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
@@ -33,6 +35,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         taskQueue: deps.taskQueue,
         ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
         activities: createStoreActivities({ pool: deps.pool }),
+        ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
       }),
     );
@@ -59,5 +62,6 @@ export function createWorkersFromConfig(cfg: Config, connection: NativeConnectio
     allowedRoots: cfg.allowedRoots,
     authority: authorityFromConfig(cfg),
     pool,
+    maxCachedWorkflows: cfg.maxCachedWorkflows,
   });
 }
