@@ -2,9 +2,9 @@ import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { OwnershipClient, OwnershipError } from '../client';
 import type { AgentWorkerRef, Principal } from '../domain/identity';
-import { OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
+import { getOwnership } from '../store/lookups';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 
 export interface ServicePortOptions {
@@ -18,13 +18,6 @@ export interface ServicePortOptions {
   principalId?: string;
   /** Also told about every reconciliation, after it is logged in PostgreSQL. */
   onReconciled?: (entry: ReconciliationEntry) => void | Promise<void>;
-}
-
-/** The latest lifecycle of a worktree, from the read projection (rebuilt from the log on demand). */
-export async function readDurableRecord(pool: Pool, worktreePath: string): Promise<OwnershipRecord | null> {
-  const res = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT 1', [worktreePath]);
-  const row = res.rows[0];
-  return row === undefined ? null : OwnershipRecordSchema.parse(row.record);
 }
 
 /** Appends the reconciliation to its log (append-only, beside ownership_events; see the migration). */
@@ -43,7 +36,8 @@ export async function logReconciliation(pool: Pool, e: ReconciliationEntry): Pro
 export function createServicePort(opts: ServicePortOptions): ReconcilePort {
   const port: ReconcilePort = {
     async durable(worktreePath) {
-      return readDurableRecord(opts.pool, await opts.client.normalize(worktreePath));
+      // The latest lifecycle of the worktree, from the read projection (rebuilt from the log on demand).
+      return getOwnership(opts.pool, { worktreePath: await opts.client.normalize(worktreePath) });
     },
     async bind(req: ProvisionalSubmission): Promise<BindOutcome> {
       const worker = req.worker ?? opts.defaultWorker ?? null;
