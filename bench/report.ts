@@ -28,8 +28,6 @@ export interface Row {
   ratio: number | null;
   goal: Goal | null;
   met: boolean | null;
-  /** Set instead of numbers when the row could not be measured (e.g. the route does not exist yet). */
-  pending?: string;
   samples?: { ours: number; base: number };
   details?: Record<string, unknown>;
 }
@@ -59,10 +57,6 @@ export function latencyRow(id: string, name: string, ours: Summary, base: Summar
   };
 }
 
-export function pendingRow(id: string, name: string, goal: Goal, why: string): Row {
-  return { id, name, unit: 'ms', ours: null, base: null, baseLabel: '', ratio: null, goal, met: null, pending: why };
-}
-
 function fmt(v: number | null | undefined, unit = ''): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '-';
   const abs = Math.abs(v);
@@ -78,7 +72,6 @@ function goalText(g: Goal | null): string {
 export function renderTable(rows: Row[]): string {
   const header = ['name', 'p50', 'p99', 'baseline p50', 'baseline p99', 'ratio', 'goal', 'met?'];
   const lines = rows.map((r) => {
-    if (r.pending) return [r.name, '-', '-', '-', '-', '-', goalText(r.goal), `pending: ${r.pending}`];
     const met = r.met === null ? 'n/a' : r.met ? 'yes' : 'NO';
     return [r.name, fmt(r.ours?.p50, r.unit), fmt(r.ours?.p99, r.unit), fmt(r.base?.p50, r.unit), fmt(r.base?.p99, r.unit), fmt(r.ratio), goalText(r.goal), met];
   });

@@ -6,20 +6,17 @@ import { generateToken, hashToken } from '../../src/auth/tokens';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { OwnershipRecordSchema } from '../../src/domain/projection';
-import { getOwnership } from '../../src/store/lookups';
+import { GET_BY_BRANCH_SQL, getOwnership } from '../../src/store/lookups';
 import { round } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';
-import { latencyRow, pendingRow, type Row } from '../report';
-import { log } from '../stack';
+import { latencyRow, type Row } from '../report';
 import { progressLine, runPair, summarize, timeOnce } from '../stats';
 
-/** The statement getOwnership runs for a branch (src/store/lookups.ts), verbatim: the baseline runs it raw. */
-export const BY_BRANCH_SQL = `SELECT o.record FROM branch_names b JOIN ownerships o ON o.ownership_id = b.ownership_id
-        WHERE b.branch = $1 AND ($2::text IS NULL OR b.repo_root = $2)
-        ORDER BY (o.branch = b.branch) DESC, o.updated_at DESC, o.ownership_id DESC LIMIT 1`;
+/** The statement getOwnership runs for a branch: the baseline runs exactly it, raw. */
+const BY_BRANCH_SQL = GET_BY_BRANCH_SQL;
 
-/** Spellings a by-branch lookup route may have; the first that answers with the ownership is measured. */
-const ROUTE_CANDIDATES = ['/v1/ownership', '/v1/ownerships', '/ownerships', '/ownership', '/api/ownerships', '/v1/ownerships/get', '/v1/ownership/get', '/v1/lookup'];
+/** The API's lookup route (src/api/routes/lookups.ts). */
+const LOOKUP_ROUTE = '/v1/ownership';
 
 interface HttpLookup {
   route: string;
@@ -30,8 +27,8 @@ interface HttpLookup {
   stop(): Promise<void>;
 }
 
-/** The API as `npm start` serves it, on a free port; null (with why) when no lookup route answers. */
-async function findHttpLookup(ctx: BenchContext, probe: LiveOwnership): Promise<HttpLookup | { pending: string }> {
+/** The API as `npm start` serves it, on a free port, checked to answer the lookup before it is timed. */
+async function startHttpLookup(ctx: BenchContext, probe: LiveOwnership): Promise<HttpLookup> {
   const { stack } = ctx;
   const config = loadConfig({
     ...process.env,
@@ -53,23 +50,21 @@ async function findHttpLookup(ctx: BenchContext, probe: LiveOwnership): Promise<
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   const stop = () => app.close();
-  const refused: string[] = [];
-  for (const route of ROUTE_CANDIDATES) {
-    const url = (o: LiveOwnership) => `http://127.0.0.1:${port}${route}?branch=${encodeURIComponent(o.wt.branch)}&repoRoot=${encodeURIComponent(o.wt.repoRoot)}`;
-    const res = await fetch(url(probe), { headers });
-    const body = await res.text();
-    const path = (o: LiveOwnership) => url(o).slice(`http://127.0.0.1:${port}`.length);
-    const inject = async (o: LiveOwnership) => (await app.inject({ method: 'GET', url: path(o), headers })).statusCode;
-    if (res.status === 200 && body.includes(probe.ownershipId)) return { route, url, inject, headers, stop };
-    if (res.status === 401 || res.status === 403) refused.push(`${route} (${res.status})`);
+  const path = (o: LiveOwnership) => `${LOOKUP_ROUTE}?branch=${encodeURIComponent(o.wt.branch)}&repoRoot=${encodeURIComponent(o.wt.repoRoot)}`;
+  const url = (o: LiveOwnership) => `http://127.0.0.1:${port}${path(o)}`;
+  const inject = async (o: LiveOwnership) => (await app.inject({ method: 'GET', url: path(o), headers })).statusCode;
+  const res = await fetch(url(probe), { headers });
+  const body = await res.text();
+  if (res.status !== 200 || !body.includes(probe.ownershipId)) {
+    await stop();
+    throw new Error(`GET ${LOOKUP_ROUTE} did not answer the lookup (HTTP ${res.status})`);
   }
-  await stop();
-  return { pending: refused.length ? `route refused without credentials: ${refused.join(', ')}` : 'route not built' };
+  return { route: LOOKUP_ROUTE, url, inject, headers, stop };
 }
 
 /**
  * 4. Ownership lookup by branch: the store function (getOwnership) vs the same SQL run raw with
- *    `pg` on the same pool; and over HTTP vs the same raw SQL, when the API has a lookup route.
+ *    `pg` on the same pool; and over HTTP vs the same raw SQL.
  *    Lookups rotate over live ownerships; the history inserted for case 7 is in the tables.
  */
 export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Promise<Row[]> {
@@ -103,12 +98,7 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
     }),
   );
 
-  const http = await findHttpLookup(ctx, targets[0]);
-  if ('pending' in http) {
-    log(`lookup over HTTP: pending (${http.pending})`);
-    rows.push(pendingRow('lookup-http', 'lookup by branch: over HTTP', { on: 'ratio', op: '<=', value: 3, stat: 'p50' }, http.pending));
-    return rows;
-  }
+  const http = await startHttpLookup(ctx, targets[0]);
   const bare = await bareHttpServer(ctx);
   try {
     const viaHttp = await runPair({
