@@ -1,6 +1,6 @@
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from './src/config';
-import { createWorkersFromConfig } from './src/infra/workers';
+import { createWorkersFromConfig, installTemporalLogging } from './src/infra/workers';
 import { createLogger } from './src/infra/logger';
 import { createPool } from './src/store/db';
 
@@ -15,17 +15,21 @@ async function main(): Promise<void> {
   const hostAgentOnly = process.argv.includes('--host-agent');
   if (!cfg.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required for worker.ts (npm start sets it for its own dev server)');
   if (!hostAgentOnly && !cfg.databaseUrl) throw new Error('DATABASE_URL is required for worker.ts (npm start sets it for its embedded PostgreSQL)');
-  Runtime.install({ logger: new DefaultLogger(cfg.logLevel === 'debug' || cfg.logLevel === 'trace' ? 'DEBUG' : 'WARN') });
+  installTemporalLogging(log);
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const pool = hostAgentOnly ? undefined : createPool(cfg.databaseUrl);
-  const workers = await createWorkersFromConfig(cfg, connection, pool);
-  log.info({ hostAgentOnly, taskQueue: cfg.taskQueue, hostId: cfg.hostId }, 'worker running');
+  // A host agent given DATABASE_URL ships its worktrees' commit journals itself (a small pool; no workflows).
+  const journalPool = pool ?? (cfg.databaseUrl ? createPool(cfg.databaseUrl, { max: 2 }) : undefined);
+  const workers = await createWorkersFromConfig(cfg, connection, pool, { ...(journalPool ? { journalPool } : {}), log });
+  // One line at start: whether this host's commit journals reach PostgreSQL (docs/git-projection.md#the-journal).
+  log.info({ hostAgentOnly, taskQueue: cfg.taskQueue, hostId: cfg.hostId, journals: journalPool ? 'shipped' : 'local (no DATABASE_URL)' }, 'worker running');
   // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
   const stop = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await Promise.all(workers.map((w) => w.run()));
   await pool?.end();
+  if (journalPool !== pool) await journalPool?.end();
   await connection.close();
 }
 

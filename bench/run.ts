@@ -3,9 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { temporalCliPath } from '../src/infra/tools';
 import { ownershipWorkflowId } from '../src/domain/workflow-id';
+import { benchBaseMemory } from './cases/base-memory';
 import { benchBind } from './cases/bind';
+import { benchCli } from './cases/cli';
 import { benchCommit } from './cases/commit';
+import { buildPackage } from './cases/compiled';
 import { benchHeartbeat, stopNoops } from './cases/heartbeat';
+import { benchLifecycleHistory } from './cases/history';
 import { benchList } from './cases/list';
 import { benchLookup } from './cases/lookup';
 import { buildMinimalBundle, memoryRow, perWorkflowCost, settledSample } from './cases/memory';
@@ -16,11 +20,28 @@ import { Cleanup } from './cleanup';
 import { readScale, sizesFor, type BenchContext, type LiveOwnership } from './context';
 import { bindRequest, executor, makeWorktrees } from './fixtures';
 import { machineInfo, renderTable, writeResults, type Row } from './report';
-import { log, startStack, waitIdle } from './stack';
-import { mapLimit, progressLine } from './stats';
+import { log, maxCached, startStack, waitIdle } from './stack';
+import { mapLimit, progressLine, summarize } from './stats';
 
 /** BENCH_RESULTS moves the output (the CI smoke run writes to a temp file, not over a full run's results). */
 const RESULTS = path.resolve(process.env.BENCH_RESULTS || path.join(__dirname, 'results', 'latest.json'));
+
+/** The cases BENCH_ONLY can name (comma-separated); unset runs them all. */
+const CASES = ['projection', 'commit', 'gate', 'bind', 'update', 'history', 'heartbeat', 'list', 'lookup', 'cli', 'base-memory', 'memory', 'provenance'] as const;
+type CaseName = (typeof CASES)[number];
+
+/**
+ * BENCH_ONLY=cli,lookup runs only those cases (and what they stand on: the bound ownerships), for
+ * a before/after of one change without the whole run. Unknown names are an error, not a silent no-op.
+ */
+function selectedCases(env: NodeJS.ProcessEnv = process.env): Set<CaseName> {
+  const raw = env.BENCH_ONLY?.trim();
+  if (!raw) return new Set(CASES);
+  const names = raw.split(',').map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(CASES as readonly string[]).includes(n));
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown case(s) ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
+  return new Set(names as CaseName[]);
+}
 
 function versionOf(cmd: string, args: string[]): string {
   try {
@@ -33,6 +54,8 @@ function versionOf(cmd: string, args: string[]): string {
 async function main(): Promise<number> {
   const started = Date.now();
   const scale = readScale();
+  const only = selectedCases();
+  const wants = (c: CaseName) => only.has(c);
   const sizes = sizesFor(scale);
   const cleanup = new Cleanup();
   let interrupted = false;
@@ -64,13 +87,13 @@ async function main(): Promise<number> {
   if (load0 > os.cpus().length * 0.5) log(`warning: load average ${load0.toFixed(2)} on ${os.cpus().length} CPUs before the start; results will be noisy`);
 
   try {
-    log(`BENCH_SCALE=${scale}: ${sizes.liveOwnerships} live ownerships, bind ${sizes.bind.iterations}, update ${sizes.update.iterations}, history ${sizes.list.large}`);
+    log(`BENCH_SCALE=${scale}: ${sizes.liveOwnerships} live ownerships, bind ${sizes.bind.iterations}, update ${sizes.update.iterations}, history ${sizes.list.large}, workflow cache ${maxCached() || 'SDK default'}`);
     const stack = await phase('start stack', () => startStack(cleanup));
     const ctx: BenchContext = { stack, scale, sizes };
     const minimalBundle = await buildMinimalBundle();
     const before = await settledSample(stack);
     // 8 (control): why a cached workflow costs what it costs, measured before any other workflow exists.
-    const perWorkflow = await phase('8 per-workflow memory (bundle control)', () => perWorkflowCost(stack, Math.min(100, sizes.liveOwnerships), minimalBundle));
+    const perWorkflow = wants('memory') ? await phase('8 per-workflow memory (bundle control)', () => perWorkflowCost(stack, Math.min(100, sizes.liveOwnerships), minimalBundle)) : null;
 
     const bindTotal = sizes.bind.warmup + sizes.bind.iterations;
     const ownedCount = Math.max(sizes.liveOwnerships, bindTotal);
@@ -83,31 +106,41 @@ async function main(): Promise<number> {
     const [projWt] = await makeWorktrees(reposDir, 'proj', 1);
     const [guardedWt] = await makeWorktrees(reposDir, 'guarded', 1);
     const [plainWt] = await makeWorktrees(reposDir, 'plain', 1);
+    const [lifeWt] = await makeWorktrees(reposDir, 'life', 1);
 
     // 5. projection write, 6. commit with hooks: git only, on a machine with no workflow traffic yet.
-    rows.push(await phase('5 git projection write', () => benchProjection(ctx, projWt)));
-    rows.push(await phase('6 commit with guard hooks', () => benchCommit(ctx, guardedWt, plainWt)));
+    if (wants('projection')) rows.push(await phase('5 git projection write', () => benchProjection(ctx, projWt)));
+    if (wants('commit')) rows.push(await phase('6 commit with guard hooks', () => benchCommit(ctx, guardedWt, plainWt)));
+    if (wants('gate')) rows.push(...(await phase('6b git through the agent-side gate', () => (require('./cases/gate') as typeof import('./cases/gate')).benchGate(ctx, reposDir))));
     // Breakdown material for 1 and 2: their store and git parts, each timed alone.
-    const parts = await phase('parts for the breakdowns', () => measureParts(ctx, spare));
+    const parts = wants('bind') || wants('update') ? await phase('parts for the breakdowns', () => measureParts(ctx, spare)) : null;
 
-    // 1. bind
+    // 1. bind (always: every later case stands on the ownerships it binds; its row only when asked)
     const { row: bindRow, bound } = await phase('1 bind', () => benchBind(ctx, owned));
-    rows.push(bindRow);
+    if (wants('bind')) rows.push(bindRow);
     // 2. owner-only update
-    rows.push(await phase('2 owner-only update', () => benchUpdate(ctx, bound)));
+    if (wants('update')) rows.push(await phase('2 owner-only update', () => benchUpdate(ctx, bound)));
+    // 11. what a whole lifecycle costs in history
+    if (wants('history')) rows.push(await phase('11 history of a 5-step lifecycle', () => benchLifecycleHistory(ctx, lifeWt)));
 
     // The rest of the N live ownerships (untimed), then 8. memory with N live.
     const live: LiveOwnership[] = [...bound];
-    await phase(`bind up to ${sizes.liveOwnerships} live ownerships`, async () => {
+    // Lookups rotate over the live set too, so they see the same ownerships with or without BENCH_ONLY.
+    if (wants('heartbeat') || wants('memory') || wants('lookup')) await phase(`bind up to ${sizes.liveOwnerships} live ownerships`, async () => {
       const rest = owned.slice(bound.length, sizes.liveOwnerships).map((wt, k) => ({ wt, i: bound.length + k }));
-      const progress = progressLine('bind (untimed)');
+      const progress = progressLine('bind (8 in flight)');
       let done = 0;
+      // Timed as claims under a growing live set (8 in flight): the scale row, next to the bind row's quiet one-at-a-time figure.
+      const took: number[] = [];
+      const tStart = performance.now();
       const more = await mapLimit(rest, 8, async ({ wt, i }) => {
+        const t0 = performance.now();
         const view = await stack.ownership.bind(bindRequest(wt, i));
+        took.push(performance.now() - t0);
         progress(++done, rest.length);
         return {
           wt,
-          workflowId: ownershipWorkflowId(view.repoRoot, view.worktreePath),
+          workflowId: ownershipWorkflowId(view.hostId, view.worktreePath),
           ownershipId: view.ownershipId,
           executionSessionId: `bench-session-${i}`,
           epoch: view.epoch,
@@ -116,37 +149,72 @@ async function main(): Promise<number> {
       });
       live.push(...more);
       await waitIdle(stack, 1_000);
+      if (took.length > 0) {
+        const c = summarize(took);
+        rows.push({
+          id: 'claim-at-scale',
+          name: `claims while ${bound.length.toLocaleString('en-US')} → ${sizes.liveOwnerships.toLocaleString('en-US')} ownerships are live (8 in flight)`,
+          unit: 'ms',
+          ours: { p50: c.p50, p99: c.p99 },
+          base: null,
+          baseLabel: 'none',
+          ratio: null,
+          goal: null,
+          met: null,
+          samples: { ours: c.n, base: 0 },
+          details: { mean: c.mean, max: c.max, perSecond: Math.round((c.n / ((performance.now() - tStart) / 1000)) * 10) / 10 },
+        });
+      }
     });
     const liveSet = live.slice(0, sizes.liveOwnerships);
     const withLive = await settledSample(stack);
 
     // 3. heartbeats
-    const hb = await phase('3 heartbeat throughput', () => benchHeartbeat(ctx, liveSet));
-    rows.push(hb.throughput, hb.latency);
-    const withLiveAndNoops = await settledSample(stack);
-    await stopNoops(hb.noops);
-    await waitIdle(stack);
-    const afterHeartbeats = await settledSample(stack);
+    let withLiveAndNoops: Awaited<ReturnType<typeof settledSample>> | null = null;
+    let afterHeartbeats: Awaited<ReturnType<typeof settledSample>> | null = null;
+    if (wants('heartbeat')) {
+      const hb = await phase('3 heartbeat throughput', () => benchHeartbeat(ctx, liveSet));
+      rows.push(hb.throughput, hb.latency);
+      withLiveAndNoops = await settledSample(stack);
+      await stopNoops(hb.noops);
+      await waitIdle(stack);
+      afterHeartbeats = await settledSample(stack);
+    }
 
     for (const r of rows) if (r.id === 'bind' || r.id === 'update') r.details = { ...r.details, partsTimedAlone: parts };
 
     // 7. list with 1,000 vs 100,000 historical ownerships; 4. lookups run on the grown tables.
-    rows.push(await phase('7 listOwnerships vs history size', () => benchList(ctx)));
-    rows.push(...(await phase('4 lookup by branch', () => benchLookup(ctx, liveSet))));
+    if (wants('list')) rows.push(await phase('7 listOwnerships vs history size', () => benchList(ctx)));
+    if (wants('lookup')) rows.push(...(await phase('4 lookup by branch', () => benchLookup(ctx, liveSet))));
+    if (wants('provenance')) rows.push(...(await phase('12 provenance lookup (100,000 receipts at BENCH_SCALE=1)', () => (require('./cases/provenance') as typeof import('./cases/provenance')).benchProvenance(ctx))));
 
-    rows.push(
-      memoryRow(sizes.liveOwnerships, before, withLive, {
-        withLiveAndNoopWorkflows: withLiveAndNoops,
-        afterHeartbeatsNoopsStopped: afterHeartbeats,
-        perWorkflow,
-      }),
-    );
+    // 9. the installed CLI's start-up and 10. the production processes' base memory, compiled vs tsx,
+    // on the package built for this run (never the working tree's dist/).
+    if (wants('cli') || wants('base-memory')) {
+      const pkg = await phase('build the package', () => buildPackage(stack.root));
+      if (wants('cli')) rows.push(...(await phase('9 CLI start-up', () => benchCli(ctx, cleanup, pkg, liveSet[0]))));
+      if (wants('base-memory')) rows.push(...(await phase('10 base memory, compiled vs tsx', () => benchBaseMemory(ctx, cleanup, pkg))));
+    }
 
-    const order = ['bind', 'update', 'heartbeat-throughput', 'heartbeat-latency', 'lookup-store', 'lookup-http', 'projection', 'commit', 'list', 'worker-rss'];
+    if (wants('memory') && perWorkflow && withLiveAndNoops && afterHeartbeats) {
+      rows.push(
+        memoryRow(sizes.liveOwnerships, before, withLive, {
+          withLiveAndNoopWorkflows: withLiveAndNoops,
+          afterHeartbeatsNoopsStopped: afterHeartbeats,
+          perWorkflow,
+        }),
+      );
+    } else if (wants('memory')) {
+      log('memory: needs the heartbeat case too (its samples); BENCH_ONLY=memory,heartbeat');
+    }
+
+    const order = ['bind', 'claim-at-scale', 'update', 'heartbeat-throughput', 'heartbeat-latency', 'lookup-store', 'lookup-http', 'projection', 'commit', 'gate-status', 'gate-commit', 'list', 'worker-rss', 'cli-version', 'cli-help', 'cli-who', 'worker-base-rss', 'api-base-rss'];
     rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
     const totalSeconds = Math.round((Date.now() - started) / 1000);
     const pgVersion = (await stack.pool.query<{ v: string }>('SELECT version() AS v')).rows[0].v;
     const machine = machineInfo(scale, {
+      ...(only.size < CASES.length ? { BENCH_ONLY: [...only].join(',') } : {}),
+      maxCachedWorkflows: maxCached() || 'SDK default',
       loadAverage1mAtStart: Math.round(load0 * 100) / 100,
       loadAverage1mAtEnd: Math.round(os.loadavg()[0] * 100) / 100,
       temporalCli: versionOf(temporalCliPath(), ['--version']),

@@ -9,7 +9,7 @@ import { OwnershipClient } from '../src/client';
 import { freePort } from '../src/infra/ports';
 import { dropDatabase, ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
 import { startDevServer } from '../src/infra/temporal-dev-server';
-import { createWorkers, WORKFLOWS_PATH } from '../src/infra/workers';
+import { createWorkers, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
 import { createPool, migrate } from '../src/store/db';
 import type { OwnershipSettings } from '../src/workflows/ownership';
 import type { Cleanup } from './cleanup';
@@ -99,7 +99,7 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   await migrate(databaseUrl);
   log(`PostgreSQL (${pgSource}) database ${dbName} migrated after ${Date.now() - started} ms`);
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger, preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
   const bundlePath = path.join(root, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   log(`workflow bundle built after ${Date.now() - started} ms`);
@@ -129,6 +129,8 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
     pool: workerPool,
     workflowBundle: { codePath: bundlePath },
     identity: `bench-${process.pid}`,
+    // As production would run 10,000 live ownerships: the cache capped (OD_MAX_CACHED_WORKFLOWS), the rest replay on their next message.
+    ...(maxCached() > 0 ? { maxCachedWorkflows: maxCached() } : {}),
   });
   const running = workers.map((w) => w.run());
   running.forEach((r) => r.catch((err) => log(`worker failed: ${err instanceof Error ? err.message : String(err)}`)));
@@ -162,6 +164,12 @@ const quietBundleLogger = {
   error: (m: string) => log(`bundle: ${m}`),
   log: () => undefined,
 };
+
+/** The worker's workflow cache cap for this run: OD_MAX_CACHED_WORKFLOWS, else the SDK's default (0). */
+export function maxCached(): number {
+  const n = Number(process.env.OD_MAX_CACHED_WORKFLOWS ?? 0);
+  return Number.isInteger(n) && n > 0 ? n : 0;
+}
 
 /** Waits until the workflow worker has had nothing in flight for `quietMs` (the queue drained). */
 export async function waitIdle(stack: BenchStack, quietMs = 500, timeoutMs = 120_000): Promise<number> {

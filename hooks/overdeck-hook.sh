@@ -23,9 +23,10 @@ case $od_name in
     od_guard || exit 1
     ;;
   reference-transaction)
-    # Only "prepared" can still stop the update; "committed"/"aborted" with nothing to chain to
-    # leave at once (git ignores EPIPE on this hook's stdin).
-    [ "$1" = prepared ] || [ -n "$od_prev" ] || exit 0
+    # Only "prepared" can still stop the update; "committed" journals the move (who made which
+    # commit, docs/git-projection.md#the-journal); "aborted" with nothing to chain to leaves at once
+    # (git ignores EPIPE on this hook's stdin).
+    [ "$1" = prepared ] || [ "$1" = committed ] || [ -n "$od_prev" ] || exit 0
     # Read stdin without spawning cat; a chained hook gets the same lines.
     od_input=
     while IFS= read -r od_l; do
@@ -35,7 +36,21 @@ case $od_name in
     if [ "$1" = prepared ]; then
       # shellcheck source=overdeck-guard.sh
       . "$od_dir/overdeck-guard.sh" || exit 1
-      if od_touches_own_head "$od_input"; then od_guard || exit 1; fi
+      if od_touches_own_head "$od_input"; then
+        od_guard || {
+          od_rc=$?
+          case $od_rc in 10) od_code=not_owner ;; 11) od_code=stale_epoch ;; 12) od_code=strict_no_session ;; 13) od_code=provisional_conflict ;; *) od_code=refused ;; esac
+          od_journal_moves ref_refused "$od_input" "	code=$od_code"
+          exit 1
+        }
+      fi
+    elif [ "$1" = committed ]; then
+      # shellcheck source=overdeck-guard.sh
+      . "$od_dir/overdeck-guard.sh" || exit 1
+      if od_touches_own_head "$od_input"; then
+        od_read_owner
+        [ -n "$od_any" ] && od_journal_moves commit "$od_input"
+      fi
     fi
     if [ -n "$od_prev" ]; then
       printf '%s' "$od_input" | "$od_prev" "$@"

@@ -58,7 +58,7 @@ CREATE INDEX ownerships_session_idx ON ownerships (owner_session_id);
 CREATE INDEX ownerships_conversation_idx ON ownerships (conversation_id);
 CREATE INDEX ownerships_lane_idx ON ownerships (lane);
 
--- Landing receipts of spec §11, idempotent on (ownership_id, landed_head).
+-- Landing receipts (docs/events.md#landing-receipts), idempotent on (ownership_id, landed_head).
 CREATE TABLE landing_receipts (
   ownership_id      text        NOT NULL,
   landed_head       text        NOT NULL,
@@ -74,7 +74,7 @@ CREATE TABLE landing_receipts (
 CREATE INDEX landing_receipts_head_idx ON landing_receipts (landed_head);
 CREATE INDEX landing_receipts_repo_idx ON landing_receipts (repo_root, landed_branch, landed_at DESC);
 
--- Every name a branch had, with the seq range it held it (spec §14.3).
+-- Every name a branch had, with the seq range it held it (docs/identities.md#worktree: a rename keeps the ownership).
 CREATE TABLE branch_names (
   ownership_id  text    NOT NULL,
   repo_root     text    NOT NULL,
@@ -85,7 +85,7 @@ CREATE TABLE branch_names (
 );
 CREATE INDEX branch_names_branch_idx ON branch_names (branch);
 
--- Executor binding per agent worker (ARCHITECTURE §5): first observation immutable, conflicts coalesced.
+-- Executor binding per agent worker (docs/identities.md#executor-binding): first observation immutable, conflicts coalesced.
 CREATE TABLE executor_bindings (
   worker_id             text        PRIMARY KEY,
   run_id                text,

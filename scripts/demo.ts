@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { currentProcessIdentity } from '../src/activities/liveness';
-import { ApiClient, ApiError, DEFAULT_API_URL } from '../src/api/client';
+import { ApiClient, ApiError, DEFAULT_API_URL, normalizeApiUrl } from '../src/api/client';
 import type { OwnershipViewOut } from '../src/api/schemas';
 import { devSecretFile } from '../src/auth/principals';
 import { renderWho } from '../src/cli/render';
@@ -119,7 +119,7 @@ function startSessionProcess(): ChildProcess {
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
-  const url = process.env.OD_API_URL || DEFAULT_API_URL;
+  const url = process.env.OD_API_URL ? normalizeApiUrl(process.env.OD_API_URL) : DEFAULT_API_URL;
   // npm start writes the dev principals to <OD_DATA_DIR>/dev-principals.json and their clear tokens beside it.
   const candidates = process.env.OD_DEMO_TOKENS
     ? [process.env.OD_DEMO_TOKENS]
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   const who = async (id: string, label: string) => {
     const v = await executor.ownership(id);
     say(`--- who ${label}`);
-    say(renderWho(v, v.liveness, v.projectionSync?.branch ?? null));
+    say(renderWho(v, v.liveness, v.projectionSync?.branch ?? null, Date.now()));
     return v;
   };
 

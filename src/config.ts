@@ -1,6 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTE_TYPES, type SearchAttributeName } from './domain/search-attributes';
+import type { OwnershipSettings } from './domain/settings';
 
 /**
  * Every environment variable the service reads, with its default and meaning. This table is the
@@ -26,12 +28,27 @@ export const ENV = {
   OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
   OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.' },
+  OD_PAYLOAD_KEY_FILE: { default: '', doc: 'File holding a 32-byte key (base64, e.g. `openssl rand -base64 32`): every payload sent to Temporal is encrypted with it (AES-256-GCM) and the API serves `POST /codec/decode` to admins, for the Temporal UI and `temporal workflow show --codec-endpoint`. Every worker, API and client of one deployment needs the same file. Empty: payloads in clear.' },
   OD_TOKENS: { default: '', doc: 'Principals JSON inline (same format as OD_TOKENS_FILE); merged with the file, ids and hashes unique across both.' },
   OD_MAX_CACHED_WORKFLOWS: { default: '0', doc: 'Cap on ownership workflows kept in the worker cache (each costs ~1.7 MiB; evicted ones replay on their next message). 0: the SDK default, sized from memory.' },
+  OD_LANDINGS_SCAN_INTERVAL_MS: { default: '0', doc: 'Every this many ms the host agent runs `landings scan` on the main branch (and every landed branch) of each repository of its worktrees, recording inferred receipts for landings without one. 0: off.' },
+  OD_PROVENANCE_NOTES: { default: '0', doc: 'When `1`, the host agent writes the provenance of each landed head (ownership, lander, authors\' session, epoch, worker and conversation ids; no titles or URLs) as a git note under `refs/notes/overdeck-provenance`, and `od-worktree provenance` answers from it when the service is unreachable. `0`: off.' },
   LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
 } as const;
 
 export type EnvName = keyof typeof ENV;
+
+/**
+ * The ENV rows that are ownership settings (src/domain/settings.ts SETTING_SCOPE says how each
+ * applies): read here once, given to the API's client for new lifecycles and to the workflow
+ * worker, whose configuration each continue-as-new takes again.
+ */
+export const SETTING_ENV = {
+  leaseTtlMs: 'OD_LEASE_TTL_MS',
+  heartbeatLogIntervalMs: 'OD_HEARTBEAT_LOG_INTERVAL_MS',
+  handoffTimeoutMs: 'OD_HANDOFF_TIMEOUT_MS',
+  maxHistoryEvents: 'OD_MAX_HISTORY_EVENTS',
+} as const satisfies Partial<Record<keyof OwnershipSettings, EnvName>>;
 
 const int = z.coerce.number().int().positive();
 
@@ -55,8 +72,11 @@ export const ConfigSchema = z.object({
   livenessAuthority: z.enum(['local', 'http', 'none']),
   livenessUrl: z.string(),
   tokensFile: z.string(),
+  payloadKeyFile: z.string(),
   tokensJson: z.string(),
   maxCachedWorkflows: z.coerce.number().int().nonnegative(),
+  landingsScanIntervalMs: z.coerce.number().int().nonnegative(),
+  provenanceNotes: z.enum(['0', '1']).transform((v) => v === '1'),
   logLevel: z.string(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -86,8 +106,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     livenessAuthority: get('OD_LIVENESS_AUTHORITY'),
     livenessUrl: get('OD_LIVENESS_URL'),
     tokensFile: get('OD_TOKENS_FILE'),
+    payloadKeyFile: get('OD_PAYLOAD_KEY_FILE'),
     tokensJson: get('OD_TOKENS'),
     maxCachedWorkflows: get('OD_MAX_CACHED_WORKFLOWS'),
+    landingsScanIntervalMs: get('OD_LANDINGS_SCAN_INTERVAL_MS'),
+    provenanceNotes: get('OD_PROVENANCE_NOTES'),
     logLevel: get('LOG_LEVEL'),
   });
   if (!parsed.success) {
@@ -97,17 +120,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parsed.data;
 }
 
+/** The configured ownership settings (the rows of SETTING_ENV). */
+export function ownershipSettingsOf(cfg: Config): Partial<OwnershipSettings> {
+  const out: Partial<OwnershipSettings> = {};
+  for (const key of Object.keys(SETTING_ENV) as (keyof typeof SETTING_ENV)[]) out[key] = cfg[key];
+  return out;
+}
+
 export { hostTaskQueue } from './domain/queues';
 
-/** Search attributes the workflows upsert; registered on every Temporal server the project starts. */
-export const SEARCH_ATTRIBUTES = {
-  OwnershipId: 'Keyword',
-  OwnershipRepoRoot: 'Keyword',
-  OwnershipWorktree: 'Keyword',
-  OwnershipBranch: 'Keyword',
-  OwnershipState: 'Keyword',
-  OwnerSessionId: 'Keyword',
-  OwnerWorkerId: 'Keyword',
-  OwnerConversationId: 'Keyword',
-  LandedHead: 'Keyword',
-} as const;
+/** Search attributes the workflows upsert (names: src/domain/search-attributes.ts); registered on every Temporal server the project starts. */
+export const SEARCH_ATTRIBUTES: Readonly<Record<SearchAttributeName, 'Keyword' | 'KeywordList'>> = Object.fromEntries(
+  (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((field) => [SEARCH_ATTRIBUTE_NAMES[field], SEARCH_ATTRIBUTE_TYPES[field]] as const),
+) as Record<SearchAttributeName, 'Keyword' | 'KeywordList'>;

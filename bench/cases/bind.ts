@@ -34,7 +34,7 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
       const t0 = wallMs();
       const view = await stack.ownership.bind(bindRequest(worktrees[i], i));
       const t1 = wallMs();
-      const workflowId = ownershipWorkflowId(view.repoRoot, view.worktreePath);
+      const workflowId = ownershipWorkflowId(view.hostId, view.worktreePath);
       if (view.seq !== 1 || view.owner?.executionSessionId !== `bench-session-${i}`) throw new Error(`bind ${i}: unexpected answer (seq ${view.seq})`);
       if (view.projectionSync.localSeq < 1) throw new Error(`bind ${i}: answered before the local projection`);
       if (i >= warmup) oursCalls.push({ workflowId, t0, t1 });

@@ -6,6 +6,7 @@ import { judge, type Row } from '../report';
 import { diff, scrape } from '../metrics';
 import { log, waitIdle } from '../stack';
 import { mapLimit, summarize, timeOnce } from '../stats';
+import { heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
 
 interface Block {
   side: 'ours' | 'base';
@@ -18,8 +19,10 @@ interface Block {
 
 /**
  * 3. Heartbeat throughput with N live ownerships vs bare signal throughput to N running noop
- *    workflows: the same number of signals, round-robin over the N workflows, with the same number
- *    in flight. Blocks run ours, base, base, ours (drift cancels). Throughput is sustained: signals
+ *    workflows: the same number of calls, round-robin over the N workflows, with the same number
+ *    in flight. Ours is the API's heartbeat (src/api/service/ownerships.ts): the durable row
+ *    checked and the heartbeat recorded in PostgreSQL, which the workflow reads when the lease
+ *    runs out; only a tenure's first heartbeat (and a stale owner's) is also a signal. Blocks run ours, base, base, ours (drift cancels). Throughput is sustained: signals
  *    divided by the time until they were all accepted AND the worker had processed them (drained,
  *    nothing in flight for 1 s); the accept-only rate is in the details. The accept latency is each
  *    signal RPC's own time under that load.
@@ -42,7 +45,8 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
   const send = {
     ours: (j: number) => {
       const o = live[j % n];
-      return stack.ownership.heartbeat({ workflowId: o.workflowId }, { executionSessionId: o.executionSessionId, epoch: o.epoch });
+      // The API's path (what orchestrators call): the durable row checked, the heartbeat recorded; a tenure's first also signalled.
+      return apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool }, o.principal, o.ownershipId, { executionSessionId: o.executionSessionId, epoch: o.epoch });
     },
     base: (j: number) => noops[j % n].signal(noopSignal, 1),
   };
@@ -81,7 +85,7 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
   const ours = agg('ours');
   const base = agg('base');
   const ratio = ours.perSecond / base.perSecond;
-  const goal = { on: 'ratio' as const, op: '>=' as const, value: 0.8, stat: 'signals/s' };
+  const goal = { on: 'ratio' as const, op: '>=' as const, value: 1.0, stat: 'signals/s' };
   const details = {
     liveOwnerships: n,
     concurrency,

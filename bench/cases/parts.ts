@@ -1,5 +1,6 @@
 import { newOwnershipId } from '../../src/domain/workflow-id';
 import { applyLocalProjection } from '../../src/git/projection';
+import { clearIdentityCache, identifyWorktree } from '../../src/git/repo';
 import { readExecutorConversation } from '../../src/store/bindings';
 import { appendEvents } from '../../src/store/event-store';
 import { round } from '../breakdown';
@@ -12,7 +13,8 @@ import { projectionFor } from './projection';
 /**
  * The pieces bind and bindPlan are made of, each timed alone on this stack, for the breakdown:
  * the durable-store work their local activities do (same functions, same database, own pool) and
- * the git work of a first projection on a fresh worktree (what bind's host activity does).
+ * the git work of a first projection on a fresh worktree (what bind's host activity does), and
+ * bind's own look at the worktree (identifyWorktree) cold and cached.
  */
 export async function measureParts(ctx: BenchContext, fresh: Worktree[]): Promise<Record<string, number>> {
   const { pool } = ctx.stack;
@@ -40,6 +42,20 @@ export async function measureParts(ctx: BenchContext, fresh: Worktree[]): Promis
     conv.push(await timeOnce(() => readExecutorConversation(pool, `bench-worker-${i}`)));
     ping.push(await timeOnce(() => pool.query('SELECT 1')));
   }
+  // What bind's client side asks git (identifyWorktree): nothing cached (rev-parse + worktree list),
+  // the repository known from another of its worktrees (rev-parse), the worktree itself known (no process).
+  const idCold: number[] = [];
+  const idRepoKnown: number[] = [];
+  const idKnown: number[] = [];
+  for (let i = 0; i < fresh.length; i++) {
+    clearIdentityCache();
+    idCold.push(await timeOnce(() => identifyWorktree(fresh[i].path)));
+    clearIdentityCache();
+    await identifyWorktree(fresh[(i + 1) % fresh.length].path);
+    idRepoKnown.push(await timeOnce(() => identifyWorktree(fresh[i].path)));
+    idKnown.push(await timeOnce(() => identifyWorktree(fresh[i].path)));
+  }
+  clearIdentityCache();
   const firstProjection: number[] = [];
   for (const wt of fresh) {
     firstProjection.push(await timeOnce(() => applyLocalProjection(wt.path, projectionFor(1, 'bench', 'parts-session'), { gitLock: true })));
@@ -51,5 +67,8 @@ export async function measureParts(ctx: BenchContext, fresh: Worktree[]): Promis
     pgRoundTripP50Ms: round(summarize(ping).p50),
     firstProjectionOnFreshWorktreeP50Ms: round(summarize(firstProjection).p50),
     firstProjectionSamples: firstProjection.length,
+    identifyWorktreeNothingCachedP50Ms: round(summarize(idCold).p50),
+    identifyWorktreeRepositoryKnownP50Ms: round(summarize(idRepoKnown).p50),
+    identifyWorktreeKnownP50Ms: round(summarize(idKnown).p50),
   };
 }

@@ -1,49 +1,143 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Pool } from 'pg';
 import type { OwnershipRecord } from '../domain/projection';
-import { appendEvents } from '../store/event-store';
+import type { OwnershipSettings } from '../domain/settings';
+import { appendEvents, readEvents } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
+import { readHeartbeat } from '../store/heartbeats';
+import { confineDirs } from '../git/confine';
+import { GitSideError, type GitSideErrorCode } from '../git/errors';
+import { git } from '../git/exec';
 import { applyRecord } from '../git/record';
+import { identifyWorktree, pinnedGit } from '../git/repo';
 import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
-import type { HostActivities, StoreActivities } from './types';
+import type { HostActivities, InspectedWorktree, StoreActivities } from './types';
 
-export type { HostActivities, StoreActivities } from './types';
+export type { HostActivities, InspectedWorktree, StoreActivities } from './types';
 
 /** Store activities: the durable log and the executor bindings, on the main task queue. */
-export function createStoreActivities(deps: { pool: Pool }): StoreActivities {
+export function createStoreActivities(deps: {
+  pool: Pool;
+  settings?: Partial<OwnershipSettings> | null;
+  /** This host's git activities, when the workflow worker runs on the host of (some) worktrees. */
+  here?: { hostId: string; host: HostActivities };
+}): StoreActivities {
+  const settings = deps.settings ?? null;
+  const here = deps.here ?? null;
   return {
+    async applyProjectionHere(record) {
+      // Workflow workers of one task queue may run on several hosts: only the worktree's own may write it.
+      if (!here || here.hostId !== record.hostId) throw ApplicationFailure.nonRetryable(`this worker does not run on host ${record.hostId}`, 'not_this_host');
+      return here.host.applyLocalProjection(record);
+    },
+    async preserveWipHere(hostId, worktreePath, ownershipId, seq) {
+      if (!here || here.hostId !== hostId) throw ApplicationFailure.nonRetryable(`this worker does not run on host ${hostId}`, 'not_this_host');
+      return here.host.preserveWip(worktreePath, ownershipId, seq);
+    },
     async persistEvents(workflowId, events) {
       return appendEvents(deps.pool, workflowId, events);
+    },
+    async readHeartbeat(ownershipId) {
+      return readHeartbeat(deps.pool, ownershipId);
+    },
+    async readLog(ownershipId, afterSeq, limit) {
+      return readEvents(deps.pool, ownershipId, afterSeq, limit);
     },
     async readExecutorConversation(workerId) {
       return readExecutorConversation(deps.pool, workerId);
     },
+    async readSettings() {
+      return settings;
+    },
   };
 }
 
-/** Git activities for the worktrees of one host; they refuse any path outside its allowed roots. */
-export function createHostActivities(deps: { allowedRoots: string[]; authority: LivenessAuthority }): HostActivities {
-  const guardPath = async (p: string): Promise<string> => {
-    try {
-      return await assertUnderAllowedRoots(p, deps.allowedRoots);
-    } catch (err) {
-      if (err instanceof PathRefusal) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      throw err;
-    }
-  };
+/** Git-side refusals that no retry can change: the activity fails at once, typed with the reason code. */
+const FINAL: ReadonlySet<GitSideErrorCode> = new Set<GitSideErrorCode>([
+  'not_a_worktree',
+  'worktree_missing',
+  'projection_conflict',
+  'worktree_config_unsafe',
+  'git_too_old',
+  'invalid_argument',
+]);
+
+/** The activity's failure for an error of the git side: reason codes as ApplicationFailure types. */
+function hostFailure(err: unknown, rename: Partial<Record<string, string>> = {}): unknown {
+  if (err instanceof CancelledFailure || err instanceof ApplicationFailure) return err;
+  if (err instanceof PathRefusal) return ApplicationFailure.nonRetryable(err.message, rename[err.code] ?? err.code);
+  if (err instanceof GitSideError) {
+    const type = rename[err.code] ?? err.code;
+    return FINAL.has(err.code) ? ApplicationFailure.nonRetryable(err.message, type) : ApplicationFailure.retryable(err.message, type);
+  }
+  return err;
+}
+
+/** The running activity's context, or null when called directly (tests, scripts). */
+function activityContext(): Context | null {
+  try {
+    return Context.current();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Git activities for the worktrees of one host. Each checks the path given against the allowed
+ * roots, then (in src/git) that the worktree's private and common git dirs resolve under them too,
+ * and writes only through those resolved directories.
+ */
+export function createHostActivities(deps: {
+  allowedRoots: string[];
+  authority: LivenessAuthority;
+  /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */
+  projectionLockWaitMs?: number;
+}): HostActivities {
+  const roots = deps.allowedRoots;
+  const lockWait = deps.projectionLockWaitMs === undefined ? {} : { lockWaitMs: deps.projectionLockWaitMs };
   return {
     async applyLocalProjection(record: OwnershipRecord) {
-      const worktreePath = await guardPath(record.worktreePath);
-      const result = await applyRecord(worktreePath, record);
-      // Observability only: a failure to describe the branch never fails the projection.
-      const branch = result === 'cleared' ? null : await describeBranch(worktreePath).catch(() => null);
-      return { localSeq: record.seq, result, branch };
+      try {
+        const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
+        const result = await applyRecord(worktreePath, record, { allowedRoots: roots, ...lockWait });
+        // Observability only: a failure to describe the branch never fails the projection.
+        const branch = result === 'cleared' ? null : await describeBranch(worktreePath).catch(() => null);
+        return { localSeq: record.seq, result, branch };
+      } catch (err) {
+        throw hostFailure(err);
+      }
     },
     async preserveWip(worktreePath, ownershipId, seq) {
-      return preserveWip(await guardPath(worktreePath), ownershipId, seq);
+      const ctx = activityContext();
+      try {
+        const wt = await assertUnderAllowedRoots(worktreePath, roots);
+        return await preserveWip(wt, ownershipId, seq, {
+          allowedRoots: roots,
+          // A local activity (preserveWipHere) has no heartbeat: the server would answer UnknownActivity.
+          ...(ctx === null ? {} : { signal: ctx.cancellationSignal, ...(ctx.info.isLocal ? {} : { heartbeat: () => ctx.heartbeat() }) }),
+        });
+      } catch (err) {
+        // A cancelled activity reports the cancellation, whatever the killed git printed.
+        if (ctx?.cancellationSignal.aborted === true && ctx.cancellationSignal.reason instanceof Error) throw ctx.cancellationSignal.reason;
+        throw hostFailure(err);
+      }
+    },
+    async inspectWorktree(worktreePath): Promise<InspectedWorktree> {
+      try {
+        const p = await assertUnderAllowedRoots(worktreePath, roots, { mustExist: true });
+        const id = await identifyWorktree(p);
+        if (id.bare && id.isMain) throw new GitSideError('not_a_worktree', 'a bare repository has no worktree to own');
+        await confineDirs(id, roots);
+        const head = await git(['symbolic-ref', '-q', 'HEAD'], { ...pinnedGit(id), okCodes: [1] });
+        const ref = head.code === 0 ? head.stdout.trim() : '';
+        return { worktreePath: id.worktreePath, repoRoot: id.repoRoot, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };
+      } catch (err) {
+        // The contract names three codes: a worktree whose git dir is gone is not a worktree.
+        throw hostFailure(err, { worktree_missing: 'not_a_worktree' });
+      }
     },
     async checkSessionLiveness(owner) {
       return deps.authority.check(owner);

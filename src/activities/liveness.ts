@@ -3,7 +3,7 @@ import type { Owner, ProcessIdentity } from '../domain/identity';
 import type { LivenessVerdict } from './types';
 
 /**
- * The execution-session authority (ARCHITECTURE §3): only a `dead` verdict may make an ownership
+ * The execution-session authority (docs/ownership-record.md#liveness): only a `dead` verdict may make an ownership
  * stale. Anything it cannot prove is `unknown`, which fails closed (reclaim then needs an admin).
  */
 export interface LivenessAuthority {

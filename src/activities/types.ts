@@ -1,6 +1,7 @@
 import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
+import type { OwnershipSettings } from '../domain/settings';
 import type { BranchStatus } from '../git/status';
 
 /** Activities on the main task queue (local activities of the workflow): the durable store. */
@@ -9,17 +10,54 @@ export interface StoreActivities {
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
    * `replaced`: events already recorded under the same seq with other content; the log wins.
    */
-  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[] }>;
-  /** The conversation the agent worker's executor observed, or null (ARCHITECTURE §5). */
+  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[]; gap?: { record: OwnershipRecord | null } }>;
+  /**
+   * The log after `afterSeq`, at most `limit` events: what the workflow adopts when the log is
+   * ahead of it (an event written by a workflow task Temporal never recorded).
+   */
+  readLog(ownershipId: string, afterSeq: number, limit: number): Promise<OwnershipEvent[]>;
+  /**
+   * HostActivities.applyLocalProjection, run as a local activity by a workflow worker on the
+   * worktree's own host; non-retryable `not_this_host` anywhere else (the workflow then uses the
+   * host agent's queue).
+   */
+  applyProjectionHere(record: OwnershipRecord): ReturnType<HostActivities['applyLocalProjection']>;
+  /** HostActivities.preserveWip on the worktree's own host, as applyProjectionHere. */
+  preserveWipHere(hostId: string, worktreePath: string, ownershipId: string, seq: number): ReturnType<HostActivities['preserveWip']>;
+  /** The owner's last heartbeat as the API recorded it (src/store/heartbeats.ts), or null. */
+  readHeartbeat(ownershipId: string): Promise<{ executionSessionId: string; epoch: number; ageMs: number } | null>;
+  /** The conversation the agent worker's executor observed, or null (docs/identities.md#executor-binding). */
   readExecutorConversation(workerId: string): Promise<Conversation | null>;
+  /** The worker's configured ownership settings, null when it was started without any (src/domain/settings.ts). */
+  readSettings(): Promise<Partial<OwnershipSettings> | null>;
 }
 
 export type LivenessVerdict = 'alive' | 'dead' | 'unknown';
 
-/** Activities that must run on the host holding the worktree (task queue `ownership-host-<hostId>`). */
+/** What the host's git says a worktree is: canonical top, repository root (src/git/repo.ts identifyWorktree), branch. */
+export interface InspectedWorktree {
+  worktreePath: string;
+  repoRoot: string;
+  /** checked-out branch without refs/heads/; null when HEAD is detached */
+  branch: string | null;
+}
+
+/**
+ * Activities that must run on the host holding the worktree (task queue `ownership-host-<hostId>`).
+ * Each refuses, as a non-retryable ApplicationFailure typed with the reason code, a worktree that
+ * is not (with both of its git dirs) under the host's allowed roots (`path_outside_allowed_roots`).
+ */
 export interface HostActivities {
-  /** Writes the local projection; reports the branch's head and ahead/behind while the worktree exists. */
+  /**
+   * Writes the local projection; reports the branch's head and ahead/behind while the worktree
+   * exists. Non-retryable `projection_conflict` when another live ownership's projection is on
+   * disk, `worktree_missing` when the worktree is gone; retryable `projection_busy` when another
+   * writer held the worktree's lock past the bounded wait.
+   */
   applyLocalProjection(record: OwnershipRecord): Promise<{ localSeq: number; result: 'written' | 'skipped' | 'cleared'; branch?: BranchStatus | null }>;
+  /** Heartbeats while git runs and kills git when cancelled; non-retryable `worktree_missing` for a worktree that is gone. */
   preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string } | null>;
+  /** Non-retryable `path_outside_allowed_roots`, `path_not_found` or `not_a_worktree`. */
+  inspectWorktree(worktreePath: string): Promise<InspectedWorktree>;
   checkSessionLiveness(owner: Owner): Promise<{ verdict: LivenessVerdict; detail: string | null }>;
 }

@@ -1,6 +1,7 @@
 import type { Observation } from '../domain/binding';
 import type { Provenance } from '../store/provenance';
 import type { ErrorBody } from './errors';
+import type { Caller, ReconciliationBody } from './schemas-reconcile';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -16,6 +17,7 @@ import type {
   LandingResponse,
   ListQuery,
   ListResponse,
+  OwnershipItem,
   OwnershipViewOut,
   PlanBody,
   ReclaimBody,
@@ -28,6 +30,31 @@ import type {
 
 /** Where `npm start` serves the API by default (OD_API_HOST:OD_API_PORT). */
 export const DEFAULT_API_URL = 'http://127.0.0.1:8787';
+
+/** An API URL that is not one (OD_API_URL=`::`, `ftp://…`): the caller's mistake, said as such. */
+export class ApiUrlError extends Error {
+  constructor(readonly value: string) {
+    super(`OD_API_URL is not an http(s) URL of the ownership service: ${JSON.stringify(value.slice(0, 200))} (e.g. http://127.0.0.1:8787)`);
+    this.name = 'ApiUrlError';
+  }
+}
+
+/**
+ * The service's base URL from what a person typed: `127.0.0.1:8787` or `localhost:8787/` mean
+ * http://; a trailing slash goes. Anything that is still not an http(s) URL throws ApiUrlError.
+ */
+export function normalizeApiUrl(raw: string): string {
+  const given = raw.trim();
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(given) ? given : `http://${given}`;
+  let u: URL;
+  try {
+    u = new URL(withScheme);
+  } catch {
+    throw new ApiUrlError(raw);
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '' || u.search || u.hash) throw new ApiUrlError(raw);
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+}
 
 /** The service answered with a refusal or failure: its status and `{code, message}` body. */
 export class ApiError extends Error {
@@ -78,26 +105,21 @@ export class ApiClient {
     }
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
-    if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    let res: Response;
-    try {
-      res = await fetch(url, {
-        method,
-        headers,
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000),
-      });
-    } catch {
-      throw new ApiUnreachableError(this.baseUrl);
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
     }
-    const text = await res.text();
+    const res = await send(url, method, headers, payload, this.opts.timeoutMs ?? 60_000).catch(() => {
+      throw new ApiUnreachableError(this.baseUrl);
+    });
     let parsed: unknown = null;
     try {
-      parsed = text ? JSON.parse(text) : null;
+      parsed = res.text ? JSON.parse(res.text) : null;
     } catch {
       parsed = null;
     }
-    if (!res.ok) {
+    if (res.status < 200 || res.status > 299) {
       const body = isErrorBody(parsed) ? parsed : { code: res.status === 503 ? 'unavailable' : 'internal', message: `HTTP ${res.status}` };
       throw new ApiError(res.status, body);
     }
@@ -160,6 +182,10 @@ export class ApiClient {
   get(q: GetQuery) {
     return this.call<WireRecord>('GET', '/v1/ownership', { query: { ...q } });
   }
+  /** The record with its liveness and the host agent's branch status, in one request (what `od-worktree who` shows). */
+  getLive(q: GetQuery) {
+    return this.call<OwnershipItem>('GET', '/v1/ownership/live', { query: { ...q } });
+  }
   list(q: ListQuery = {}) {
     return this.call<ListResponse>('GET', '/v1/ownerships', { query: { ...q } });
   }
@@ -169,6 +195,43 @@ export class ApiClient {
   provenance(sha: string, repo: string) {
     return this.call<Provenance>('GET', `/v1/provenance/${encodeURIComponent(sha)}`, { query: { repo } });
   }
+  /** Who the token is (kind, id, agent worker). */
+  principal() {
+    return this.call<Caller>('GET', '/v1/principal');
+  }
+  recordReconciliation(body: ReconciliationBody) {
+    return this.call<{ recorded: true }>('POST', '/v1/reconciliations', { body });
+  }
+}
+
+/**
+ * One request on node:http(s) rather than fetch: a CLI process makes one or two requests and
+ * exits, and fetch's first use (undici) costs it more than the round trip. The default agent
+ * keeps sockets alive between requests of a long-lived caller; an idle one does not hold the
+ * process open (Node unrefs free sockets).
+ */
+function send(url: URL, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+  const transport = (url.protocol === 'https:' ? require('node:https') : require('node:http')) as typeof import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = transport.request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.once('error', fail);
+    });
+    function fail(err: Error) {
+      clearTimeout(timer);
+      reject(err);
+    }
+    // The whole exchange, not only the socket's idle time: a service that trickles does not hold a caller forever.
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+    req.once('error', fail);
+    req.end(payload);
+  });
 }
 
 function isErrorBody(x: unknown): x is ErrorBody {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OwnershipError } from '../client/errors';
-import { REASONS, type ReasonCode } from '../domain/reasons';
+import { REASONS } from '../domain/reasons';
+import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from './error-contract';
 
 /**
  * One mapping from failures to what a caller of the HTTP API or an MCP tool sees: a stable reason
@@ -10,52 +11,10 @@ import { REASONS, type ReasonCode } from '../domain/reasons';
 
 export const RETRY_AFTER_SECONDS = 5;
 
-/** The error body of every route. `internal` is the one code outside the refusal table: a bug, not a refusal. */
-export const ErrorBodySchema = z
-  .strictObject({
-    code: z.string().describe('a stable reason code (src/domain/reasons.ts), or `internal`'),
-    message: z.string(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  })
-  .describe('A refusal or failure; never echoes the request payload');
-export type ErrorBody = z.infer<typeof ErrorBodySchema>;
-
-export type ApiErrorCode = ReasonCode | 'internal';
-
-const STATUS: Readonly<Record<ReasonCode, number>> = {
-  invalid_input: 400,
-  unknown_field: 400,
-  nil_uuid: 400,
-  conversation_mismatch: 400,
-  conversation_forbidden: 400,
-  observation_too_old: 400,
-  observation_in_future: 400,
-  path_outside_allowed_roots: 400,
-  path_not_found: 400,
-  force_requires_reason: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  worker_mismatch: 403,
-  force_requires_admin: 403,
-  not_found: 404,
-  conversation_taken: 409,
-  sequence_not_increasing: 409,
-  worktree_owned: 409,
-  not_owner: 409,
-  stale_epoch: 409,
-  invalid_state: 409,
-  ownership_closed: 409,
-  owner_alive: 409,
-  liveness_unknown: 409,
-  no_pending_handoff: 409,
-  handoff_mismatch: 409,
-  worktree_mismatch: 409,
-  unavailable: 503,
-  internal: 500,
-};
+export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from './error-contract';
 
 export function statusOf(code: ApiErrorCode): number {
-  return STATUS[code];
+  return REASON_HTTP_STATUS[code];
 }
 
 export interface ApiFailure {
@@ -90,13 +49,16 @@ export function isUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** A key we may name back: the caller made up unknown keys, and they may carry anything (NUL, markup, a token). */
+const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
+
 /** A zod failure as a refusal: an unrecognised key is `unknown_field`, anything else `invalid_input`. Field paths only, never values. */
 export function refusalFromIssues(issues: readonly { code: string; path: readonly PropertyKey[]; keys?: readonly string[] }[]): OwnershipError {
   const unknown = issues.some((i) => i.code === 'unrecognized_keys');
   const fields = new Set<string>();
   for (const i of issues) {
-    const base = i.path.map(String).join('.');
-    if (i.code === 'unrecognized_keys' && i.keys) for (const k of i.keys) fields.add(base ? `${base}.${k}` : k);
+    const base = i.path.map((c) => (typeof c === 'number' || PLAIN_KEY.test(String(c)) ? String(c) : '(unnamed)')).join('.');
+    if (i.code === 'unrecognized_keys' && i.keys) for (const k of i.keys) fields.add(`${base ? `${base}.` : ''}${PLAIN_KEY.test(k) ? k : '(unnamed)'}`);
     else if (base) fields.add(base);
   }
   const list = [...fields].slice(0, 20).map((f) => f.slice(0, 100));

@@ -1,10 +1,13 @@
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import type { Pool } from 'pg';
 import { z } from 'zod';
+import { BEACON_STALE_MS } from '../infra/beacon';
+import { VERSION_INFO } from '../version';
 
 const UpDown = z.enum(['up', 'down']);
-export const HealthReportSchema = z.strictObject({ ok: z.boolean(), temporal: UpDown, postgres: UpDown, worker: UpDown, hostAgent: UpDown });
+/** `version`: this build and its wire contract (src/version.ts), for clients to check compatibility. */
+export const HealthVersionSchema = z.strictObject({ package: z.string(), wire: z.string().regex(/^\d+\.\d+$/) });
+export const HealthReportSchema = z.strictObject({ ok: z.boolean(), temporal: UpDown, postgres: UpDown, worker: UpDown, hostAgent: UpDown, version: HealthVersionSchema });
 export type HealthReport = z.infer<typeof HealthReportSchema>;
 
 export interface HealthDeps {
@@ -13,6 +16,8 @@ export interface HealthDeps {
   namespace: string;
   taskQueue: string;
   hostTaskQueue: string;
+  /** this host's id: whose agent `hostAgent` is about */
+  hostId: string;
 }
 
 const POLLER_FRESH_MS = 90_000;
@@ -34,6 +39,8 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
     () => 'up' as const,
     () => 'down' as const,
   );
+  // Loaded here, not at the top: the schema above is exported to clients that never load Temporal.
+  const { temporal } = require('@temporalio/proto') as typeof import('@temporalio/proto');
   const pollers = async (name: string): Promise<'up' | 'down'> => {
     const res = await withTimeout(
       deps.temporal.workflowService.describeTaskQueue({
@@ -61,5 +68,26 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
     /* reported as down */
   }
   const postgres = await pg;
-  return { ok: temporalUp === 'up' && postgres === 'up' && worker === 'up', temporal: temporalUp, postgres, worker, hostAgent };
+  if (postgres === 'up') {
+    // A poller stays listed long after its process died: a beacon that went quiet says it did.
+    const b = await withTimeout(beacons(deps)).catch(() => null);
+    if (b?.workerKnown && !b.workerFresh) worker = 'down';
+    if (b?.hostKnown && !b.hostFresh) hostAgent = 'down';
+  }
+  return { ok: temporalUp === 'up' && postgres === 'up' && worker === 'up', temporal: temporalUp, postgres, worker, hostAgent, version: { ...VERSION_INFO } };
+}
+
+/** What the worker processes' beacons (src/infra/beacon.ts) say of this task queue and this host. */
+async function beacons(deps: HealthDeps): Promise<{ workerKnown: boolean; workerFresh: boolean; hostKnown: boolean; hostFresh: boolean }> {
+  const res = await deps.pool.query<{ worker_known: boolean | null; worker_fresh: boolean | null; host_known: boolean | null; host_fresh: boolean | null }>(
+    `SELECT bool_or(task_queue = $1 AND serves_workflows) AS worker_known,
+            bool_or(task_queue = $1 AND serves_workflows AND beat_at > now() - make_interval(secs => $3)) AS worker_fresh,
+            bool_or(host_id = $2) AS host_known,
+            bool_or(host_id = $2 AND beat_at > now() - make_interval(secs => $3)) AS host_fresh
+       FROM worker_beacons
+      WHERE (task_queue = $1 OR host_id = $2) AND beat_at > now() - interval '1 hour'`,
+    [deps.taskQueue, deps.hostId, BEACON_STALE_MS / 1000],
+  );
+  const r = res.rows[0];
+  return { workerKnown: r?.worker_known === true, workerFresh: r?.worker_fresh === true, hostKnown: r?.host_known === true, hostFresh: r?.host_fresh === true };
 }

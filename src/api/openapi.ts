@@ -20,9 +20,10 @@ export async function registerOpenApi(app: App): Promise<void> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       tags: [
         { name: 'ownerships', description: 'bind and per-ownership messages' },
-        { name: 'landings', description: 'landing receipts (spec §11)' },
-        { name: 'executor', description: 'executor binding (spec §6.1)' },
-        { name: 'lookups', description: 'read-only lookups from PostgreSQL (spec §6.3)' },
+        { name: 'landings', description: 'landing receipts (docs/events.md, Landing receipts)' },
+        { name: 'executor', description: 'executor binding (docs/identities.md, Executor binding)' },
+        { name: 'lookups', description: 'read-only lookups from PostgreSQL (docs/operations.md, Lookups)' },
+        { name: 'reconciliations', description: 'what od-worktree reconcile found and did; the calling principal' },
         { name: 'system', description: 'health' },
       ],
     },

@@ -4,11 +4,13 @@ import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { loadAuthenticator, type Authenticator } from '../auth/principals';
 import { OwnershipClient } from '../client';
-import type { Config } from '../config';
+import { ownershipSettingsOf, type Config } from '../config';
 import { createLogger } from '../infra/logger';
 import { assertPortFree } from '../infra/ports';
 import { createPool } from '../store/db';
 import { buildServer } from './server';
+import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
+import { dataConverterOf } from '../infra/payload-codec';
 
 export interface RunningApi {
   url: string;
@@ -37,20 +39,16 @@ export interface Backends {
 
 /** The Temporal client, OwnershipClient and pool of the service, from config (the API and the MCP stdio server in direct mode). */
 export async function connectBackends(cfg: Config): Promise<Backends> {
-  const connection = await Connection.connect({ address: cfg.temporalAddress });
-  const temporal = new Client({ connection, namespace: cfg.temporalNamespace });
+  const connection = await Connection.connect({ address: cfg.temporalAddress, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
+  const dataConverter = dataConverterOf(cfg);
+  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, ...(dataConverter ? { dataConverter } : {}) });
   const pool = createPool(cfg.databaseUrl);
   const client = new OwnershipClient({
     client: temporal,
     taskQueue: cfg.taskQueue,
     hostId: cfg.hostId,
     allowedRoots: cfg.allowedRoots,
-    settings: {
-      leaseTtlMs: cfg.leaseTtlMs,
-      heartbeatLogIntervalMs: cfg.heartbeatLogIntervalMs,
-      handoffTimeoutMs: cfg.handoffTimeoutMs,
-      maxHistoryEvents: cfg.maxHistoryEvents,
-    },
+    settings: ownershipSettingsOf(cfg),
   });
   return {
     temporal,

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { AttemptSchema } from '../store/attributions-schemas';
 import { LeaseTtlMs } from '../domain/commands';
 import { LandingReceiptSchema } from '../domain/events';
-import { FreeText, IdString, IsoTime, OwnerSchema, OwnershipIdSchema, ProcessIdentitySchema } from '../domain/identity';
+import { BranchName, FreeText, IdString, IsoTime, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema } from '../domain/identity';
 import { OwnershipRecordSchema, OwnershipStateSchema, OWNERSHIP_STATES } from '../domain/projection';
 import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
 
@@ -9,11 +10,11 @@ import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
  * The wire contract of the HTTP API and the MCP tools: request bodies and queries (validated),
  * responses (serialised and documented), all as zod schemas, which are also the TypeScript types
  * and the OpenAPI document. Bodies never carry a principal or a conversation: the principal comes
- * from the bearer token, the conversation from the executor binding (ARCHITECTURE §5).
+ * from the bearer token, the conversation from the executor binding (docs/identities.md).
  */
 
-const Path = z.string().min(1).max(4096);
-const Branch = z.string().min(1).max(255);
+const Path = PathString;
+const Branch = BranchName;
 const Epoch = z.number().int().positive();
 const Sha = z.string().regex(/^[0-9a-f]{7,64}$/, 'a lowercase hex commit id (7 to 64 digits)');
 
@@ -22,8 +23,8 @@ const Sha = z.string().regex(/^[0-9a-f]{7,64}$/, 'a lowercase hex commit id (7 t
 /** The agent worker, named in a body: an admin must; an executor may, but only its own. */
 const WorkerNaming = {
   worker: z.strictObject({ workerId: IdString, runId: IdString.nullable().optional() }).optional().describe('admin: the agent worker to act for; executors act for their own'),
-  workerId: IdString.optional().describe('spec §6.2 spelling of worker.workerId'),
-  runId: IdString.nullable().optional().describe('spec §6.2 spelling of worker.runId'),
+  workerId: IdString.optional().describe('the same as worker.workerId'),
+  runId: IdString.nullable().optional().describe('the same as worker.runId'),
 };
 
 const NewOwnerBody = {
@@ -35,11 +36,11 @@ const NewOwnerBody = {
   leaseTtlMs: LeaseTtlMs.optional().describe('this owner’s heartbeat lease; default: the server’s OD_LEASE_TTL_MS'),
 };
 
-/** Spec §6.2. */
+/** Bind (docs/operations.md, Bind). */
 export const BindBodySchema = z
   .strictObject({
     ...NewOwnerBody,
-    repoRoot: Path,
+    repoRoot: Path.optional().describe('checked, never trusted: git on the worktree’s host says what the root is; another one is refused (repo_root_mismatch)'),
     worktreePath: Path,
     branch: Branch,
     lane: FreeText.nullable().optional(),
@@ -47,7 +48,7 @@ export const BindBodySchema = z
     requestId: IdString.nullable().optional(),
     hostId: IdString.optional().describe('the host that holds the worktree; default: the API host'),
   })
-  .describe('ownership.bind (spec §6.2). Naming a conversation is refused: it comes from the executor binding.');
+  .describe('ownership.bind (docs/operations.md, Bind). Naming a conversation is refused: it comes from the executor binding.');
 export type BindBody = z.infer<typeof BindBodySchema>;
 export type WorkerNamingBody = Pick<BindBody, 'worker' | 'workerId' | 'runId'>;
 
@@ -61,7 +62,12 @@ const OwnerOnly = { executionSessionId: IdString, epoch: Epoch };
 
 export const HeartbeatBodySchema = z.strictObject({ ...OwnerOnly });
 export type HeartbeatBody = z.infer<typeof HeartbeatBodySchema>;
-export const HandoffBodySchema = z.strictObject({ ...OwnerOnly, toExecutionSessionId: IdString, reason: FreeText.nullable().optional() });
+export const HandoffBodySchema = z.strictObject({
+  ...OwnerOnly,
+  toExecutionSessionId: IdString,
+  toWorkerId: IdString.optional().describe('the successor’s agent worker: only its executor may accept; default the owner’s own worker'),
+  reason: FreeText.nullable().optional(),
+});
 export type HandoffBody = z.infer<typeof HandoffBodySchema>;
 export const CancelHandoffBodySchema = z.strictObject({ ...OwnerOnly });
 export type CancelHandoffBody = z.infer<typeof CancelHandoffBodySchema>;
@@ -83,7 +89,7 @@ const LandingFields = { sourceHead: Sha, landedBranch: Branch, landedHead: Sha, 
 export const LandedBodySchema = z.strictObject({ ...LandingFields });
 export type LandedBody = z.infer<typeof LandedBodySchema>;
 
-/** Spec §11: the landing controller names the ownership, or the source branch of a repository. */
+/** A landing (docs/events.md, Landing receipts): the landing controller names the ownership, or the source branch of a repository. */
 export const LandingBodySchema = z
   .strictObject({ ownershipId: OwnershipIdSchema.optional(), repoRoot: Path.optional(), sourceBranch: Branch.optional(), ...LandingFields })
   .superRefine((b, ctx) => {
@@ -91,7 +97,7 @@ export const LandingBodySchema = z
       ctx.addIssue({ code: 'custom', path: ['ownershipId'], message: 'name ownershipId, or repoRoot and sourceBranch' });
     }
   })
-  .describe('spec §11 landing receipt input');
+  .describe('a landing receipt (docs/events.md, Landing receipts)');
 export type LandingBody = z.infer<typeof LandingBodySchema>;
 
 export const WorktreeRemovedBodySchema = z.strictObject({ reason: FreeText.nullable().optional() });
@@ -99,11 +105,16 @@ export type WorktreeRemovedBody = z.infer<typeof WorktreeRemovedBodySchema>;
 
 export const OwnershipParamsSchema = z.strictObject({ id: OwnershipIdSchema });
 
-/** Exactly one selector among `keys` (`repoRoot` may narrow a branch). */
+/**
+ * Exactly one selector among `keys` (`repoRoot` may narrow a branch). The refusal's fields are
+ * the ones to look at: every selector when none was named, the ones named when several were.
+ */
 function oneSelector<T extends Record<string, unknown>>(keys: readonly (keyof T & string)[]) {
   return (q: T, ctx: z.RefinementCtx) => {
     const given = keys.filter((k) => q[k] !== undefined);
-    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: [given[1] ?? keys[0]], message: `name exactly one of ${keys.join(', ')}` });
+    const message = `name exactly one of ${keys.join(', ')}`;
+    if (given.length === 0) for (const k of keys) ctx.addIssue({ code: 'custom', path: [k], message });
+    else if (given.length > 1) for (const k of given) ctx.addIssue({ code: 'custom', path: [k], message });
     if (q.repoRoot !== undefined && q.branch === undefined) ctx.addIssue({ code: 'custom', path: ['repoRoot'], message: 'repoRoot narrows a branch lookup only' });
   };
 }
@@ -111,7 +122,7 @@ function oneSelector<T extends Record<string, unknown>>(keys: readonly (keyof T 
 export const GetQuerySchema = z
   .strictObject({ ownershipId: OwnershipIdSchema.optional(), worktreePath: Path.optional(), branch: Branch.optional(), repoRoot: Path.optional() })
   .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch']))
-  .describe('ownership.get (spec §6.3): one of ownershipId, worktreePath, branch (+ repoRoot)');
+  .describe('ownership.get (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot)');
 export type GetQuery = z.infer<typeof GetQuerySchema>;
 
 export const HistoryQuerySchema = z
@@ -123,7 +134,7 @@ export const HistoryQuerySchema = z
     landedCommit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').optional(),
   })
   .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch', 'landedCommit']))
-  .describe('ownership.history (spec §6.3): one of ownershipId, worktreePath, branch (+ repoRoot), landedCommit');
+  .describe('ownership.history (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot), landedCommit');
 export type HistoryQuery = z.infer<typeof HistoryQuerySchema>;
 
 const States = z.preprocess(
@@ -140,7 +151,7 @@ export const ListQuerySchema = z
     cursor: z.string().min(1).max(512).optional(),
     liveness: Bool.optional().describe('also ask each live ownership its liveness (live, silent, stale)'),
   })
-  .describe('ownership.list (spec §6.3)');
+  .describe('ownership.list (docs/operations.md, Lookups)');
 export type ListQuery = z.infer<typeof ListQuerySchema>;
 
 export const ProvenanceParamsSchema = z.strictObject({ sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits') });
@@ -159,7 +170,7 @@ export const WireConversationSchema = z.strictObject({
 const WireOwnerSchema = OwnerSchema.extend({ conversation: WireConversationSchema.nullable() });
 export const WireReceiptSchema = LandingReceiptSchema.extend({ conversation: WireConversationSchema.nullable() });
 
-/** The durable record of spec §7 (plus epoch, seq, lineage) as served. */
+/** The durable record (docs/ownership-record.md) as served. */
 export const WireRecordSchema = OwnershipRecordSchema.extend({ owner: WireOwnerSchema.nullable(), landings: z.array(WireReceiptSchema) });
 export type WireRecord = z.infer<typeof WireRecordSchema>;
 
@@ -183,17 +194,42 @@ export const ProjectionSyncSchema = z.strictObject({
 });
 
 /** The live view: the record plus what only the workflow knows (null when served from PostgreSQL after the lifecycle ended). */
-export const OwnershipViewSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable(), projectionSync: ProjectionSyncSchema.nullable() });
+export const OwnershipViewSchema = WireRecordSchema.extend({
+  liveness: LivenessSchema.nullable(),
+  projectionSync: ProjectionSyncSchema.nullable(),
+  projection: z
+    .enum(['applied', 'pending', 'failed'])
+    .nullable()
+    .optional()
+    .describe('whether the worktree’s hooks enforce this record yet: pending means the previous owner may still pass them; null when served from PostgreSQL'),
+});
 export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
 
-export const ListItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional(), branchStatus: BranchStatusWireSchema.nullable().optional() });
+/**
+ * One ownership as lookups describe it: the record, its owner's liveness and the host agent's last
+ * look at the branch (each null when unknown or not asked). The items of ownership.list and the
+ * `ownership` of `od-worktree who --json` are this one shape. The two are optional only for
+ * answers of earlier versions; this service always sends both.
+ */
+export const OwnershipItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional(), branchStatus: BranchStatusWireSchema.nullable().optional() });
+export type OwnershipItem = z.infer<typeof OwnershipItemSchema>;
+export const ListItemSchema = OwnershipItemSchema;
 export const ListResponseSchema = z.strictObject({ items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
 export type ListResponse = z.infer<typeof ListResponseSchema>;
 
 /** Events are documented loosely: their full union is in src/domain/events.ts. */
 export const WireEventSchema = z.looseObject({ ownershipId: z.string(), seq: z.number().int(), type: z.string(), at: z.string() });
 export const HistoryResponseSchema = z.strictObject({
-  ownerships: z.array(z.strictObject({ ownershipId: z.string(), record: WireRecordSchema, events: z.array(WireEventSchema), lineage: z.array(LineageLinkSchema) })),
+  ownerships: z.array(
+    z.strictObject({
+      ownershipId: z.string(),
+      record: WireRecordSchema,
+      events: z.array(WireEventSchema),
+      lineage: z.array(LineageLinkSchema),
+      /** git moves refused by the hooks or the agent's git wrapper, from the worktree journal (docs/git-projection.md#the-journal) */
+      attempts: z.array(AttemptSchema).optional(),
+    }),
+  ),
 });
 export type HistoryResponse = z.infer<typeof HistoryResponseSchema>;
 
@@ -215,7 +251,7 @@ export const ConversationReportResponseSchema = z.strictObject({
 });
 export type ConversationReportResponse = z.infer<typeof ConversationReportResponseSchema>;
 
-/** A body that names a conversation is refused outright (spec §6.2, §13), before any other check. */
+/** A body that names a conversation is refused outright (docs/identities.md, Conversation), before any other check. */
 export function namesConversation(body: unknown): boolean {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).some((k) => /^conversation/i.test(k));
 }

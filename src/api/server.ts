@@ -21,7 +21,10 @@ import { registerExecutorRoutes } from './routes/executor';
 import { registerLandingRoutes } from './routes/landings';
 import { registerLookupRoutes } from './routes/lookups';
 import { registerOwnershipRoutes } from './routes/ownerships';
+import { registerReconciliationRoutes } from './routes/reconciliations';
 import { registerSystemRoutes } from './routes/system';
+import { registerCodecRoutes } from './routes/codec';
+import { EncryptionCodec, readPayloadKey } from '../infra/payload-codec';
 import { createService } from './service';
 
 export interface ApiDeps {
@@ -39,14 +42,24 @@ export interface ApiDeps {
 }
 
 /** Paths behind Bearer authentication: the API and the MCP endpoint; health, metrics and docs are public. */
-const isProtected = (url: string) => url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?');
+const isProtected = (url: string) => url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?') || url.startsWith('/codec/');
 
 /**
  * The HTTP API (and the MCP endpoint). Built around an existing Temporal client, OwnershipClient
  * and pool so tests run it on the real stack; `startApi` (runtime.ts) wires it from config.
  */
 export async function buildServer(deps: ApiDeps): Promise<App> {
-  const app = Fastify({ logger: false, bodyLimit: 64 * 1024, return503OnClosing: true }).withTypeProvider<ZodTypeProvider>();
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 64 * 1024,
+    return503OnClosing: true,
+    // A request Node's parser cannot read (control bytes in a header, headers too large) still gets {code, message}.
+    clientErrorHandler: refuseUnreadableRequest,
+    // So does a URL the router cannot read (bad percent-escapes, an over-long parameter); it is never echoed.
+    frameworkErrors: (err, req, reply) => {
+      void send(req, reply, { status: err.statusCode === 414 ? 414 : 400, body: { code: 'invalid_input', message: 'the request URL could not be read' } });
+    },
+  }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
@@ -90,7 +103,11 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
     metrics.requests.inc({ method: req.method, route, status: String(reply.statusCode), code });
     metrics.duration.observe({ method: req.method, route }, seconds);
     const principal = req.principal ? `${req.principal.kind}:${req.principal.id}` : null;
-    log.info({ method: req.method, route, status: reply.statusCode, code, ms: Math.round(reply.elapsedTime), principal }, 'request');
+    // Every request, health polls included, at debug: a running service is quiet at the default
+    // level; a 5xx is worth a line there.
+    const line = { method: req.method, route, status: reply.statusCode, code, ms: Math.round(reply.elapsedTime), principal };
+    if (reply.statusCode >= 500) log.warn(line, 'request');
+    else log.debug(line, 'request');
   });
 
   await registerOpenApi(app);
@@ -102,6 +119,7 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
       namespace: deps.config.temporalNamespace,
       taskQueue: deps.config.taskQueue,
       hostTaskQueue: hostTaskQueue(deps.config.hostId),
+      hostId: deps.config.hostId,
     },
   });
   const svc = createService({
@@ -113,11 +131,26 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
   });
   registerBindRoutes(app, svc);
   registerOwnershipRoutes(app, svc);
-  registerLandingRoutes(app, svc);
+  registerLandingRoutes(app, svc, { pool: deps.pool, normalize: (p) => deps.client.normalize(p) });
   registerExecutorRoutes(app, svc);
   registerLookupRoutes(app, svc);
+  registerReconciliationRoutes(app, { client: deps.client, temporal: deps.temporal, pool: deps.pool });
   registerMcpRoutes(app, svc, metrics);
+  if (deps.config.payloadKeyFile) registerCodecRoutes(app, new EncryptionCodec(readPayloadKey(deps.config.payloadKeyFile)));
   return app;
+}
+
+/** Node's HTTP parser refused the request before Fastify saw it: answer in our error shape and close. */
+function refuseUnreadableRequest(err: Error & { code?: string }, socket: import('node:net').Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify({ code: 'invalid_input', message: 'the request could not be read' });
+  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.destroySoon();
 }
 
 function send(req: FastifyRequest, reply: FastifyReply, failure: ApiFailure) {
@@ -131,7 +164,11 @@ function failureOf(err: FastifyError): ApiFailure {
   if (hasZodFastifySchemaValidationErrors(err)) {
     const issues = err.validation.map((v) => ({
       code: v.keyword,
-      path: v.instancePath.split('/').filter(Boolean),
+      // Array indexes back to numbers, so a refusal names `state.0` rather than an unnamed key.
+      path: v.instancePath
+        .split('/')
+        .filter(Boolean)
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
       keys: Array.isArray((v.params as { keys?: unknown }).keys) ? ((v.params as { keys: string[] }).keys) : undefined,
     }));
     return toFailure(refusalFromIssues(issues));

@@ -2,7 +2,7 @@ import type { Principal } from '../domain/identity';
 import { refusal, type Refusal } from '../domain/reasons';
 
 /**
- * Who may call which operation of the HTTP API / MCP server (ARCHITECTURE §5). The matrix is data
+ * Who may call which operation of the HTTP API / MCP server (docs/identities.md#principals). The matrix is data
  * so that it can be reviewed, documented and tested as a table. The workflow re-checks what
  * depends on state (ownership, epoch, worker, force) whatever entry path a message took.
  */
@@ -29,6 +29,7 @@ export const OPERATIONS = [
   'provenance',
   'exportDiagnostics',
   'rebuildProjection',
+  'decodePayloads',
 ] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
@@ -64,6 +65,8 @@ export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
   provenance: READ,
   exportDiagnostics: ADMIN_ONLY,
   rebuildProjection: ADMIN_ONLY,
+  // Decoded histories hold conversation titles and URLs in clear: whoever may read every conversation.
+  decodePayloads: ADMIN_ONLY,
 };
 
 export function authorize(principal: Principal | null, op: Operation): Refusal | null {
@@ -73,7 +76,7 @@ export function authorize(principal: Principal | null, op: Operation): Refusal |
 
 /**
  * For operations on behalf of an agent worker: an executor only for the worker it is bound to
- * (spec §13: a worker cannot act as, or bind itself to the conversation of, another worker).
+ * (docs/identities.md#agent-worker: a worker cannot act as, or bind itself to the conversation of, another worker).
  * Admin passes. Other kinds never act for a worker.
  */
 export function authorizeForWorker(principal: Principal | null, workerId: string | null): Refusal | null {

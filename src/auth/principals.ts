@@ -4,7 +4,7 @@ import { duplicateProblems, PrincipalsConfigError, parsePrincipals, readPrincipa
 import { hashTokenBytes, parseBearer } from './tokens';
 
 /**
- * Bearer-token authentication for the HTTP API and the MCP server (ARCHITECTURE §5). The
+ * Bearer-token authentication for the HTTP API and the MCP server (docs/identities.md#principals). The
  * authenticator holds principals and token hashes only; a clear token lives for one call.
  */
 

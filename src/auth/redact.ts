@@ -1,7 +1,7 @@
 import type { Principal } from '../domain/identity';
 
 /**
- * Redaction of conversation details (spec §13, ARCHITECTURE §5): conversation URLs and titles are
+ * Redaction of conversation details (docs/guarantees.md#what-is-never-stored-and-what-is-redacted): conversation URLs and titles are
  * sensitive metadata. The conversationId stays, so views remain joinable and "unknown" stays
  * distinguishable from "hidden". Works on any JSON value (views, records, events, receipts,
  * provenance answers, local projections): what is redacted is decided by field names and by the
@@ -29,7 +29,7 @@ export function redactForPrincipal<T>(principal: Principal, value: T): T {
 }
 
 export interface ExportRedactionOptions {
-  /** also hide conversation UUIDs (spec §13 counts them as sensitive too); off by default so exports stay correlatable */
+  /** also hide conversation UUIDs (they may be sensitive too); off by default so exports stay correlatable */
   conversationIds?: boolean;
 }
 

@@ -1,7 +1,7 @@
 /** Documented exit codes of od-worktree (README): scripts branch on these. */
 export const EXIT = {
   ok: 0,
-  /** refused: owned by someone else, stale epoch, not the owner (guard refusals too) */
+  /** refused: owned by someone else, stale epoch, not the owner (guard refusals too); also no, an unknown or an insufficient token (401/403) */
   refused: 1,
   usage: 2,
   notFound: 3,

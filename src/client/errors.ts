@@ -1,6 +1,8 @@
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowFailedError } from '@temporalio/client';
-import { REASONS, type ReasonCode } from '../domain/reasons';
+import { CONTINUING_AS_NEW, REASONS, type ReasonCode } from '../domain/reasons';
+
+export { CONTINUING_AS_NEW };
 
 /** Every refusal a caller sees: a stable reason code, a fixed message and safe details. */
 export class OwnershipError extends Error {
@@ -19,17 +21,27 @@ function isReason(x: string | undefined | null): x is ReasonCode {
 }
 
 /** Turns Temporal's failure wrappers into OwnershipError; anything unrecognised is rethrown as is. */
+/** The message of an update the server dropped unprocessed (see translateError): the client tries it again. */
+export const UNPROCESSED = 'the ownership did not take the message in time; retry shortly';
+
 export function translateError(err: unknown): unknown {
   if (err instanceof OwnershipError) return err;
   if (err instanceof WorkflowNotFoundError) return new OwnershipError('not_found');
   // Temporal's per-run caps (signals, updates) refuse messages briefly while a run continues as new.
   if (err instanceof Error && /exceeded workflow execution limit/i.test(err.message)) {
-    return new OwnershipError('unavailable', 'the ownership is continuing as new; retry shortly');
+    return new OwnershipError('unavailable', CONTINUING_AS_NEW);
+  }
+  // Too many updates in flight to one ownership at once: load, not a refusal; retry after a moment.
+  if (err instanceof Error && /concurrent in-flight updates|resource ?exhausted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
+    return new OwnershipError('unavailable', 'too many messages in flight to this ownership; retry shortly');
   }
   const cause = err instanceof WorkflowUpdateFailedError || err instanceof WorkflowFailedError ? err.cause : err;
   if (cause instanceof ApplicationFailure && isReason(cause.type)) {
     const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
     return new OwnershipError(cause.type, cause.message, details);
   }
+  // The server dropped the update before the workflow saw it (the task that carried it completed
+  // without it, e.g. while a local activity held the task open): nothing happened, try again.
+  if (cause instanceof ApplicationFailure && cause.type === 'UnprocessedUpdate') return new OwnershipError('unavailable', UNPROCESSED);
   return err;
 }

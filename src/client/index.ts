@@ -1,11 +1,12 @@
 import { Client, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
-import type { SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import { WorkflowNotFoundError, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
 import {
   AcceptHandoffInputSchema,
   BindPlanInputSchema,
   CancelHandoffInputSchema,
   ClaimInputSchema,
+  ConversationBoundInputSchema,
   HandoffInputSchema,
   HeartbeatInputSchema,
   LandedInputSchema,
@@ -14,6 +15,7 @@ import {
   RenameBranchInputSchema,
   SubmitInputSchema,
   WorktreeRemovedInputSchema,
+  ResyncInputSchema,
   type AcceptHandoffInput,
   type BindPlanInput,
   type CancelHandoffInput,
@@ -27,9 +29,12 @@ import {
   type WorktreeRemovedInput,
 } from '../domain/commands';
 import type { OwnershipEvent } from '../domain/events';
-import { IdString } from '../domain/identity';
+import { IdString, PathString } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
+import { GitSideError } from '../git/errors';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
+import { confineDirs } from '../git/confine';
+import { identifyWorktree } from '../git/repo';
 import {
   acceptHandoffUpdate,
   bindPlanUpdate,
@@ -44,28 +49,37 @@ import {
   reclaimUpdate,
   releaseUpdate,
   renameBranchUpdate,
+  resyncSignal,
   submitUpdate,
   worktreeRemovedSignal,
   type OwnershipView,
 } from '../workflows/messages';
 import { DEFAULT_SETTINGS, type OwnershipSettings, type ownershipWorkflow } from '../workflows/ownership';
-import { OwnershipError, translateError } from './errors';
+import { CONTINUING_AS_NEW, OwnershipError, translateError, UNPROCESSED } from './errors';
 
 export { OwnershipError } from './errors';
 export type { OwnershipView } from '../workflows/messages';
 export type { OwnershipRecord } from '../domain/projection';
 export type { OwnershipEvent } from '../domain/events';
 
-/** Spec §6.2 bind input (plus the authenticated caller's worker and principal, never a conversation). */
+/**
+ * Bind input (docs/operations.md#bind) (plus the authenticated caller's worker and principal, never a conversation).
+ * repoRoot is optional and never trusted: git on the worktree's host says what it is, and a
+ * different one is refused (`repo_root_mismatch`).
+ */
 export const BindRequestSchema = ClaimInputSchema.extend({
-  repoRoot: z.string().min(1).max(4096),
-  worktreePath: z.string().min(1).max(4096),
+  repoRoot: PathString.optional(),
+  worktreePath: PathString,
   hostId: IdString.optional(),
 }).strict();
 export type BindRequest = z.infer<typeof BindRequestSchema>;
 
-/** Which ownership: its workflow id, or the worktree it governs. */
-export type OwnershipRef = { workflowId: string } | { repoRoot: string; worktreePath: string };
+/**
+ * Which ownership: its workflow id, or the worktree it governs (on `hostId`, default this client's
+ * host). `ownershipId`, when known, is carried in the message so that a message meant for one
+ * lifecycle never acts on the next one of the same worktree. `repoRoot` plays no part in addressing.
+ */
+export type OwnershipRef = ({ workflowId: string } | { worktreePath: string; hostId?: string; repoRoot?: string }) & { ownershipId?: string };
 
 export interface OwnershipClientOptions {
   client: Client;
@@ -90,9 +104,55 @@ function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
 }
 
 /**
+ * A run that is continuing as new refuses new updates for a moment (its validators answer
+ * `unavailable`; nothing entered history, so trying again is a fresh attempt). The client waits
+ * it out, briefly, so callers do not see the seam between runs; past the bound they get the 503.
+ */
+const CONTINUE_AS_NEW_WAIT_MS = 5_000;
+async function throughContinueAsNew<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + CONTINUE_AS_NEW_WAIT_MS;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+    try {
+      return await call();
+    } catch (err) {
+      const seam = err instanceof OwnershipError && err.code === 'unavailable' && (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED);
+      if (!seam || Date.now() + delay > deadline) throw err;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** The ref's ownershipId goes into the message unless the message names one itself. */
+function addressed<I>(ref: OwnershipRef, input: I): I {
+  if (ref.ownershipId === undefined || typeof input !== 'object' || input === null || 'ownershipId' in input) return input;
+  return { ...input, ownershipId: ref.ownershipId };
+}
+
+/**
  * The typed client over Temporal: what the orchestrator, the landing controller, the HTTP API and
  * the MCP tools all use. Every message is validated here first, so bad input never reaches history.
  */
+/**
+ * What the Temporal UI shows for an ownership before anyone opens it (its user metadata, fixed at
+ * the workflow's start): one summary line naming the worktree, its branch and repository, and the
+ * details of the worktree's identity. Only what the workflow's search attributes already hold
+ * (plus the host id): no conversation, no title, no lane or plan, nothing a caller wrote freely.
+ * The branch is the one at the start; a rename is in the events and the current details.
+ */
+export function ownershipStartMetadata(w: { ownershipId: string; repoRoot: string; worktreePath: string; branch: string; hostId: string }): { staticSummary: string; staticDetails: string } {
+  const name = (p: string) => p.split('/').filter(Boolean).pop() ?? p;
+  return {
+    staticSummary: `worktree ${name(w.worktreePath)} · branch ${w.branch} · repo ${name(w.repoRoot)}`,
+    staticDetails: [
+      `Worktree: ${w.worktreePath}`,
+      `Branch at start: ${w.branch}`,
+      `Repository: ${w.repoRoot}`,
+      `Host: ${w.hostId}`,
+      `Ownership: ${w.ownershipId}`,
+    ].join('\n'),
+  };
+}
+
 export class OwnershipClient {
   private readonly settings: OwnershipSettings;
   constructor(private readonly opts: OwnershipClientOptions) {
@@ -111,7 +171,28 @@ export class OwnershipClient {
 
   async workflowIdOf(ref: OwnershipRef): Promise<string> {
     if ('workflowId' in ref) return ref.workflowId;
-    return ownershipWorkflowId(await this.normalize(ref.repoRoot), await this.normalize(ref.worktreePath));
+    return ownershipWorkflowId(ref.hostId ?? this.opts.hostId, await this.normalize(ref.worktreePath));
+  }
+
+  /**
+   * The worktree as git on this host sees it: its canonical path and repository root. A caller's
+   * repoRoot that names anything else is refused rather than used.
+   */
+  private async identify(worktreePath: string, claimedRoot: string | undefined): Promise<{ worktreePath: string; repoRoot: string }> {
+    // The path first (nothing outside the roots is even looked at), then every git dir it leads to.
+    const path = await this.normalize(worktreePath);
+    let id: Awaited<ReturnType<typeof identifyWorktree>>;
+    try {
+      id = await identifyWorktree(path);
+      if (this.opts.allowedRoots) await confineDirs(id, this.opts.allowedRoots);
+    } catch (err) {
+      if (err instanceof PathRefusal) throw new OwnershipError(err.code);
+      if (err instanceof GitSideError) throw new OwnershipError('path_not_found', 'the path is not the top of a git worktree on this host');
+      throw err;
+    }
+    const repoRoot = await this.normalize(id.repoRoot);
+    if (claimedRoot !== undefined && (await this.normalize(claimedRoot)) !== repoRoot) throw new OwnershipError('repo_root_mismatch');
+    return { worktreePath: await this.normalize(id.worktreePath), repoRoot };
   }
 
   handle(workflowId: string): WorkflowHandle<typeof ownershipWorkflow> {
@@ -121,67 +202,132 @@ export class OwnershipClient {
   /** Update-with-start: the first bind creates the ownership; a replay by the same session returns it unchanged. */
   async bind(request: BindRequest): Promise<OwnershipView> {
     const req = parseOrRefuse(BindRequestSchema, request);
-    const repoRoot = await this.normalize(req.repoRoot);
-    const worktreePath = await this.normalize(req.worktreePath);
+    const hostId = req.hostId ?? this.opts.hostId;
+    const local = hostId === this.opts.hostId;
+    // On another host the workflow has that host's agent identify the worktree before the first claim.
+    const { worktreePath, repoRoot } = local
+      ? await this.identify(req.worktreePath, req.repoRoot)
+      : { worktreePath: await this.normalize(req.worktreePath), repoRoot: req.repoRoot !== undefined ? await this.normalize(req.repoRoot) : await this.normalize(req.worktreePath) };
     const { repoRoot: _r, worktreePath: _w, hostId: _h, ...claim } = req;
-    const workflowId = ownershipWorkflowId(repoRoot, worktreePath);
-    const start = new WithStartWorkflowOperation<typeof ownershipWorkflow>('ownershipWorkflow', {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      args: [
-        {
-          ownershipId: newOwnershipId(),
-          worktree: { repoRoot, worktreePath, branch: req.branch, hostId: req.hostId ?? this.opts.hostId },
-          settings: this.settings,
-          carried: null,
-        },
-      ],
-    });
+    const workflowId = ownershipWorkflowId(hostId, worktreePath);
+    // A new operation per attempt: one is used by a single update-with-start call.
+    const startOperation = () => {
+      const ownershipId = newOwnershipId();
+      return new WithStartWorkflowOperation<typeof ownershipWorkflow>('ownershipWorkflow', {
+        workflowId,
+        taskQueue: this.opts.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        ...ownershipStartMetadata({ ownershipId, repoRoot, worktreePath, branch: req.branch, hostId }),
+        args: [
+          {
+            ownershipId,
+            worktree: { repoRoot, worktreePath, branch: req.branch, hostId, ...(local ? {} : { verified: false }) },
+            settings: this.settings,
+            carried: null,
+          },
+        ],
+      });
+    };
     try {
-      if (this.opts.updateWithStart === false) {
-        await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', start.options);
-        return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)] });
-      }
-      return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: start });
+      const answer = await throughContinueAsNew(async () => {
+        try {
+          if (this.opts.updateWithStart === false) {
+            await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
+            return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)] });
+          }
+          return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: startOperation() });
+        } catch (err) {
+          throw translateError(err);
+        }
+      });
+      return await this.enforced(workflowId, answer);
     } catch (err) {
       throw translateError(err);
     }
+  }
+
+  /**
+   * An owner change is answered once it is durable; the worktree's hooks enforce it once the host
+   * agent has written the projection. This waits for that up to projectionWaitMs, by polling the
+   * projection query (queries add nothing to the workflow's history), and returns the answer with
+   * `projection` saying which it is for this change: applied, still pending, or failed.
+   */
+  private async enforced(workflowId: string, answer: OwnershipView): Promise<OwnershipView> {
+    if (answer.projection !== 'pending' || this.settings.projectionWaitMs <= 0) return answer;
+    const deadline = Date.now() + this.settings.projectionWaitMs;
+    for (let delay = 5; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
+      await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      const now = await this.handle(workflowId)
+        .query(projectionQuery)
+        .catch(() => null);
+      if (!now || now.ownershipId !== answer.ownershipId) continue;
+      const sync = now.projectionSync;
+      if (sync.localSeq >= answer.seq || sync.error !== null) {
+        return { ...answer, projectionSync: sync, projection: sync.error !== null ? 'failed' : 'applied' };
+      }
+    }
+    return answer;
+  }
+
+  private async ownerChange<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I): Promise<OwnershipView> {
+    const answer = await this.update(ref, def, schema, input);
+    return this.enforced(await this.workflowIdOf(ref), answer);
   }
 
   private async update<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I): Promise<OwnershipView> {
-    const arg = parseOrRefuse(schema, input) as I;
-    try {
-      return await this.handle(await this.workflowIdOf(ref)).executeUpdate(def, { args: [arg] });
-    } catch (err) {
-      throw translateError(err);
-    }
+    const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
+    const workflowId = await this.workflowIdOf(ref);
+    return throughContinueAsNew(async () => {
+      try {
+        return await this.handle(workflowId).executeUpdate(def, { args: [arg] });
+      } catch (err) {
+        throw await this.atTheSeam(workflowId, err);
+      }
+    });
   }
 
   private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I): Promise<void> {
-    const arg = parseOrRefuse(schema, input) as I;
-    try {
-      await this.handle(await this.workflowIdOf(ref)).signal(def, arg);
-    } catch (err) {
-      throw translateError(err);
-    }
+    const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
+    const workflowId = await this.workflowIdOf(ref);
+    await throughContinueAsNew(async () => {
+      try {
+        await this.handle(workflowId).signal(def, arg);
+      } catch (err) {
+        throw await this.atTheSeam(workflowId, err);
+      }
+    });
+  }
+
+  /**
+   * A message to the current run can meet the run it was routed to just closed by continue-as-new:
+   * the server answers "not found" although the ownership runs on (a known server race). When the
+   * workflow id has a running execution, that is the seam between runs, tried again like the others;
+   * otherwise the ownership really is gone.
+   */
+  private async atTheSeam(workflowId: string, err: unknown): Promise<unknown> {
+    if (!(err instanceof WorkflowNotFoundError)) return translateError(err);
+    const running = await this.handle(workflowId)
+      .describe()
+      .then((d) => d.status.name === 'RUNNING')
+      .catch(() => false);
+    return running ? new OwnershipError('unavailable', CONTINUING_AS_NEW) : translateError(err);
   }
 
   handoff(ref: OwnershipRef, input: HandoffInput) {
     return this.update(ref, handoffUpdate, HandoffInputSchema, input);
   }
   acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput) {
-    return this.update(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input);
+    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input);
   }
   cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput) {
     return this.update(ref, cancelHandoffUpdate, CancelHandoffInputSchema, input);
   }
   release(ref: OwnershipRef, input: ReleaseInput) {
-    return this.update(ref, releaseUpdate, ReleaseInputSchema, input);
+    return this.ownerChange(ref, releaseUpdate, ReleaseInputSchema, input);
   }
   reclaim(ref: OwnershipRef, input: ReclaimInput) {
-    return this.update(ref, reclaimUpdate, ReclaimInputSchema, input);
+    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, input);
   }
   submit(ref: OwnershipRef, input: SubmitInput) {
     return this.update(ref, submitUpdate, SubmitInputSchema, input);
@@ -193,9 +339,20 @@ export class OwnershipClient {
     return this.update(ref, renameBranchUpdate, RenameBranchInputSchema, input);
   }
 
-  heartbeat(ref: OwnershipRef, input: HeartbeatInput) {
-    return this.signal(ref, heartbeatSignal, HeartbeatInputSchema, input);
+  /**
+   * Identical heartbeats (same ownership, session, epoch) share one signal in flight: a burst
+   * costs the workflow one signal, not hundreds, so it never starves its continue-as-new.
+   */
+  async heartbeat(ref: OwnershipRef, input: HeartbeatInput): Promise<void> {
+    const key = `${await this.workflowIdOf(ref)}\0${ref.ownershipId ?? ''}\0${input.executionSessionId}\0${input.epoch}`;
+    let inFlight = this.heartbeatsInFlight.get(key);
+    if (!inFlight) {
+      inFlight = this.signal(ref, heartbeatSignal, HeartbeatInputSchema, input).finally(() => this.heartbeatsInFlight.delete(key));
+      this.heartbeatsInFlight.set(key, inFlight);
+    }
+    return inFlight;
   }
+  private readonly heartbeatsInFlight = new Map<string, Promise<void>>();
   landed(ref: OwnershipRef, input: LandedInput) {
     return this.signal(ref, landedSignal, LandedInputSchema, input);
   }
@@ -203,7 +360,23 @@ export class OwnershipClient {
     return this.signal(ref, worktreeRemovedSignal, WorktreeRemovedInputSchema, input);
   }
   conversationBound(workflowId: string, workerId: string) {
-    return this.signal({ workflowId }, conversationBoundSignal, z.strictObject({ workerId: IdString }), { workerId });
+    return this.signal({ workflowId }, conversationBoundSignal, ConversationBoundInputSchema, { workerId });
+  }
+
+  /**
+   * The durable log holds `seq` and the workflow does not (a workflow task that wrote its events
+   * was never recorded by Temporal, e.g. a server crash): the workflow reads the log's tail and
+   * adopts it. Resolves with the view once it holds `seq`, or null after `waitMs`.
+   */
+  async catchUp(ref: OwnershipRef & { ownershipId: string }, seq: number, waitMs = 5_000): Promise<OwnershipView | null> {
+    await this.signal(ref, resyncSignal, ResyncInputSchema, { seq });
+    const deadline = Date.now() + waitMs;
+    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+      const v = await this.projection(ref).catch(() => null);
+      if (v && v.ownershipId === ref.ownershipId && v.seq >= seq) return v;
+      if (Date.now() + delay > deadline) return null;
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
 
   async projection(ref: OwnershipRef): Promise<OwnershipView | null> {

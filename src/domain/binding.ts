@@ -3,7 +3,7 @@ import { canonicalConversation, FreeText, IdString, IsoTime, type Conversation }
 import { refusal, type Refusal } from './reasons';
 
 /**
- * Executor binding per agent worker (spec §6.1, ARCHITECTURE §5). The executor (the browser
+ * Executor binding per agent worker (docs/identities.md, Executor binding). The executor (the browser
  * extension) reports what it observed for its own worker; these rules decide what is kept.
  */
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { AgentWorkerRefSchema, FreeText, IdString, IsoTime, PrincipalSchema, ProcessIdentitySchema } from './identity';
+import { compileCheck } from './check';
+import { AgentWorkerRefSchema, BranchName, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
 
 /**
  * Message payloads of the ownership workflow. Strict objects: an unknown field (a conversation,
- * say) is refused, never ignored. The claim carries no conversation at all (ARCHITECTURE §5).
+ * say) is refused, never ignored. The claim carries no conversation at all (docs/identities.md).
  */
 
 const Epoch = z.number().int().positive();
@@ -13,7 +14,16 @@ const Sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/);
 /** The owner's own heartbeat lease, when it differs from the server default (its cadence is its business). */
 export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);
 
+/**
+ * Which lifecycle the caller means. Messages are delivered by workflow id, and a worktree's
+ * workflow id carries every lifecycle of it: a message meant for an ended lifecycle must not
+ * act on the next one. Optional for direct Temporal clients that address by worktree; the API
+ * always sends it.
+ */
+const Addressed = { ownershipId: OwnershipIdSchema.optional() };
+
 const NewOwnerFields = {
+  ...Addressed,
   leaseTtlMs: LeaseTtlMs.optional(),
   executionSessionId: IdString,
   runtime: IdString,
@@ -25,7 +35,7 @@ const NewOwnerFields = {
 
 export const ClaimInputSchema = z.strictObject({
   ...NewOwnerFields,
-  branch: z.string().min(1).max(255),
+  branch: BranchName,
   lane: FreeText.nullable().optional(),
   planRef: FreeText.nullable().optional(),
   requestId: IdString.nullable().optional(),
@@ -42,9 +52,14 @@ export const ReclaimInputSchema = z.strictObject({
 });
 export type ReclaimInput = z.infer<typeof ReclaimInputSchema>;
 
-const OwnerOnly = { executionSessionId: IdString, epoch: Epoch, principal: PrincipalSchema };
+const OwnerOnly = { ...Addressed, executionSessionId: IdString, epoch: Epoch, principal: PrincipalSchema };
 
-export const HandoffInputSchema = z.strictObject({ ...OwnerOnly, toExecutionSessionId: IdString, reason: FreeText.nullable().optional() });
+/**
+ * A handoff names its successor's agent worker as well as its session: only that worker's executor
+ * may accept. The client and the API always name one; absent (messages of earlier versions) means
+ * the owner's own worker.
+ */
+export const HandoffInputSchema = z.strictObject({ ...OwnerOnly, toExecutionSessionId: IdString, toWorkerId: IdString.optional(), reason: FreeText.nullable().optional() });
 export type HandoffInput = z.infer<typeof HandoffInputSchema>;
 
 export const CancelHandoffInputSchema = z.strictObject({ ...OwnerOnly });
@@ -64,25 +79,51 @@ export const BindPlanInputSchema = z.strictObject({
 });
 export type BindPlanInput = z.infer<typeof BindPlanInputSchema>;
 
-export const RenameBranchInputSchema = z.strictObject({ ...OwnerOnly, from: z.string().min(1).max(255), to: z.string().min(1).max(255) });
+export const RenameBranchInputSchema = z.strictObject({ ...OwnerOnly, from: BranchName, to: BranchName });
 export type RenameBranchInput = z.infer<typeof RenameBranchInputSchema>;
 
-export const HeartbeatInputSchema = z.strictObject({ executionSessionId: IdString, epoch: Epoch });
+export const HeartbeatInputSchema = z.strictObject({ ...Addressed, executionSessionId: IdString, epoch: Epoch });
 export type HeartbeatInput = z.infer<typeof HeartbeatInputSchema>;
 
 export const LandedInputSchema = z.strictObject({
+  ...Addressed,
   sourceHead: Sha,
-  landedBranch: z.string().min(1).max(255),
+  landedBranch: BranchName,
   landedHead: Sha,
   landedAt: IsoTime,
   principal: PrincipalSchema,
 });
 export type LandedInput = z.infer<typeof LandedInputSchema>;
 
-export const WorktreeRemovedInputSchema = z.strictObject({ reason: FreeText.nullable().optional(), principal: PrincipalSchema });
+export const WorktreeRemovedInputSchema = z.strictObject({ ...Addressed, reason: FreeText.nullable().optional(), principal: PrincipalSchema });
 export type WorktreeRemovedInput = z.infer<typeof WorktreeRemovedInputSchema>;
 
 export const ConversationBoundInputSchema = z.strictObject({ workerId: IdString });
 export type ConversationBoundInput = z.infer<typeof ConversationBoundInputSchema>;
 
+/** The durable log holds `seq`: a run behind it reads the log's tail and adopts it. */
+export const ResyncInputSchema = z.strictObject({ ...Addressed, seq: z.number().int().positive() });
+export type ResyncInput = z.infer<typeof ResyncInputSchema>;
+
 export const EventsQueryInputSchema = z.number().int().nonnegative();
+
+/**
+ * The same rules as plain validators, compiled once at load, for workflow code (see check.ts):
+ * a workflow checks every message without calling into zod.
+ */
+export const Checks = {
+  claim: compileCheck(ClaimInputSchema),
+  acceptHandoff: compileCheck(AcceptHandoffInputSchema),
+  reclaim: compileCheck(ReclaimInputSchema),
+  handoff: compileCheck(HandoffInputSchema),
+  cancelHandoff: compileCheck(CancelHandoffInputSchema),
+  release: compileCheck(ReleaseInputSchema),
+  submit: compileCheck(SubmitInputSchema),
+  bindPlan: compileCheck(BindPlanInputSchema),
+  renameBranch: compileCheck(RenameBranchInputSchema),
+  heartbeat: compileCheck(HeartbeatInputSchema),
+  landed: compileCheck(LandedInputSchema),
+  worktreeRemoved: compileCheck(WorktreeRemovedInputSchema),
+  conversationBound: compileCheck(ConversationBoundInputSchema),
+  resync: compileCheck(ResyncInputSchema),
+} as const;

@@ -12,12 +12,13 @@ import type {
   WorktreeRemovedInput,
 } from './commands';
 import type { EventDraft } from './events';
-import type { Conversation, Owner, Principal } from './identity';
+import type { AgentWorkerRef, Conversation, Owner, Principal } from './identity';
 import { ownerSummary, type OwnershipRecord } from './projection';
 import { refusal, type Refusal } from './reasons';
+import { isEndedState } from './states';
 
 /**
- * The state machine of ARCHITECTURE §3 as pure decisions: (record, command) -> events or a refusal.
+ * The state machine (docs/ownership-record.md, States) as pure decisions: (record, command) -> events or a refusal.
  * Validators call these to refuse before anything enters history; handlers call them again after
  * any await, because state may have moved meanwhile.
  */
@@ -30,18 +31,32 @@ export interface LivenessView {
   verdict: 'alive' | 'dead' | 'unknown' | null;
 }
 
-const ENDED = new Set(['landed', 'closed']);
-
 function actor(sessionId: string | null, principal: Principal) {
   return { actorSessionId: sessionId, principal: `${principal.kind}:${principal.id}` };
 }
 
-/** An executor principal may act only for its own agent worker. */
-function checkPrincipalWorker(principal: Principal, workerId: string | null | undefined): Refusal | null {
+/**
+ * An executor principal may act only for its own agent worker, and, when its token is bound to a
+ * run, only for that run.
+ */
+function checkPrincipalWorker(principal: Principal, worker: Pick<AgentWorkerRef, 'workerId'> & { runId?: string | null } | null | undefined): Refusal | null {
   if (principal.kind === 'admin' || principal.kind === 'system') return null;
   if (principal.kind !== 'executor') return refusal('forbidden');
-  if (!principal.workerId || principal.workerId !== workerId) return refusal('worker_mismatch');
+  if (!principal.workerId || principal.workerId !== worker?.workerId) return refusal('worker_mismatch');
+  if (principal.runId && worker.runId !== undefined && worker.runId !== null && worker.runId !== principal.runId) return refusal('worker_mismatch');
   return null;
+}
+
+/** A message that names a lifecycle must reach that lifecycle (see commands.ts `Addressed`). */
+function checkAddressed(r: OwnershipRecord | null, input: { ownershipId?: string | undefined }): Refusal | null {
+  if (input.ownershipId === undefined) return null;
+  if (!r || r.seq === 0) return refusal('not_found');
+  return r.ownershipId === input.ownershipId ? null : refusal('ownership_mismatch');
+}
+
+/** The worker a pending handoff was offered to: events from before handoffs named one meant the owner's own. */
+export function handoffSuccessorWorker(r: OwnershipRecord): string | null {
+  return r.handoff?.toWorkerId ?? r.worker?.workerId ?? null;
 }
 
 function newOwner(input: ClaimInput | AcceptHandoffInput | ReclaimInput, conversation: Conversation | null): Owner {
@@ -56,18 +71,21 @@ function newOwner(input: ClaimInput | AcceptHandoffInput | ReclaimInput, convers
 }
 
 /** Owner-only messages: the right session, the current epoch, its own worker, and a live lifecycle. */
-export function checkOwner(r: OwnershipRecord | null, sessionId: string, epoch: number, principal: Principal): Refusal | null {
+export function checkOwner(r: OwnershipRecord | null, sessionId: string, epoch: number, principal: Principal, ownershipId?: string): Refusal | null {
   if (!r) return refusal('not_found');
-  if (ENDED.has(r.state)) return refusal('ownership_closed', { state: r.state });
+  const misaddressed = checkAddressed(r, { ownershipId });
+  if (misaddressed) return misaddressed;
+  if (isEndedState(r.state)) return refusal('ownership_closed', { state: r.state });
   if (!r.owner || r.owner.executionSessionId !== sessionId) return refusal('not_owner', { owner: ownerSummary(r) });
   if (epoch !== r.epoch) return refusal('stale_epoch', { currentEpoch: r.epoch });
-  return checkPrincipalWorker(principal, r.worker?.workerId);
+  return checkPrincipalWorker(principal, r.worker);
 }
 
 /** Bind/claim. Replays by the live owner are idempotent: no events, same record. */
 export function decideClaim(r: OwnershipRecord | null, input: ClaimInput, conversation: Conversation | null): Decision {
-  const denied = checkPrincipalWorker(input.principal, input.worker.workerId);
+  const denied = checkPrincipalWorker(input.principal, input.worker);
   if (denied) return denied;
+  if (input.ownershipId !== undefined && r && r.seq > 0 && r.ownershipId !== input.ownershipId) return refusal('ownership_mismatch');
   const claimed = (epoch: number, via: 'bind' | 'after_release', previous: string | null): Decision => ({
     events: [
       {
@@ -87,18 +105,26 @@ export function decideClaim(r: OwnershipRecord | null, input: ClaimInput, conver
     ],
   });
   if (!r || r.seq === 0) return claimed(1, 'bind', null);
-  if (ENDED.has(r.state)) return refusal('ownership_closed', { state: r.state });
+  if (isEndedState(r.state)) return refusal('ownership_closed', { state: r.state });
   if (input.branch !== r.branch) return refusal('worktree_mismatch', { branch: r.branch });
   if (r.state === 'released') return claimed(r.epoch + 1, 'after_release', r.owner?.executionSessionId ?? null);
-  if (r.owner?.executionSessionId === input.executionSessionId && (r.state === 'active' || r.state === 'handoff_pending' || r.state === 'submitted')) {
+  // A replay is the same session of the same worker: naming the owner's session is not enough.
+  if (
+    r.owner?.executionSessionId === input.executionSessionId &&
+    r.worker?.workerId === input.worker.workerId &&
+    (r.state === 'active' || r.state === 'handoff_pending' || r.state === 'submitted')
+  ) {
     return { events: [] };
   }
   return refusal('worktree_owned', { owner: ownerSummary(r) });
 }
 
 export function decideHandoff(r: OwnershipRecord | null, input: HandoffInput, handoffId: string, expiresAt: string): Decision {
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
+  // A retry of the handoff that is pending (its first answer lost in doubt) is answered, not refused.
+  const h = r!.handoff;
+  if (r!.state === 'handoff_pending' && h && h.toExecutionSessionId === input.toExecutionSessionId && (h.toWorkerId ?? null) === (input.toWorkerId ?? null)) return { events: [] };
   if (r!.state !== 'active') return refusal('invalid_state', { state: r!.state });
   if (input.toExecutionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'toExecutionSessionId' });
   return {
@@ -110,6 +136,7 @@ export function decideHandoff(r: OwnershipRecord | null, input: HandoffInput, ha
           handoffId,
           fromExecutionSessionId: input.executionSessionId,
           toExecutionSessionId: input.toExecutionSessionId,
+          toWorkerId: input.toWorkerId,
           reason: input.reason ?? null,
           expiresAt,
         },
@@ -119,16 +146,26 @@ export function decideHandoff(r: OwnershipRecord | null, input: HandoffInput, ha
 }
 
 export function decideAcceptHandoff(r: OwnershipRecord | null, input: AcceptHandoffInput, conversation: Conversation | null): Decision {
-  const denied = checkPrincipalWorker(input.principal, input.worker.workerId);
+  const denied = checkPrincipalWorker(input.principal, input.worker) ?? checkAddressed(r, input);
   if (denied) return denied;
   if (!r) return refusal('not_found');
-  if (r.state === 'active' && r.owner?.executionSessionId === input.executionSessionId && r.lineage.at(-1)?.via === 'handoff') {
-    return { events: [] }; // replayed accept
+  const tenure = r.lineage.at(-1);
+  if (
+    r.state === 'active' &&
+    r.owner?.executionSessionId === input.executionSessionId &&
+    r.worker?.workerId === input.worker.workerId &&
+    tenure?.via === 'handoff' &&
+    tenure.epoch === r.epoch &&
+    (tenure.handoffId === undefined || tenure.handoffId === input.handoffId)
+  ) {
+    return { events: [] }; // replayed accept of the same handoff, by the session AND the worker that accepted
   }
   if (r.state !== 'handoff_pending' || !r.handoff) return refusal('no_pending_handoff');
   if (r.handoff.handoffId !== input.handoffId || r.handoff.toExecutionSessionId !== input.executionSessionId) {
     return refusal('handoff_mismatch');
   }
+  // The offer names a worker: another worker's executor naming the successor's session is refused.
+  if (handoffSuccessorWorker(r) !== input.worker.workerId) return refusal('handoff_mismatch');
   return {
     events: [
       {
@@ -150,7 +187,7 @@ export function decideAcceptHandoff(r: OwnershipRecord | null, input: AcceptHand
 }
 
 export function decideCancelHandoff(r: OwnershipRecord | null, input: CancelHandoffInput): Decision {
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
   if (r!.state !== 'handoff_pending' || !r!.handoff) return refusal('no_pending_handoff');
   return {
@@ -166,10 +203,16 @@ export function decideHandoffTimeout(r: OwnershipRecord, now: string): Decision 
 }
 
 export function decideRelease(r: OwnershipRecord | null, input: ReleaseInput): Decision {
-  if (r?.state === 'released' && r.owner?.executionSessionId === input.executionSessionId && r.epoch === input.epoch) {
-    return { events: [] }; // replayed release
+  if (
+    r?.state === 'released' &&
+    r.owner?.executionSessionId === input.executionSessionId &&
+    r.epoch === input.epoch &&
+    !checkAddressed(r, input) &&
+    !checkPrincipalWorker(input.principal, r.worker)
+  ) {
+    return { events: [] }; // replayed release, by the owner's own worker
   }
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
   if (r!.state === 'submitted') return refusal('invalid_state', { state: r!.state });
   return {
@@ -183,11 +226,23 @@ export function decideRelease(r: OwnershipRecord | null, input: ReleaseInput): D
  * Reclaim needs proof of death (state stale) or an admin's explicit force with a reason.
  * A silent owner the authority calls alive, or cannot judge, is never taken without force.
  */
+/** The caller's reclaim is the last owner change of an active record, by the same session and worker. */
+export function isReclaimReplay(r: OwnershipRecord | null, input: ReclaimInput): boolean {
+  const tenure = r?.lineage.at(-1);
+  return (
+    r?.state === 'active' &&
+    r.owner?.executionSessionId === input.executionSessionId &&
+    r.worker?.workerId === input.worker.workerId &&
+    tenure?.epoch === r.epoch &&
+    (tenure.via === 'reclaim' || tenure.via === 'forced_reclaim')
+  );
+}
+
 export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView): Refusal | null {
-  const denied = checkPrincipalWorker(input.principal, input.worker.workerId);
+  const denied = checkPrincipalWorker(input.principal, input.worker) ?? checkAddressed(r, input);
   if (denied) return denied;
   if (!r) return refusal('not_found');
-  if (ENDED.has(r.state)) return refusal('ownership_closed', { state: r.state });
+  if (isEndedState(r.state)) return refusal('ownership_closed', { state: r.state });
   if (r.owner?.executionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'executionSessionId' });
   if (input.force) {
     if (input.principal.kind !== 'admin') return refusal('force_requires_admin');
@@ -201,6 +256,8 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
 }
 
 export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView, conversation: Conversation | null): Decision {
+  // A retry of a reclaim that took effect (its first answer lost in doubt): the caller owns it now.
+  if (!checkPrincipalWorker(input.principal, input.worker) && !checkAddressed(r, input) && isReclaimReplay(r, input)) return { events: [] };
   const denied = checkReclaim(r, input, liveness);
   if (denied) return denied;
   const prev = r!.owner ?? null;
@@ -224,8 +281,16 @@ export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, li
 }
 
 export function decideSubmit(r: OwnershipRecord | null, input: SubmitInput): Decision {
-  if (r?.state === 'submitted' && r.owner?.executionSessionId === input.executionSessionId && r.epoch === input.epoch) return { events: [] };
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  if (
+    r?.state === 'submitted' &&
+    r.owner?.executionSessionId === input.executionSessionId &&
+    r.epoch === input.epoch &&
+    !checkAddressed(r, input) &&
+    !checkPrincipalWorker(input.principal, r.worker)
+  ) {
+    return { events: [] };
+  }
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
   if (r!.state !== 'active') return refusal('invalid_state', { state: r!.state });
   return {
@@ -234,7 +299,7 @@ export function decideSubmit(r: OwnershipRecord | null, input: SubmitInput): Dec
 }
 
 export function decideBindPlan(r: OwnershipRecord | null, input: BindPlanInput): Decision {
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
   const next = { lane: input.lane ?? r!.lane, planRef: input.planRef ?? r!.planRef, requestId: input.requestId ?? r!.requestId };
   if (next.lane === r!.lane && next.planRef === r!.planRef && next.requestId === r!.requestId) return { events: [] };
@@ -242,8 +307,10 @@ export function decideBindPlan(r: OwnershipRecord | null, input: BindPlanInput):
 }
 
 export function decideRenameBranch(r: OwnershipRecord | null, input: RenameBranchInput): Decision {
-  if (r && r.branch === input.to && r.branchNames.includes(input.from)) return { events: [] };
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal);
+  if (r && r.branch === input.to && r.branchNames.includes(input.from) && !checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId)) {
+    return { events: [] };
+  }
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
   if (denied) return denied;
   if (r!.branch !== input.from) return refusal('worktree_mismatch', { branch: r!.branch });
   return { events: [{ type: 'ownership.branch_renamed', ...actor(input.executionSessionId, input.principal), data: { from: input.from, to: input.to } }] };
@@ -253,6 +320,8 @@ export function decideRenameBranch(r: OwnershipRecord | null, input: RenameBranc
 export function decideLanded(r: OwnershipRecord | null, input: LandedInput): Decision {
   if (!r || r.seq === 0) return refusal('not_found');
   if (input.principal.kind !== 'landing' && input.principal.kind !== 'admin') return refusal('forbidden');
+  const misaddressed = checkAddressed(r, input);
+  if (misaddressed) return misaddressed;
   if (r.landings.some((l) => l.landedHead === input.landedHead)) return { events: [] };
   if (r.state === 'closed') return refusal('ownership_closed', { state: r.state });
   return {
@@ -282,24 +351,38 @@ export function decideLanded(r: OwnershipRecord | null, input: LandedInput): Dec
 
 export function decideWorktreeRemoved(r: OwnershipRecord | null, input: WorktreeRemovedInput): Decision {
   if (!r || r.seq === 0) return refusal('not_found');
+  const misaddressed = checkAddressed(r, input);
+  if (misaddressed) return misaddressed;
   if (r.worktreeRemoved) return { events: [] };
   return { events: [{ type: 'ownership.worktree_removed', actorSessionId: null, principal: `${input.principal.kind}:${input.principal.id}`, data: { reason: input.reason ?? null } }] };
 }
 
-export function decideConversationBound(r: OwnershipRecord | null, workerId: string, conversation: Conversation | null): Decision {
-  if (!r || !r.owner || !conversation || ENDED.has(r.state)) return { events: [] };
+/**
+ * The binding is the home of the owner's conversation (src/domain/attributes.ts); the record's copy
+ * follows it here. A missing conversation is filled. The identity never moves (docs/identities.md: a
+ * different conversation is not taken), but a newer title of the same conversation is display-only
+ * and is recorded, so `who` shows it (`refreshTitle`; false for histories from before it).
+ */
+export function decideConversationBound(r: OwnershipRecord | null, workerId: string, conversation: Conversation | null, opts: { refreshTitle?: boolean } = {}): Decision {
+  if (!r || !r.owner || !conversation || isEndedState(r.state)) return { events: [] };
   if (r.worker?.workerId !== workerId) return { events: [] };
-  if (r.owner.conversation?.conversationId === conversation.conversationId) return { events: [] };
-  // The first binding is immutable (ARCHITECTURE §5): only a missing conversation gets filled.
-  if (r.owner.conversation) return { events: [] };
+  const held = r.owner.conversation;
+  if (held && !(opts.refreshTitle !== false && refreshesTitle(r, conversation))) return { events: [] };
+  const bound: Conversation = held ? { ...held, title: conversation.title } : conversation;
   return {
     events: [
       {
         type: 'ownership.conversation_bound',
         actorSessionId: r.owner.executionSessionId,
         principal: 'system:executor-binding',
-        data: { executionSessionId: r.owner.executionSessionId, conversation, worker: r.worker },
+        data: { executionSessionId: r.owner.executionSessionId, conversation: bound, worker: r.worker },
       },
     ],
   };
+}
+
+/** The binding holds a newer title of the conversation the owner already has (the workflow gates this for old histories). */
+export function refreshesTitle(r: OwnershipRecord | null, conversation: Conversation | null): boolean {
+  const held = r?.owner?.conversation;
+  return !!held && !!conversation?.title && held.conversationId === conversation.conversationId && held.title !== conversation.title;
 }

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { AgentWorkerRefSchema, ConversationSchema, FreeText, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
 
 /**
- * The ownership event log of spec §8 (plus branch_renamed, stale and handoff_cancelled, which the
- * state machine needs so that the projection stays a pure fold over events). Every event carries
+ * The ownership event log (docs/events.md; branch_renamed, stale and handoff_cancelled are events
+ * too, so that the record stays a pure fold over events). Every event carries
  * the ownership id, a gap-free seq, a time, the actor and the worktree identity at that moment.
  */
 
@@ -41,6 +41,8 @@ export const EventDataSchemas = {
     handoffId: IdString,
     fromExecutionSessionId: IdString,
     toExecutionSessionId: IdString,
+    /** absent on events written before handoffs named their successor's worker: the owner's own worker then */
+    toWorkerId: IdString.optional(),
     reason: FreeText.nullable(),
     expiresAt: IsoTime,
   }),
@@ -48,6 +50,8 @@ export const EventDataSchemas = {
   'ownership.released': z.strictObject({ executionSessionId: IdString, epoch: Epoch, reason: FreeText.nullable() }),
   'ownership.stale': z.strictObject({ executionSessionId: IdString, epoch: Epoch, verdict: z.literal('dead'), detail: FreeText.nullable() }),
   'ownership.wip_preserved': z.strictObject({ executionSessionId: IdString, ref: z.string(), sha: z.string().regex(/^[0-9a-f]{40,64}$/) }),
+  /** A reclaim found no worktree to preserve WIP from (deleted without a worktree_removed message). */
+  'ownership.wip_not_preserved': z.strictObject({ executionSessionId: IdString, reason: z.enum(['worktree_missing']) }),
   'ownership.reclaimed': z.strictObject({
     previousOwner: OwnerSchema.nullable(),
     owner: OwnerSchema,
@@ -93,4 +97,26 @@ export type EventDraft = { [T in EventType]: { type: T; data: EventOf<T>['data']
 
 export function parseEvent(x: unknown): OwnershipEvent {
   return OwnershipEventSchema.parse(x) as OwnershipEvent;
+}
+
+/** Where an event happened: the record's worktree identity, or the lifecycle's own before its first event. */
+export type EventPlace = Pick<OwnershipEvent, 'repoRoot' | 'worktreePath' | 'branch' | 'hostId'> & { seq: number };
+
+/**
+ * A decision's draft as the event the log records: the next seq, its time and actor, and the
+ * worktree identity at that moment (a rename moves the branch with the event itself).
+ */
+export function stampEvent(ownershipId: string, place: EventPlace, d: EventDraft, at: string): OwnershipEvent {
+  return {
+    ownershipId,
+    seq: place.seq + 1,
+    at,
+    actor: { executionSessionId: d.actorSessionId, principal: d.principal },
+    repoRoot: place.repoRoot,
+    worktreePath: place.worktreePath,
+    branch: d.type === 'ownership.branch_renamed' ? d.data.to : place.branch,
+    hostId: place.hostId,
+    type: d.type,
+    data: d.data,
+  } as OwnershipEvent;
 }

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { AgentWorkerRefSchema, ConversationSchema, IsoTime, OwnerSchema } from './identity';
 import { LandingReceiptSchema, type OwnershipEvent } from './events';
+import { isFreeState, OWNERSHIP_STATES } from './states';
 
 /**
- * The current projection of spec §7 (plus epoch, seq and lineage), and the pure reducer that
+ * The ownership record (docs/ownership-record.md), and the pure reducer that
  * derives it from the event log. `project(events)` is the only way a record is built: the
  * workflow, the PostgreSQL projection and rebuild-projection all fold the same events here.
  */
 
-export const OWNERSHIP_STATES = ['active', 'handoff_pending', 'stale', 'released', 'submitted', 'landed', 'closed'] as const;
+export { OWNERSHIP_STATES, type OwnershipState } from './states';
 export const OwnershipStateSchema = z.enum(OWNERSHIP_STATES);
-export type OwnershipState = z.infer<typeof OwnershipStateSchema>;
 
 export const LineageEntrySchema = z.strictObject({
   executionSessionId: z.string(),
@@ -19,7 +19,12 @@ export const LineageEntrySchema = z.strictObject({
   via: z.enum(['bind', 'handoff', 'after_release', 'reclaim', 'forced_reclaim']),
   at: IsoTime,
   conversationId: z.string().nullable(),
+  /** the handoff this tenure accepted (via handoff): a replayed accept must name the same one */
+  handoffId: z.string().optional(),
+  /** the owner before this tenure (absent in records folded before it was kept) */
+  previousExecutionSessionId: z.string().nullable().optional(),
 });
+export type LineageEntry = z.infer<typeof LineageEntrySchema>;
 
 export const OwnershipRecordSchema = z.strictObject({
   schemaVersion: z.literal(1),
@@ -39,10 +44,12 @@ export const OwnershipRecordSchema = z.strictObject({
   claimedAt: IsoTime.nullable(),
   lastSeenAt: IsoTime.nullable(),
   handoff: z
-    .strictObject({ handoffId: z.string(), toExecutionSessionId: z.string(), startedAt: IsoTime, expiresAt: IsoTime })
+    .strictObject({ handoffId: z.string(), toExecutionSessionId: z.string(), toWorkerId: z.string().nullable().optional(), startedAt: IsoTime, expiresAt: IsoTime })
     .nullable(),
   lineage: z.array(LineageEntrySchema),
   latestWip: z.strictObject({ ref: z.string(), sha: z.string(), at: IsoTime }).nullable(),
+  /** The last reclaim that could not preserve WIP, and why (absent until one happened). */
+  wipNotPreserved: z.strictObject({ at: IsoTime, reason: z.string(), executionSessionId: z.string() }).nullable().optional(),
   submitted: z.strictObject({ at: IsoTime, head: z.string().nullable() }).nullable(),
   landings: z.array(LandingReceiptSchema),
   worktreeRemoved: z.boolean(),
@@ -90,7 +97,8 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
   switch (e.type) {
     case 'ownership.claimed': {
       const d = e.data;
-      takeOwner(r, d.owner, d.epoch, d.via, e.at);
+      takeOwner(r, d.owner, d.epoch, d.via, e.at, d.previousExecutionSessionId);
+      if (d.via === 'handoff' && d.handoffId !== null) r.lineage[r.lineage.length - 1]!.handoffId = d.handoffId;
       if (d.lane !== null) r.lane = d.lane;
       if (d.planRef !== null) r.planRef = d.planRef;
       if (d.requestId !== null) r.requestId = d.requestId;
@@ -119,6 +127,7 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       r.handoff = {
         handoffId: e.data.handoffId,
         toExecutionSessionId: e.data.toExecutionSessionId,
+        ...(e.data.toWorkerId !== undefined ? { toWorkerId: e.data.toWorkerId } : {}),
         startedAt: e.at,
         expiresAt: e.data.expiresAt,
       };
@@ -129,7 +138,8 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       r.handoff = null;
       break;
     case 'ownership.released':
-      r.state = 'released';
+      // A worktree that is gone has nothing left to claim: its release ends the lifecycle.
+      r.state = r.worktreeRemoved ? 'closed' : 'released';
       r.handoff = null;
       seen();
       break;
@@ -140,9 +150,14 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
     case 'ownership.wip_preserved':
       r.latestWip = { ref: e.data.ref, sha: e.data.sha, at: e.at };
       break;
+    case 'ownership.wip_not_preserved':
+      r.wipNotPreserved = { at: e.at, reason: e.data.reason, executionSessionId: e.data.executionSessionId };
+      break;
     case 'ownership.reclaimed': {
       const d = e.data;
-      takeOwner(r, d.owner, d.epoch, d.forced ? 'forced_reclaim' : 'reclaim', e.at);
+      // Older events named the new owner as its own predecessor when there was none.
+      const previous = d.previousOwner?.executionSessionId ?? null;
+      takeOwner(r, d.owner, d.epoch, d.forced ? 'forced_reclaim' : 'reclaim', e.at, previous === d.owner.executionSessionId ? null : previous);
       seen();
       break;
     }
@@ -159,7 +174,8 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       break;
     case 'ownership.worktree_removed':
       r.worktreeRemoved = true;
-      if (r.state === 'landed' || r.state === 'released') r.state = 'closed';
+      // A free worktree that is gone has nothing left to claim; a held one keeps its owner until it lets go.
+      if (isFreeState(r.state)) r.state = 'closed';
       break;
     case 'ownership.branch_renamed':
       r.branch = e.data.to;
@@ -177,26 +193,26 @@ export function project(events: readonly OwnershipEvent[]): OwnershipRecord | nu
   return r;
 }
 
-/** Every owner change (claim, accepted handoff, reclaim): a new tenure at a new epoch, one lineage entry. */
-function takeOwner(r: OwnershipRecord, owner: z.infer<typeof OwnerSchema>, epoch: number, via: z.infer<typeof LineageEntrySchema>['via'], at: string): void {
+/**
+ * Every owner change (claim, accepted handoff, reclaim): a new tenure at a new epoch, one lineage
+ * entry. The one builder of the lineage: history's links are this fold too (store/lookups.ts).
+ */
+function takeOwner(r: OwnershipRecord, owner: z.infer<typeof OwnerSchema>, epoch: number, via: LineageEntry['via'], at: string, previous: string | null): void {
   r.owner = owner;
   r.worker = owner.worker;
   r.epoch = epoch;
   r.state = 'active';
   r.handoff = null;
   r.claimedAt = at;
-  r.lineage.push(lineage(owner, epoch, via, at));
-}
-
-function lineage(owner: z.infer<typeof OwnerSchema>, epoch: number, via: z.infer<typeof LineageEntrySchema>['via'], at: string) {
-  return {
+  r.lineage.push({
     executionSessionId: owner.executionSessionId,
     runtime: owner.runtime,
     epoch,
     via,
     at,
     conversationId: owner.conversation?.conversationId ?? null,
-  };
+    previousExecutionSessionId: previous,
+  });
 }
 
 function structuredCloneRecord(r: OwnershipRecord): OwnershipRecord {

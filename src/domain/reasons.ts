@@ -2,6 +2,9 @@
  * Stable reason codes. Every refusal anywhere (workflow validators, store, git side, HTTP, CLI)
  * carries one of these; clients branch on them, so they never change meaning once published.
  */
+/** The refusal of a run that is continuing as new (validators while it drains; the client at the seam): callers try again. */
+export const CONTINUING_AS_NEW = 'the ownership is continuing as new; retry shortly';
+
 export const REASONS = {
   invalid_input: 'the message does not match its schema',
   unknown_field: 'the message carries a field that is not part of its schema',
@@ -17,6 +20,9 @@ export const REASONS = {
   stale_epoch: 'the epoch presented is not the current one',
   invalid_state: 'the ownership is not in a state that allows this',
   ownership_closed: 'the ownership lifecycle has ended',
+  not_a_worktree: 'the path is not the top directory of a git worktree',
+  worktree_missing: 'the worktree (or its private git dir) no longer exists on its host',
+  projection_conflict: "the worktree's local projection belongs to another live ownership; only an explicit repair replaces it",
   not_found: 'no such ownership',
   owner_alive: 'the owner session is alive; reclaim refused',
   liveness_unknown: 'the owner session liveness is unknown; only a forced admin reclaim may proceed',
@@ -27,6 +33,9 @@ export const REASONS = {
   path_outside_allowed_roots: 'the path is not under a configured allowed root',
   path_not_found: 'the path does not exist',
   worktree_mismatch: 'the message names a different worktree than this ownership',
+  ownership_mismatch: 'the message names another lifecycle (ownershipId) than the one governing this worktree now',
+  repo_root_mismatch: 'the repository root given does not match the one git reports for this worktree',
+  host_unavailable: 'the host that holds the worktree did not answer in time; nothing changed',
   unauthenticated: 'missing or unknown bearer token',
   forbidden: 'the principal may not perform this operation',
   worker_mismatch: 'an executor may act only for its own worker',

@@ -3,14 +3,16 @@ import path from 'node:path';
 import { ulid } from 'ulidx';
 
 /**
- * Workflow id per worktree (ARCHITECTURE §2): readable in the Temporal UI and unique per
- * (repoRoot, worktreePath). Temporal's one-running-workflow-per-id is what makes "one live
- * mutating owner per worktree" atomic. Not workflow code: it uses node:crypto.
+ * Workflow id per worktree: readable in the Temporal UI and unique per worktree, whose identity is
+ * (host id, canonical worktree path). Nothing a caller spells differently (the repository root
+ * above all) takes part, so no spelling can yield a second id, and so a second live owner, for
+ * one worktree: Temporal's one-running-workflow-per-id is what makes ownership exclusive.
+ * Not workflow code: it uses node:crypto.
  */
-export function ownershipWorkflowId(repoRoot: string, worktreePath: string): string {
-  const digest = createHash('sha256').update(`${repoRoot}\0${worktreePath}`).digest('hex').slice(0, 12);
+export function ownershipWorkflowId(hostId: string, worktreePath: string): string {
+  const digest = createHash('sha256').update(`${hostId}\0${worktreePath}`).digest('hex').slice(0, 12);
   const clean = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_') || '_';
-  return `ownership/${clean(path.basename(repoRoot))}/${clean(path.basename(worktreePath))}/${digest}`;
+  return `ownership/${clean(path.basename(worktreePath))}/${digest}`;
 }
 
 export function newOwnershipId(): string {

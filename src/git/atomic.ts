@@ -7,7 +7,12 @@ import path from 'node:path';
  * directory is atomic, so a concurrent reader opens either the old file or the new one, never a mix.
  * fsync before rename so a crash cannot leave the new name pointing at an empty file.
  */
-export async function writeFileAtomic(target: string, data: string, mode = 0o644): Promise<void> {
+export interface AtomicWriteOptions {
+  /** Runs after the data is synced, right before the rename (see confine.ts: re-verifies the directory). */
+  beforeRename?: () => Promise<void>;
+}
+
+export async function writeFileAtomic(target: string, data: string, mode = 0o644, opts: AtomicWriteOptions = {}): Promise<void> {
   const tmp = path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await fs.open(tmp, 'wx', mode);
   try {
@@ -17,6 +22,7 @@ export async function writeFileAtomic(target: string, data: string, mode = 0o644
     await handle.close();
   }
   try {
+    await opts.beforeRename?.();
     await fs.rename(tmp, target);
   } catch (err) {
     await fs.rm(tmp, { force: true });

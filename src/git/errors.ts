@@ -3,6 +3,12 @@ export type GitSideErrorCode =
   | 'git_too_old'
   | 'git_failed'
   | 'not_a_worktree'
+  /** the worktree directory, or the private git dir its `.git` file names, is gone: retrying cannot help */
+  | 'worktree_missing'
+  /** the projection on disk belongs to another live ownership; only an explicit repair replaces it */
+  | 'projection_conflict'
+  /** another process held the worktree's writer lock for longer than the bounded wait: retry */
+  | 'projection_busy'
   | 'worktree_config_unsafe'
   | 'projection_corrupt'
   | 'lock_corrupt'

@@ -13,6 +13,8 @@ export interface GitOptions {
   env?: Readonly<Record<string, string>>;
   /** Exit codes that are answers rather than failures (e.g. 1 = "no such key" for git config). */
   okCodes?: readonly number[];
+  /** Aborting kills the git process (SIGTERM) and rejects with the signal's reason, e.g. an activity's cancellation. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -46,8 +48,13 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
     execFile(
       'git',
       [...args],
-      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8' },
+      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
       (err, stdout, stderr) => {
+        if (err !== null && opts.signal?.aborted === true) {
+          const reason: unknown = opts.signal.reason;
+          reject(reason instanceof Error ? reason : new GitSideError('git_failed', 'git was cancelled'));
+          return;
+        }
         const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
         if (code === 0 || (opts.okCodes ?? []).includes(code)) {
           resolve({ stdout, stderr, code });

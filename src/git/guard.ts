@@ -5,6 +5,7 @@ import path from 'node:path';
 import { writeFileAtomic } from './atomic';
 import { GitSideError } from './errors';
 import { cleanGitEnv, git } from './exec';
+import { identifyWorktree } from './repo';
 
 /**
  * Hooks always installed with the ownership check. reference-transaction ("prepared") refuses any
@@ -104,11 +105,8 @@ export interface InstalledHooks {
  * changes what git does. Re-run after adding a hook to the previous directory. Idempotent.
  */
 export async function installHooks(repoOrWorktreePath: string, opts: InstallHooksOptions = {}): Promise<InstalledHooks> {
-  const cwd = path.resolve(repoOrWorktreePath);
-  const rp = await git(['rev-parse', '--git-common-dir', '--show-toplevel'], { cwd });
-  const [common, top] = rp.stdout.split('\n');
-  if (common === undefined || top === undefined) throw new GitSideError('not_a_worktree', 'not inside a git worktree');
-  const commonDir = await fs.realpath(path.resolve(cwd, common));
+  const { worktreePath: top, commonDir } = await identifyWorktree(repoOrWorktreePath);
+  const cwd = top;
   const ourDir = path.join(commonDir, HOOKS_DIR_NAME);
   await fs.mkdir(ourDir, { recursive: true });
 

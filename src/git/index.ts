@@ -30,4 +30,7 @@ export {
   provisionalOwnershipId,
 } from './provisional';
 export { applyRecord, type ApplyRecordOptions, HELD_STATES, localProjectionOf, type LocalTarget } from './record';
-export { preserveWip, wipRef } from './wip';
+export { identifyWorktree, pinnedGit, type WorktreeDirs, worktreeDirs, type WorktreeIdentity } from './repo';
+export { confineDirs } from './confine';
+export { DEFAULT_LOCK_WAIT_MS, withWriterLock, WRITER_LOCK_DIR, type WriterLockOptions } from './writer-lock';
+export { preserveWip, type PreserveWipOptions, wipRef } from './wip';

@@ -1,13 +1,18 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { readFileIfExists, writeFileAtomic } from './atomic';
+import { readFileIfExists } from './atomic';
+import { removeInDir, writeInDir } from './confine';
 import { GitSideError } from './errors';
 import type { WorktreeDirs } from './repo';
 
 const seconds = z.number().int().nonnegative();
 
-/** Spec §10 lock projection, schema 2, plus the tenure epoch (ARCHITECTURE §4). */
+/**
+ * The lock file of docs/git-projection.md#lock-file, schema 2, with the tenure epoch. A DERIVED copy:
+ * written after the config projection (overdeck.config, what the hooks read) from the same
+ * state, for tools that read lock files. Nothing on the host decides who may mutate
+ * from it; the config projection is the one authority.
+ */
 export const LockJsonSchema = z.object({
   schema_version: z.literal(2),
   ownership_id: z.string().min(1),
@@ -28,7 +33,7 @@ export function lockPathIn(dirs: WorktreeDirs): string {
 
 export async function writeLockIn(dirs: WorktreeDirs, lock: LockJson): Promise<void> {
   const valid = LockJsonSchema.parse(lock);
-  await writeFileAtomic(lockPathIn(dirs), `${JSON.stringify(valid, null, 2)}\n`);
+  await writeInDir(dirs.privateDir, LOCK_FILE, `${JSON.stringify(valid, null, 2)}\n`);
 }
 
 export async function readLockIn(dirs: WorktreeDirs): Promise<LockJson | null> {
@@ -46,5 +51,5 @@ export async function readLockIn(dirs: WorktreeDirs): Promise<LockJson | null> {
 }
 
 export async function clearLockIn(dirs: WorktreeDirs): Promise<void> {
-  await fs.rm(lockPathIn(dirs), { force: true });
+  await removeInDir(dirs.privateDir, LOCK_FILE);
 }

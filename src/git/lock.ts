@@ -1,14 +1,15 @@
 import path from 'node:path';
-import { readFileIfExists, writeFileAtomic } from './atomic';
-import { GitSideError } from './errors';
-import { git } from './exec';
+import { readFileIfExists } from './atomic';
+import { removeInDir, writeInDir } from './confine';
 import { clearLockIn, type LockJson, readLockIn, writeLockIn } from './lock-file';
 import type { LocalProjection } from './projection';
-import { worktreeDirs } from './repo';
+import { type WorktreeDirs, worktreeDirs } from './repo';
+import { serialisePerWorktree } from './serial';
+import { withWriterLock } from './writer-lock';
 
 export { LOCK_FILE, type LockJson, LockJsonSchema } from './lock-file';
 
-/** Lock JSON of spec §10 for a projection; times become unix seconds as the spec's example shows. */
+/** Lock JSON (docs/git-projection.md#lock-file) for a projection; times are unix seconds. */
 export function lockFromProjection(p: LocalProjection): LockJson {
   return {
     schema_version: 2,
@@ -21,17 +22,25 @@ export function lockFromProjection(p: LocalProjection): LockJson {
   };
 }
 
-/** Writes `<private git dir>/overdeck.lock.json` by temp file + rename. */
-export async function writeLock(worktreePath: string, lock: LockJson): Promise<void> {
-  await writeLockIn(await worktreeDirs(worktreePath), lock);
+async function locked<T>(worktreePath: string, fn: (dirs: WorktreeDirs) => Promise<T>): Promise<T> {
+  return serialisePerWorktree(worktreePath, async () => {
+    const dirs = await worktreeDirs(worktreePath);
+    return withWriterLock(dirs, () => fn(dirs));
+  });
 }
 
+/** Writes `<private git dir>/overdeck.lock.json` by temp file + rename, under the worktree's writer lock. */
+export async function writeLock(worktreePath: string, lock: LockJson): Promise<void> {
+  await locked(worktreePath, (dirs) => writeLockIn(dirs, lock));
+}
+
+/** The lock JSON as written; a derived copy, for display and for checking it was written (never for a decision). */
 export async function readLock(worktreePath: string): Promise<LockJson | null> {
   return readLockIn(await worktreeDirs(worktreePath));
 }
 
 export async function clearLock(worktreePath: string): Promise<void> {
-  await clearLockIn(await worktreeDirs(worktreePath));
+  await locked(worktreePath, (dirs) => clearLockIn(dirs));
 }
 
 /** git keeps the lock reason in `<private git dir>/locked` (gitrepository-layout(5)). */
@@ -39,52 +48,47 @@ function oneLine(reason: string): string {
   return reason.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 500);
 }
 
+const LOCKED = 'locked';
+
 /**
- * `git worktree lock` so `git worktree remove`/`prune` refuse while the worktree is owned.
- * Idempotent. A new reason on an already-locked worktree replaces the documented `locked` file by
- * rename instead of unlock + lock, so there is no instant in which the worktree is unlocked.
- * The main worktree cannot be locked by git: no-op.
+ * git's worktree lock, so `git worktree remove`/`prune` refuse while the worktree is owned.
+ * Written as the documented `<private git dir>/locked` file (what `git worktree lock` writes: the
+ * reason and a newline) through the verified private dir, rather than by `git worktree lock`,
+ * which would find the dir again by itself. Replaced by rename, so there is no instant in which
+ * the worktree is unlocked. Idempotent. The main worktree cannot be locked: no-op.
  */
-export async function lockWorktree(worktreePath: string, reason: string): Promise<void> {
-  const dirs = await worktreeDirs(worktreePath);
+export async function lockWorktreeIn(dirs: WorktreeDirs, reason: string): Promise<void> {
   if (dirs.isMain) return;
   const wanted = oneLine(reason);
-  const lockedFile = path.join(dirs.privateDir, 'locked');
-  const current = await readLockedReason(lockedFile);
-  if (current === null) {
-    const res = await git(['worktree', 'lock', '--reason', wanted, path.resolve(worktreePath)], { cwd: dirs.commonDir, okCodes: [128] });
-    if (res.code === 0) return;
-    // Lost a race with another locker: fall through and set our reason on the existing lock.
-    if ((await readLockedReason(lockedFile)) === null) {
-      throw new GitSideError('git_failed', `git worktree lock failed: ${res.stderr.split('\n')[0] ?? ''}`.slice(0, 240));
-    }
-  } else if (current === wanted) {
-    return;
-  }
-  await writeFileAtomic(lockedFile, `${wanted}\n`); // same layout as git writes it
+  if ((await readLockedReason(dirs)) === wanted) return;
+  await writeInDir(dirs.privateDir, LOCKED, `${wanted}\n`);
 }
 
 /** git writes the reason followed by a newline; null when the worktree is not locked. */
-async function readLockedReason(lockedFile: string): Promise<string | null> {
-  const raw = await readFileIfExists(lockedFile);
+async function readLockedReason(dirs: WorktreeDirs): Promise<string | null> {
+  const raw = await readFileIfExists(path.join(dirs.privateDir, LOCKED));
   return raw === null ? null : raw.replace(/\n$/, '');
 }
 
-/** `git worktree unlock`; an unlocked (or main) worktree is fine. */
-export async function unlockWorktree(worktreePath: string): Promise<void> {
-  const dirs = await worktreeDirs(worktreePath);
+/** Unlocks (what `git worktree unlock` does: removes the file); an unlocked (or main) worktree is fine. */
+export async function unlockWorktreeIn(dirs: WorktreeDirs): Promise<void> {
   if (dirs.isMain) return;
-  const lockedFile = path.join(dirs.privateDir, 'locked');
-  if ((await readLockedReason(lockedFile)) === null) return;
-  const res = await git(['worktree', 'unlock', path.resolve(worktreePath)], { cwd: dirs.commonDir, okCodes: [128] });
-  if (res.code !== 0 && (await readLockedReason(lockedFile)) !== null) {
-    throw new GitSideError('git_failed', `git worktree unlock failed: ${res.stderr.split('\n')[0] ?? ''}`.slice(0, 240));
-  }
+  await removeInDir(dirs.privateDir, LOCKED);
+}
+
+export async function worktreeLockReasonIn(dirs: WorktreeDirs): Promise<string | null> {
+  return dirs.isMain ? null : readLockedReason(dirs);
+}
+
+export async function lockWorktree(worktreePath: string, reason: string): Promise<void> {
+  await locked(worktreePath, (dirs) => lockWorktreeIn(dirs, reason));
+}
+
+export async function unlockWorktree(worktreePath: string): Promise<void> {
+  await locked(worktreePath, (dirs) => unlockWorktreeIn(dirs));
 }
 
 /** The reason git shows for a locked worktree, or null when unlocked. */
 export async function worktreeLockReason(worktreePath: string): Promise<string | null> {
-  const dirs = await worktreeDirs(worktreePath);
-  if (dirs.isMain) return null;
-  return readLockedReason(path.join(dirs.privateDir, 'locked'));
+  return worktreeLockReasonIn(await worktreeDirs(worktreePath));
 }

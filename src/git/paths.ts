@@ -4,7 +4,7 @@ import { isNotFound } from './atomic';
 
 export type PathRefusalCode = 'path_outside_allowed_roots' | 'path_not_found';
 
-/** Carries only a code and a fixed reason: the refused path itself may be sensitive (spec §13). */
+/** Carries only a code and a fixed reason: the refused path itself may be sensitive (docs/guarantees.md#what-is-never-stored-and-what-is-redacted). */
 export class PathRefusal extends Error {
   readonly code: PathRefusalCode;
 
@@ -16,6 +16,22 @@ export class PathRefusal extends Error {
 }
 
 const MAX_SYMLINK_HOPS = 40;
+/** Linux NAME_MAX and PATH_MAX (bytes): a longer name or path can never exist, however it is spelled. */
+const NAME_MAX = 255;
+const PATH_MAX = 4096;
+
+/**
+ * Errors that say the path itself cannot be resolved, whatever the state of the service: a
+ * symlink loop, a name or a total the kernel refuses as too long, a component that is a file, a
+ * directory we may not search. A caller's path that hits one is refused like a missing one, never a
+ * failure of ours (the API answered 500 for a path through a symlink loop, found by the API fuzz).
+ */
+const UNRESOLVABLE = new Set(['ELOOP', 'ENAMETOOLONG', 'ENOTDIR', 'EACCES', 'EPERM']);
+
+function unresolvable(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && UNRESOLVABLE.has(code);
+}
 
 /**
  * One spelling per location: absolute, symlinks and `..` resolved physically (as the kernel would),
@@ -25,10 +41,15 @@ const MAX_SYMLINK_HOPS = 40;
 export async function normalizePath(p: string): Promise<string> {
   if (p === '' || p.includes('\0')) throw new PathRefusal('path_not_found');
   const abs = path.isAbsolute(p) ? p : path.join(process.cwd(), p);
+  // Checked by hand too: below a missing directory the kernel says ENOENT, not ENAMETOOLONG.
+  if (Buffer.byteLength(abs) >= PATH_MAX || abs.split('/').some((c) => Buffer.byteLength(c) > NAME_MAX)) throw new PathRefusal('path_not_found');
   try {
     return await fs.realpath(abs);
   } catch (err) {
-    if (!isNotFound(err)) throw err;
+    if (!isNotFound(err)) {
+      if (unresolvable(err)) throw new PathRefusal('path_not_found');
+      throw err;
+    }
   }
   return resolveMissing(abs);
 }
@@ -51,7 +72,10 @@ async function resolveMissing(abs: string): Promise<string> {
     try {
       isLink = (await fs.lstat(next)).isSymbolicLink();
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      if (!isNotFound(err)) {
+        if (unresolvable(err)) throw new PathRefusal('path_not_found');
+        throw err;
+      }
       cur = next;
       continue;
     }
@@ -59,8 +83,11 @@ async function resolveMissing(abs: string): Promise<string> {
       cur = next;
       continue;
     }
-    if (++hops > MAX_SYMLINK_HOPS) throw Object.assign(new Error('too many symbolic links'), { code: 'ELOOP' });
-    const target = await fs.readlink(next);
+    if (++hops > MAX_SYMLINK_HOPS) throw new PathRefusal('path_not_found');
+    const target = await fs.readlink(next).catch((err: unknown) => {
+      if (unresolvable(err) || isNotFound(err)) throw new PathRefusal('path_not_found');
+      throw err;
+    });
     if (path.isAbsolute(target)) cur = '/';
     pending = [...target.split('/').filter((c) => c !== ''), ...pending];
   }
@@ -95,7 +122,7 @@ async function exists(p: string): Promise<boolean> {
     await fs.stat(p);
     return true;
   } catch (err) {
-    if (isNotFound(err)) return false;
+    if (isNotFound(err) || unresolvable(err)) return false;
     throw err;
   }
 }

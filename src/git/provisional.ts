@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { IdString } from '../domain/identity';
+import { confineDirs } from './confine';
 import { GitSideError } from './errors';
 import { assertUnderAllowedRoots, PathRefusal } from './paths';
 import {
   applyLocalProjection,
   isLiveState,
+  isProvisionalConflictState,
   type LocalProjection,
   LocalProjectionSchema,
-  PROVISIONAL_CONFLICT_STATE,
   PROVISIONAL_STATE,
   readProjection,
 } from './projection';
@@ -54,7 +55,7 @@ export interface OfflineClaimInput {
   runId?: string | null;
   lane?: string | null;
   planRef?: string | null;
-  /** Spec §13: the worktree must sit under one of these before anything is written. */
+  /** The worktree must sit under one of these before anything is written. */
   allowedRoots: readonly string[];
   /** Injected for tests; defaults to a fresh random key. */
   idempotencyKey?: string;
@@ -74,11 +75,11 @@ export type OfflineClaimOutcome =
   | { status: 'conflict'; projection: LocalProjection | null; reason: 'projection_corrupt' | 'provisional_conflict' };
 
 /**
- * Spec §14.5: the orchestrator is unreachable while a session starts work in a worktree. Writes a
+ * Offline claim (docs/git-projection.md#offline-claims): the orchestrator is unreachable while a session starts work in a worktree. Writes a
  * provisional, session-owned local projection (config keys, lock JSON, git worktree lock) without
  * contacting the service, so the guard treats the session as the owner until reconciliation.
  *
- * - never a conversation: conversation id and URL stay absent, as the spec requires;
+ * - never a conversation: conversation id and URL stay absent: only an executor's observation names one;
  * - seq 0 and epoch 0: any real projection the host agent writes later supersedes it (and a write
  *   that supersedes it before reconciliation stashes it, see SUPERSEDED_PROVISIONAL_FILE);
  * - a random idempotency key, carried to the service by `reconcile`.
@@ -97,11 +98,13 @@ export async function offlineClaim(worktreePath: string, input: OfflineClaimInpu
   let wt: string;
   try {
     wt = await assertUnderAllowedRoots(worktreePath, input.allowedRoots, { mustExist: true });
+    // A worktree's top directory, and its git dirs under the roots too (a `.git` file naming a git
+    // dir elsewhere must not get a claim written there); checked again by the write itself.
+    await confineDirs(await worktreeDirs(wt), input.allowedRoots);
   } catch (err) {
     if (err instanceof PathRefusal) throw new GitSideError('invalid_argument', err.message);
     throw err;
   }
-  await worktreeDirs(wt); // must be a worktree's top directory
 
   // Decide on what is on disk, then write only if it is still that (compare-and-swap on the seq):
   // a real projection the host agent writes in between wins, and the decision is taken again.
@@ -115,7 +118,7 @@ export async function offlineClaim(worktreePath: string, input: OfflineClaimInpu
     }
     if (local !== null) {
       const mine = local.executionSessionId === input.executionSessionId;
-      if (local.state === PROVISIONAL_CONFLICT_STATE || local.state === 'provisional_conflict') {
+      if (isProvisionalConflictState(local.state)) {
         return { status: 'conflict', projection: local, reason: 'provisional_conflict' };
       }
       if (isLiveState(local.state)) {
@@ -149,6 +152,7 @@ export async function offlineClaim(worktreePath: string, input: OfflineClaimInpu
     const result = await applyLocalProjection(wt, projection, {
       gitLock: true,
       expectSeq: local?.seq ?? null,
+      allowedRoots: input.allowedRoots,
       lockReason: `provisionally owned by session ${projection.executionSessionId} (offline claim ${idempotencyKey})`,
     });
     if (result === 'written') return { status: 'claimed', projection };

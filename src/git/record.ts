@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { OwnershipRecord } from '../domain/projection';
+import { isHeldState } from '../domain/states';
+import { GitSideError } from './errors';
 import { applyLocalProjection, type LocalProjection } from './projection';
 
 /** States in which the owner holds the worktree, so git's worktree lock is kept (remove/prune refuse). */
-export const HELD_STATES: readonly string[] = ['active', 'handoff_pending', 'stale', 'submitted'];
+export { HELD_STATES } from '../domain/states';
 
 export interface LocalTarget {
   /** null: the worktree should carry no projection (lifecycle over, or never owned). */
@@ -40,7 +42,7 @@ export function localProjectionOf(record: OwnershipRecord): LocalTarget {
       claimedAt: record.claimedAt ?? record.lastSeenAt ?? epochZero,
       lastSeenAt: record.lastSeenAt ?? record.claimedAt ?? epochZero,
     },
-    gitLock: HELD_STATES.includes(record.state),
+    gitLock: isHeldState(record.state),
     ended: false,
   };
 }
@@ -50,20 +52,37 @@ export interface ApplyRecordOptions {
   force?: boolean;
   /** Compare-and-swap on the seq read before deciding (see WriteOptions.expectSeq). */
   expectSeq?: number | null;
+  /** The worktree and both of its git dirs must resolve under one of these (WriteOptions.allowedRoots). */
+  allowedRoots?: readonly string[];
+  /** Bounded wait for the worktree's writer lock (WriteOptions.lockWaitMs). */
+  lockWaitMs?: number;
 }
 
 /**
  * Brings the worktree's local artefacts to a durable record, exactly as the host agent does
  * (createHostActivities().applyLocalProjection): 'cleared' for an ended lifecycle (a worktree that
- * is gone is fine), else 'written' or 'skipped' (older than what is on disk).
+ * is gone is fine), else 'written' or 'skipped' (older than what is on disk). Without force or
+ * expectSeq, another live ownership's projection is never replaced (`projection_conflict`) and a
+ * clear leaves any other ownership's projection alone.
  */
 export async function applyRecord(worktreePath: string, record: OwnershipRecord, opts: ApplyRecordOptions = {}): Promise<'written' | 'skipped' | 'cleared'> {
   const target = localProjectionOf(record);
-  const cas = { ...(opts.force === true ? { force: true } : {}), ...(opts.expectSeq !== undefined ? { expectSeq: opts.expectSeq } : {}) };
+  const cas = {
+    ...(opts.force === true ? { force: true } : {}),
+    ...(opts.expectSeq !== undefined ? { expectSeq: opts.expectSeq } : {}),
+    ...(opts.allowedRoots !== undefined ? { allowedRoots: opts.allowedRoots } : {}),
+    ...(opts.lockWaitMs !== undefined ? { lockWaitMs: opts.lockWaitMs } : {}),
+  };
   if (target.ended) {
     if (!existsSync(worktreePath)) return 'cleared';
-    const res = await applyLocalProjection(worktreePath, null, { gitLock: false, clearIfSeqAtMost: record.seq, ...cas });
-    return res === 'skipped' ? 'skipped' : 'cleared';
+    try {
+      const res = await applyLocalProjection(worktreePath, null, { gitLock: false, clearIfSeqAtMost: record.seq, clearOwnershipId: record.ownershipId, ...cas });
+      return res === 'skipped' ? 'skipped' : 'cleared';
+    } catch (err) {
+      // Its private git dir is gone too: nothing left to clear.
+      if (err instanceof GitSideError && err.code === 'worktree_missing') return 'cleared';
+      throw err;
+    }
   }
   return applyLocalProjection(worktreePath, target.projection, { gitLock: target.gitLock, ...cas });
 }

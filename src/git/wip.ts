@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isNotFound } from './atomic';
+import { assertDirUnchanged, confineDirs } from './confine';
 import { GitSideError } from './errors';
 import { git } from './exec';
-import { worktreeDirs } from './repo';
+import { pinnedGit, type WorktreeDirs, worktreeDirs } from './repo';
 
 /** Fixed identity: WIP commits are made by the service, and a host without user.email must not fail a reclaim. */
 const WIP_IDENTITY = {
@@ -22,56 +23,129 @@ export function wipRef(ownershipId: string, seq: number): string {
   return `refs/overdeck/wip/${ownershipId}/${seq}`;
 }
 
+/** An owner's snapshot (`od-worktree snapshot`): named after its tree, so the same content is one ref. */
+export function wipTreeRef(ownershipId: string, tree: string): string {
+  if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
+  if (!/^[0-9a-f]{40,64}$/.test(tree)) throw new GitSideError('invalid_argument', 'tree is not an object id');
+  return `refs/overdeck/wip/${ownershipId}/tree-${tree}`;
+}
+
+export interface WipSnapshot {
+  ref: string;
+  sha: string;
+  tree: string;
+  /** false: a ref for this very tree was already there, and it is what is returned */
+  created: boolean;
+}
+
+/**
+ * The same snapshot as preserveWip, named by its tree instead of a seq (wipTreeRef): snapshotting
+ * unchanged content again returns the ref made the first time. Null when the worktree matches HEAD.
+ */
+export async function preserveWipByTree(worktreePath: string, ownershipId: string, opts: PreserveWipOptions = {}): Promise<WipSnapshot | null> {
+  if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
+  const dirs = await worktreeDirs(path.resolve(worktreePath));
+  if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
+  return snapshot(dirs, (tree) => wipTreeRef(ownershipId, tree), `od-worktree: snapshot of ${ownershipId}\n`, opts.signal, () => opts.heartbeat?.());
+}
+
+export interface PreserveWipOptions {
+  /** The worktree and both of its git dirs must resolve under one of these (confine.ts). */
+  allowedRoots?: readonly string[];
+  /** Aborting kills the running git process; the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Called between steps and every `heartbeatEveryMs` while git runs (`git add -A` on a large tree can take minutes). */
+  heartbeat?: () => void;
+  heartbeatEveryMs?: number;
+}
+
 /**
  * Snapshot of a dirty worktree as a commit under refs/overdeck/wip/<ownershipId>/<seq>, built in a
  * private index so the worktree files, the real index and the branch stay exactly as the previous
  * owner left them. Returns null when the worktree matches HEAD. Idempotent per (ownership, seq).
+ * A worktree that is gone (or whose private git dir is) is `worktree_missing`: nothing to preserve,
+ * and nothing a retry could change.
  */
-export async function preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string } | null> {
+export async function preserveWip(worktreePath: string, ownershipId: string, seq: number, opts: PreserveWipOptions = {}): Promise<{ ref: string; sha: string } | null> {
   const ref = wipRef(ownershipId, seq);
-  const cwd = path.resolve(worktreePath);
-  const existing = await revParse(cwd, ref);
-  if (existing !== null) return { ref, sha: existing };
+  const dirs = await worktreeDirs(path.resolve(worktreePath));
+  if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
+  const beat = (): void => opts.heartbeat?.();
+  const timer = opts.heartbeat === undefined ? null : setInterval(beat, opts.heartbeatEveryMs ?? 2_000);
+  try {
+    const made = await snapshot(dirs, ref, `od-worktree: wip of ${ownershipId} at seq ${seq}\n`, opts.signal, beat);
+    return made === null ? null : { ref: made.ref, sha: made.sha };
+  } catch (err) {
+    // git fails in a directory deleted under it; say what happened rather than "retry".
+    if (err instanceof GitSideError && err.code === 'git_failed' && !(existsSync(dirs.worktreePath) && existsSync(dirs.privateDir))) {
+      throw new GitSideError('worktree_missing', 'the worktree disappeared while its work was being preserved');
+    }
+    throw err;
+  } finally {
+    if (timer !== null) clearInterval(timer);
+  }
+}
 
-  const dirs = await worktreeDirs(cwd);
-  const head = await revParse(cwd, 'HEAD');
+/** `refOf`: a fixed ref (reclaim: checked first, so a retry returns the first snapshot), or one named after the tree. */
+async function snapshot(
+  dirs: WorktreeDirs,
+  refOf: string | ((tree: string) => string),
+  message: string,
+  signal: AbortSignal | undefined,
+  beat: () => void,
+): Promise<WipSnapshot | null> {
+  const pinned = pinnedGit(dirs);
+  /** Every git call: on the verified dirs, killed on cancellation, with a heartbeat before it. */
+  const run = (args: string[], env: Record<string, string> = {}, okCodes?: number[]) => {
+    beat();
+    signal?.throwIfAborted();
+    return git(args, { cwd: pinned.cwd, env: { ...pinned.env, ...env }, ...(okCodes ? { okCodes } : {}), ...(signal ? { signal } : {}) });
+  };
+  const revParse = async (rev: string, env: Record<string, string> = {}): Promise<string | null> => {
+    const res = await run(['rev-parse', '-q', '--verify', `${rev}^{object}`], env, [1, 128]);
+    return res.code === 0 ? res.stdout.trim() : null;
+  };
+
+  if (typeof refOf === 'string') {
+    const existing = await revParse(refOf);
+    if (existing !== null) return { ref: refOf, sha: existing, tree: (await revParse(`${refOf}^{tree}`)) ?? '', created: false };
+  }
+
+  const head = await revParse('HEAD');
   const tmpIndex = path.join(dirs.privateDir, `overdeck-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
   const env = { GIT_INDEX_FILE: tmpIndex };
   try {
     // Start from a copy of the real index rather than `read-tree HEAD`: it keeps stat data (so
     // `add -A` does not rehash every file) and skip-worktree bits (so a sparse checkout's absent
     // files are not recorded as deletions).
+    await assertDirUnchanged(dirs.privateDir);
     const copied = await copyIfExists(path.join(dirs.privateDir, 'index'), tmpIndex);
-    if (!copied && head !== null) await git(['read-tree', 'HEAD'], { cwd, env });
-    await git(['add', '-A'], { cwd, env });
-    const tree = (await git(['write-tree'], { cwd, env })).stdout.trim();
-    const headTree = head === null ? await emptyTree(cwd) : await revParse(cwd, 'HEAD^{tree}');
+    if (!copied && head !== null) await run(['read-tree', 'HEAD'], env);
+    await run(['add', '-A'], env);
+    const tree = (await run(['write-tree'], env)).stdout.trim();
+    // Unborn branch: compare against the empty tree of this repository's hash algorithm.
+    const headTree = head === null ? (await run(['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim() : await revParse('HEAD^{tree}');
     if (tree === headTree) return null;
-
-    const message = `od-worktree: wip of ${ownershipId} at seq ${seq}\n`;
-    const args = ['commit-tree', '--no-gpg-sign', tree, ...(head === null ? [] : ['-p', head]), '-m', message];
-    const sha = (await git(args, { cwd, env: WIP_IDENTITY })).stdout.trim();
-    // Empty old value: create only. A concurrent preserve of the same seq wins the race and we return its commit.
-    const created = await git(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], { cwd, okCodes: [128] });
-    if (created.code !== 0) {
-      const winner = await revParse(cwd, ref);
-      if (winner === null) throw new GitSideError('git_failed', 'could not create the wip ref');
-      return { ref, sha: winner };
+    const ref = typeof refOf === 'string' ? refOf : refOf(tree);
+    if (typeof refOf !== 'string') {
+      const existing = await revParse(ref);
+      if (existing !== null) return { ref, sha: existing, tree, created: false };
     }
-    return { ref, sha };
+
+    const args = ['commit-tree', '--no-gpg-sign', tree, ...(head === null ? [] : ['-p', head]), '-m', message];
+    const sha = (await run(args, WIP_IDENTITY)).stdout.trim();
+    // Empty old value: create only. A concurrent preserve of the same seq wins the race and we return its commit.
+    const created = await run(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], {}, [128]);
+    if (created.code !== 0) {
+      const winner = await revParse(ref);
+      if (winner === null) throw new GitSideError('git_failed', 'could not create the wip ref');
+      return { ref, sha: winner, tree, created: false };
+    }
+    return { ref, sha, tree, created: true };
   } finally {
-    await fs.rm(tmpIndex, { force: true });
+    // A killed `git add` may leave its lock beside the private index.
+    await Promise.all([fs.rm(tmpIndex, { force: true }), fs.rm(`${tmpIndex}.lock`, { force: true })]);
   }
-}
-
-async function revParse(cwd: string, rev: string): Promise<string | null> {
-  const res = await git(['rev-parse', '-q', '--verify', `${rev}^{object}`], { cwd, okCodes: [1, 128] });
-  return res.code === 0 ? res.stdout.trim() : null;
-}
-
-async function emptyTree(cwd: string): Promise<string> {
-  // Unborn branch: compare against the empty tree of this repository's hash algorithm.
-  return (await git(['hash-object', '-t', 'tree', '/dev/null'], { cwd })).stdout.trim();
 }
 
 async function copyIfExists(from: string, to: string): Promise<boolean> {

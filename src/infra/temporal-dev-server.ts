@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../config';
 import { waitForPort } from './ports';
+import { groupRunning } from './procfs';
 import { temporalCliPath } from './tools';
 
 export interface DevServerOptions {
@@ -12,18 +13,24 @@ export interface DevServerOptions {
   dbFile: string | null;
   namespace?: string;
   logFile?: (line: string) => void;
+  /** told the pid the moment the server is spawned (it leads its own process group), before it is ready */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface DevServer {
   address: string;
   uiUrl: string | null;
   process: ChildProcess;
-  stop(): Promise<void>;
+  /** SIGTERM to the whole process group, SIGKILL after `graceMs` (default 5 s); resolves once the group is gone. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
  * The real `temporal server start-dev`, with this project's search attributes registered at launch.
- * Exits with the parent: started in its own process group so stop() can end the whole tree.
+ * Started in its own process group, so a Ctrl-C reaches the stack's ordered stop first (the
+ * worker drains while the server still answers) and stop() ends the whole tree. Because it does
+ * not die with its parent by itself, a caller registers its pid (onSpawn) with whatever kills
+ * leftovers (src/infra/shutdown.ts for `npm start`).
  */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn', '--log-format', 'json'];
@@ -37,6 +44,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
   const child = spawn(temporalCliPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  if (child.pid !== undefined) opts.onSpawn?.(child.pid);
   const sink = opts.logFile ?? (() => undefined);
   child.stdout?.on('data', (b: Buffer) => sink(b.toString()));
   child.stderr?.on('data', (b: Buffer) => sink(b.toString()));
@@ -47,29 +55,37 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const died = exitPromise.then(() => {
     throw new Error(`temporal dev server exited during start (port ${opts.port})`);
   });
-  await Promise.race([ready, died]);
-  died.catch(() => undefined);
+  try {
+    await Promise.race([ready, died]);
+  } catch (err) {
+    killGroup(child, 'SIGKILL');
+    throw err;
+  } finally {
+    died.catch(() => undefined);
+  }
 
   return {
     address: `127.0.0.1:${opts.port}`,
     uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : null,
     process: child,
-    async stop() {
-      if (exited) return;
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        return;
+    async stop(graceMs = 5_000) {
+      if (!exited) {
+        killGroup(child, 'SIGTERM');
+        const killer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
+        await exitPromise;
+        clearTimeout(killer);
       }
-      const killer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }, 7_000);
-      await exitPromise;
-      clearTimeout(killer);
+      // The CLI is the group's leader; anything it left behind in the group goes with it.
+      if (child.pid !== undefined && groupRunning(child.pid)) killGroup(child, 'SIGKILL');
     },
   };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    /* already gone */
+  }
 }

@@ -1,12 +1,50 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Pool } from 'pg';
+import type { Logger } from 'pino';
 import { createHostActivities, createStoreActivities } from '../activities';
 import { authorityFromConfig, type LivenessAuthority } from '../activities/liveness';
-import type { Config } from '../config';
+import { ownershipSettingsOf, type Config } from '../config';
+import type { OwnershipSettings } from '../domain/settings';
 import { hostTaskQueue } from '../domain/queues';
+import { LandingScanJob } from '../landings/periodic';
+import { JournalShipper, type ShipperLog } from '../store/attributions-shipper';
+import type { HostActivities } from '../activities/types';
+import { startBeacon } from './beacon';
+import { dataConverterOf } from './payload-codec';
+import type { DataConverter } from '@temporalio/common';
+import { temporalLogger } from './logger';
 
-export const WORKFLOWS_PATH = path.resolve(__dirname, '../workflows/index.ts');
+const withConverter = (dataConverter: DataConverter | undefined) => (dataConverter ? { dataConverter } : {});
+
+/** The workflows' entry beside this module: index.ts in the sources (tsx, jest), index.js once compiled (dist/). */
+export const WORKFLOWS_PATH = path.resolve(__dirname, `../workflows/index${path.extname(__filename)}`);
+
+/**
+ * dist/workflow-bundle.js: `npm run build` (scripts/build.js) bundles the compiled workflows once,
+ * with WORKFLOW_PRELOAD_MODULES, so a compiled worker starts without running webpack. Never used
+ * from the sources: it holds the workflows of the last build, not of the sources.
+ */
+export function prebuiltWorkflowBundle(): WorkflowBundleOption | undefined {
+  if (path.extname(__filename) !== '.js') return undefined;
+  const codePath = path.resolve(__dirname, '../../workflow-bundle.js');
+  return existsSync(codePath) ? { codePath } : undefined;
+}
+
+/**
+ * Modules evaluated once per workflow thread and shared by every cached workflow, instead of once
+ * per workflow (the SDK's reusable V8 context). zod and the pure domain modules are most of the
+ * bundle and hold no state, so sharing them takes a cached ownership from ~1.3 MiB to ~0.1 MiB.
+ * Only stateless modules belong here: test/unit/workflow-preload.test.ts checks for module-level
+ * mutable state.
+ */
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [
+  'zod',
+  '@temporalio/common',
+  ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness'].map((m) => path.resolve(__dirname, `../domain/${m}`)),
+  path.resolve(__dirname, '../workflows/adoption'),
+];
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -17,24 +55,71 @@ export interface WorkerDeps {
   authority: LivenessAuthority;
   /** Absent for a host agent: it runs only the git activities of its own host. */
   pool?: Pool;
+  /** Payload encryption (src/infra/payload-codec.ts), the same for every client and worker of the deployment. */
+  dataConverter?: DataConverter;
+  /** Where a host agent without `pool` beats its beacon (src/infra/beacon.ts); none: /healthz goes by Temporal's pollers. */
+  beaconPool?: Pool;
   /** A prebuilt bundle (tests build one per run); else the workflows are bundled at start. */
   workflowBundle?: WorkflowBundleOption;
   identity?: string;
   /** Cap on cached workflows (0 or absent: the SDK's memory-based default). */
   maxCachedWorkflows?: number;
+  /** The configured ownership settings, taken by each ownership at its next continue-as-new (absent: each keeps its own). */
+  settings?: Partial<OwnershipSettings>;
+  /**
+   * Ships the worktrees' commit journals after each projection write (docs/git-projection.md#the-journal).
+   * Default: one on `pool` when there is a pool, none otherwise.
+   */
+  shipper?: JournalShipper | null;
 }
+
+/** The host activities, with each projection write followed by shipping that worktree's journal (never waited for). */
+function withShipping(host: HostActivities, shipper: JournalShipper | null): HostActivities {
+  if (!shipper) return host;
+  return {
+    ...host,
+    async applyLocalProjection(record) {
+      const out = await host.applyLocalProjection(record);
+      void shipper.afterProjection(record);
+      return out;
+    },
+  };
+}
+
+/**
+ * The Temporal SDK logs through one process-wide runtime, created by the first worker or native
+ * connection with the SDK's own console logger unless installed before: every process that runs
+ * workers (worker.ts, npm start, the test harness) installs it first, so the SDK's lines come out
+ * in our format at our LOG_LEVEL, and the host agent's by-design "No workflows registered"
+ * (it runs activities only) is debug, not a warning on every normal start.
+ * `shutdownSignals: []` when the caller runs its own ordered stop. Throws if a runtime exists.
+ */
+export function installTemporalLogging(log: Logger, opts: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
+  Runtime.install({ logger: temporalLogger(log.child({ component: 'temporal-sdk' })), ...(opts.shutdownSignals ? { shutdownSignals: opts.shutdownSignals } : {}) });
+}
+
+/** How often a host agent ships the journals of its worktrees besides after each projection write. */
+export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 
 /** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const workers: Worker[] = [];
+  const workflowBundle = deps.workflowBundle ?? prebuiltWorkflowBundle();
+  // One set of this host's git activities: the host agent's queue, and the workflow worker's local
+  // activity for worktrees of this very host (no activity task, no extra workflow task).
+  const host = withShipping(
+    createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority }),
+    deps.shipper !== undefined ? deps.shipper : deps.pool ? new JournalShipper({ pool: deps.pool, hostId: deps.hostId, allowedRoots: deps.allowedRoots }) : null,
+  );
   if (deps.pool) {
     workers.push(
       await Worker.create({
         connection: deps.connection,
         namespace: deps.namespace,
         taskQueue: deps.taskQueue,
-        ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
-        activities: createStoreActivities({ pool: deps.pool }),
+        ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+        ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] } }),
+        activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null, here: { hostId: deps.hostId, host } }),
         ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
       }),
@@ -45,16 +130,30 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
       connection: deps.connection,
       namespace: deps.namespace,
       taskQueue: hostTaskQueue(deps.hostId),
-      activities: createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority }),
+      ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+      activities: host,
       ...(deps.identity ? { identity: `${deps.identity}/host-agent` } : {}),
     }),
   );
+  // One beacon per process for /healthz: the workflows and this host's agent, or the agent alone.
+  const beaconPool = deps.pool ?? deps.beaconPool;
+  if (beaconPool) startBeacon({ pool: beaconPool, taskQueue: deps.taskQueue, hostId: deps.hostId, servesWorkflows: deps.pool !== undefined, workers });
   return workers;
 }
 
-/** The workers a deployment runs, from its configuration (worker.ts, npm start). No pool: host agent only. */
-export function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool): Promise<Worker[]> {
+/**
+ * The workers a deployment runs, from its configuration (worker.ts, npm start). No pool: host agent
+ * only. `journalPool` (default: `pool`) ships the commit journals, every OD_JOURNAL_SHIP_INTERVAL_MS
+ * and after each projection write; without one the journals stay local and the log says so once.
+ * OD_LANDINGS_SCAN_INTERVAL_MS > 0 also runs the periodic `landings scan` (src/landings/periodic.ts).
+ */
+export function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool, opts: { journalPool?: Pool; log?: ShipperLog } = {}): Promise<Worker[]> {
+  const journalPool = opts.journalPool ?? pool ?? null;
+  const shipper = new JournalShipper({ pool: journalPool, hostId: cfg.hostId, allowedRoots: cfg.allowedRoots, provenanceNotes: cfg.provenanceNotes, ...(opts.log ? { log: opts.log } : {}) });
+  shipper.start(JOURNAL_SHIP_INTERVAL_MS);
+  if (journalPool && cfg.landingsScanIntervalMs > 0) new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
   return createWorkers({
+    shipper,
     connection,
     namespace: cfg.temporalNamespace,
     taskQueue: cfg.taskQueue,
@@ -62,6 +161,9 @@ export function createWorkersFromConfig(cfg: Config, connection: NativeConnectio
     allowedRoots: cfg.allowedRoots,
     authority: authorityFromConfig(cfg),
     pool,
+    ...(journalPool ? { beaconPool: journalPool } : {}),
+    ...withConverter(dataConverterOf(cfg)),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
+    settings: ownershipSettingsOf(cfg),
   });
 }

@@ -12,8 +12,14 @@ export function directBackend(svc: OwnershipService, principal: Principal): Tool
     get: (input) => svc.get(principal, input),
     list: (input) => svc.list(principal, input),
     history: (input) => svc.history(principal, input),
+    provenance: (commit, repo) => svc.provenance(principal, commit, repo),
     heartbeat: (id, input) => svc.heartbeat(principal, id, input),
     release: (id, input) => svc.release(principal, id, input),
+    handoff: (id, input) => svc.handoff(principal, id, input),
+    acceptHandoff: (id, input) => svc.acceptHandoff(principal, id, input),
+    cancelHandoff: (id, input) => svc.cancelHandoff(principal, id, input),
+    submit: (id, input) => svc.submit(principal, id, input),
+    reclaim: (id, input) => svc.reclaim(principal, id, input),
   };
 }
 
@@ -24,8 +30,14 @@ export function remoteBackend(api: ApiClient): ToolBackend {
     get: (input) => api.get(input),
     list: (input) => api.list(input),
     history: (input) => api.history(input),
+    provenance: (commit, repo) => api.provenance(commit, repo),
     heartbeat: (id, input) => api.heartbeat(id, input),
     release: (id, input) => api.release(id, input),
+    handoff: (id, input) => api.handoff(id, input),
+    acceptHandoff: (id, input) => api.acceptHandoff(id, input),
+    cancelHandoff: (id, input) => api.cancelHandoff(id, input),
+    submit: (id, input) => api.submit(id, input),
+    reclaim: (id, input) => api.reclaim(id, input),
   };
 }
 

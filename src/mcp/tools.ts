@@ -1,22 +1,38 @@
 import { z } from 'zod';
 import { OwnershipError } from '../client/errors';
 import { parseInput } from '../api/errors';
-import { OwnershipIdSchema } from '../domain/identity';
+import { OwnershipIdSchema, PathString } from '../domain/identity';
 import {
+  AcceptedSchema,
+  AcceptHandoffBodySchema,
   BindBodySchema,
+  CancelHandoffBodySchema,
   GetQuerySchema,
+  HandoffBodySchema,
   HeartbeatBodySchema,
   HistoryQuerySchema,
+  HistoryResponseSchema,
   ListQuerySchema,
+  ListResponseSchema,
   namesConversation,
+  OwnershipViewSchema,
+  ReclaimBodySchema,
   ReleaseBodySchema,
+  SubmitBodySchema,
+  WireRecordSchema,
+  type AcceptHandoffBody,
   type BindBody,
+  type CancelHandoffBody,
   type GetQuery,
+  type HandoffBody,
   type HeartbeatBody,
   type HistoryQuery,
   type ListQuery,
+  type ReclaimBody,
   type ReleaseBody,
+  type SubmitBody,
 } from '../api/schemas';
+import { ProvenanceSchema } from '../store/provenance';
 
 /**
  * What the MCP tools run on: the service itself for a given principal (HTTP mount, stdio with
@@ -28,60 +44,241 @@ export interface ToolBackend {
   get(input: GetQuery): Promise<object>;
   list(input: ListQuery): Promise<object>;
   history(input: HistoryQuery): Promise<object>;
+  provenance(commit: string, repo: string): Promise<object>;
   heartbeat(ownershipId: string, input: HeartbeatBody): Promise<object>;
   release(ownershipId: string, input: ReleaseBody): Promise<object>;
+  handoff(ownershipId: string, input: HandoffBody): Promise<object>;
+  acceptHandoff(ownershipId: string, input: AcceptHandoffBody): Promise<object>;
+  cancelHandoff(ownershipId: string, input: CancelHandoffBody): Promise<object>;
+  submit(ownershipId: string, input: SubmitBody): Promise<object>;
+  reclaim(ownershipId: string, input: ReclaimBody): Promise<object>;
 }
 
-export const HeartbeatToolSchema = HeartbeatBodySchema.extend({ ownershipId: OwnershipIdSchema });
-export const ReleaseToolSchema = ReleaseBodySchema.extend({ ownershipId: OwnershipIdSchema });
+const Addressed = { ownershipId: OwnershipIdSchema.describe('the ownership, as bind (or get) answered it: own_<ULID>') };
+export const HeartbeatToolSchema = HeartbeatBodySchema.extend(Addressed);
+export const ReleaseToolSchema = ReleaseBodySchema.extend(Addressed);
+export const HandoffToolSchema = HandoffBodySchema.extend(Addressed);
+export const AcceptHandoffToolSchema = AcceptHandoffBodySchema.extend(Addressed);
+export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed);
+export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
+export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
+export const ProvenanceToolSchema = z.strictObject({
+  commit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').describe('a commit on the landed branch (full or abbreviated)'),
+  repo: PathString.describe('the repository the commit is in, as a path on the service host'),
+});
+
+/** MCP tool annotations (hints for hosts: whether to ask the user first, whether a retry is safe). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const write = (o: { destructive: boolean; idempotent: boolean }): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: o.destructive, idempotentHint: o.idempotent, openWorldHint: false });
 
 export interface ToolDef {
+  /** the contract's name (`ownership.bind`); hostSafeName() spells it for hosts that refuse dots */
   name: string;
+  title: string;
   description: string;
   schema: z.ZodType;
-  /** validates `raw` with `schema` (refusing like the HTTP API) and runs the tool */
+  output: z.ZodType;
+  annotations: ToolAnnotations;
+  /** validates `raw` with `schema` (refusing like the HTTP API), runs the tool, and shapes its answer with `output` */
   call(backend: ToolBackend, raw: unknown): Promise<object>;
 }
 
-function tool<S extends z.ZodType>(name: string, description: string, schema: S, run: (b: ToolBackend, input: z.output<S>) => Promise<object>, opts: { newOwner?: boolean } = {}): ToolDef {
+interface Spec<S extends z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  schema: S;
+  output: z.ZodType;
+  annotations: ToolAnnotations;
+  /** accept and reclaim name a new owner: a conversation in their arguments is refused by name */
+  newOwner?: boolean;
+  run: (b: ToolBackend, input: z.output<S>) => Promise<object>;
+}
+
+function tool<S extends z.ZodType>(s: Spec<S>): ToolDef {
   return {
-    name,
-    description,
-    schema,
+    name: s.name,
+    title: s.title,
+    description: s.description,
+    schema: s.schema,
+    output: s.output,
+    annotations: s.annotations,
     async call(backend, raw) {
-      if (opts.newOwner && namesConversation(raw)) throw new OwnershipError('conversation_forbidden');
-      return run(backend, parseInput(schema, raw ?? {}));
+      if (s.newOwner && namesConversation(raw)) throw new OwnershipError('conversation_forbidden');
+      const out = await s.run(backend, parseInput(s.schema, raw ?? {}));
+      // The same shape the HTTP API serialises, so the structured answer matches outputSchema.
+      return s.output.parse(out) as object;
     },
   };
 }
 
+const FENCE = 'Pass the executionSessionId and the epoch your bind (or accept, or reclaim) answered; an older epoch is refused with stale_epoch and another session with not_owner: either means you no longer own the worktree, so stop changing it.';
+
 export const TOOLS: readonly ToolDef[] = [
-  tool(
-    'ownership.bind',
-    'Bind a git worktree to the calling execution session (spec §6.2). The conversation is filled from the executor binding; naming one is refused. Replays return the same ownership.',
-    BindBodySchema,
-    (b, input) => b.bind(input),
-    { newOwner: true },
-  ),
-  tool('ownership.get', 'The current ownership record of a worktree path, a branch (optionally within repoRoot) or an ownershipId.', GetQuerySchema, (b, input) => b.get(input)),
-  tool('ownership.list', 'Ownerships, most recent change first, filtered by repoRoot and state; pass nextCursor back for more.', ListQuerySchema, (b, input) => b.list(input)),
-  tool(
-    'ownership.history',
-    'Everything recorded about the ownerships of a worktree path, branch, landed commit or ownershipId: events and owner chain.',
-    HistoryQuerySchema,
-    (b, input) => b.history(input),
-  ),
-  tool('ownership.heartbeat', 'Heartbeat of the owner session (executionSessionId, epoch) of an ownership.', HeartbeatToolSchema, (b, { ownershipId, ...body }) =>
-    b.heartbeat(ownershipId, body),
-  ),
-  tool('ownership.release', 'Release an ownership held by the calling session (executionSessionId, epoch).', ReleaseToolSchema, (b, { ownershipId, ...body }) =>
-    b.release(ownershipId, body),
-  ),
+  tool({
+    name: 'ownership.bind',
+    title: 'Bind a worktree',
+    description:
+      'Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with OVERDECK_EXECUTION_SESSION_ID and OVERDECK_EPOCH set to your session and epoch, or the guard hooks refuse your commits.',
+    schema: BindBodySchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    newOwner: true,
+    run: (b, input) => b.bind(input),
+  }),
+  tool({
+    name: 'ownership.get',
+    title: 'Who owns a worktree',
+    description:
+      'The current ownership of one worktree path, branch (optionally within repoRoot) or ownershipId: owner session, runtime, conversation, state, epoch, lane, plan, lineage. Answers not_found when nothing was ever recorded for it. Also works after the worktree or the branch is gone.',
+    schema: GetQuerySchema,
+    output: WireRecordSchema,
+    annotations: READ,
+    run: (b, input) => b.get(input),
+  }),
+  tool({
+    name: 'ownership.list',
+    title: 'List ownerships',
+    description:
+      'Ownerships, most recent change first, optionally only of one repoRoot and of some states (active, handoff_pending, stale, released, submitted, landed, closed). liveness: true also asks each live one whether its owner is live, silent or stale. Pass nextCursor back as cursor for the next page.',
+    schema: ListQuerySchema,
+    output: ListResponseSchema,
+    annotations: READ,
+    run: (b, input) => b.list(input),
+  }),
+  tool({
+    name: 'ownership.history',
+    title: 'Ownership history',
+    description:
+      'Everything recorded about the ownerships of a worktree path, a branch (any name it ever had), a landed commit or an ownershipId: each record, its events in order and its chain of owners. Works after the worktree, the branch and the workflow are gone.',
+    schema: HistoryQuerySchema,
+    output: HistoryResponseSchema,
+    annotations: READ,
+    run: (b, input) => b.history(input),
+  }),
+  tool({
+    name: 'ownership.provenance',
+    title: 'Provenance of a landed commit',
+    description:
+      'Which ownership landed a commit: landed branch and head, source branch and worktree, the execution session, the agent worker and the conversation. Answers not_found when no landing receipt accounts for the commit.',
+    schema: ProvenanceToolSchema,
+    output: ProvenanceSchema,
+    annotations: READ,
+    run: (b, input) => b.provenance(input.commit, input.repo),
+  }),
+  tool({
+    name: 'ownership.heartbeat',
+    title: 'Heartbeat',
+    description: `Tell the service your session is alive and still working in the worktree; send one well within your lease (a third of leaseTtlMs). A session whose heartbeats stop is asked about and, once proven dead, may lose the worktree to a reclaim. ${FENCE}`,
+    schema: HeartbeatToolSchema,
+    output: AcceptedSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    run: (b, { ownershipId, ...body }) => b.heartbeat(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.handoff',
+    title: 'Hand off a worktree',
+    description: `Offer your worktree to another execution session (toExecutionSessionId) of an agent worker (toWorkerId; default your own). You stay the owner until that session accepts with ownership.accept_handoff; cancel with ownership.cancel_handoff; an offer nobody accepts lapses back to you. Only an active ownership can be handed off (invalid_state otherwise). ${FENCE}`,
+    schema: HandoffToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: false, idempotent: false }),
+    run: (b, { ownershipId, ...body }) => b.handoff(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.accept_handoff',
+    title: 'Accept a handoff',
+    description:
+      'Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch; use it from now on. Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.',
+    schema: AcceptHandoffToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    newOwner: true,
+    run: (b, { ownershipId, ...body }) => b.acceptHandoff(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.cancel_handoff',
+    title: 'Cancel a handoff',
+    description: `Withdraw a pending handoff of your worktree; you keep it. Refused with no_pending_handoff when nothing is pending. ${FENCE}`,
+    schema: CancelHandoffToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    run: (b, { ownershipId, ...body }) => b.cancelHandoff(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.submit',
+    title: 'Submit for landing',
+    description: `Say your work in the worktree is ready to land, optionally naming the head commit (head). The ownership becomes submitted; the landing controller records the landing. Submitting again with the same session is safe. ${FENCE}`,
+    schema: SubmitToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    run: (b, { ownershipId, ...body }) => b.submit(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.release',
+    title: 'Release a worktree',
+    description: `Give the worktree up: you may no longer change it, and any session may bind it next. Releasing again with the same session is safe. ${FENCE}`,
+    schema: ReleaseToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: true, idempotent: true }),
+    run: (b, { ownershipId, ...body }) => b.release(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.reclaim',
+    title: 'Reclaim from a dead owner',
+    description:
+      "Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch. Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.",
+    schema: ReclaimToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: true, idempotent: false }),
+    newOwner: true,
+    run: (b, { ownershipId, ...body }) => b.reclaim(ownershipId, body),
+  }),
 ];
 
-/** The JSON schema a client sees for a tool's arguments (MCP wants an object schema). */
-export function toolInputJsonSchema(schema: z.ZodType): { type: 'object'; [k: string]: unknown } {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+/** How tool names are listed: the contract's (`ownership.bind`) or, for hosts that refuse dots, `ownership_bind`. */
+export type ToolNaming = 'contract' | 'host-safe';
+export const TOOL_NAMINGS: readonly ToolNaming[] = ['contract', 'host-safe'];
+
+export function hostSafeName(name: string): string {
+  return name.replace(/\./g, '_');
+}
+
+export function listedName(def: ToolDef, naming: ToolNaming): string {
+  return naming === 'host-safe' ? hostSafeName(def.name) : def.name;
+}
+
+/** A call names a tool in either spelling, whichever way the list was spelled: a host may have cached the other. */
+export function findTool(name: string): ToolDef | undefined {
+  return TOOLS.find((t) => t.name === name || hostSafeName(t.name) === name);
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): { type: 'object'; [k: string]: unknown } {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-7' }) as Record<string, unknown>;
   const { $schema: _s, ...rest } = json;
   return { ...rest, type: 'object' };
 }
+
+/** The JSON schema a client sees for a tool's arguments (MCP wants an object schema). */
+export function toolInputJsonSchema(schema: z.ZodType): { type: 'object'; [k: string]: unknown } {
+  return jsonSchema(schema, 'input');
+}
+
+/** The JSON schema of a tool's structured answer (what a successful call returns in structuredContent). */
+export function toolOutputJsonSchema(schema: z.ZodType): { type: 'object'; [k: string]: unknown } {
+  return jsonSchema(schema, 'output');
+}
+
+export const SERVER_INSTRUCTIONS = [
+  'These tools tell who owns a git worktree and let your execution session own one while it changes it. One live owner per worktree; every change of owner raises the epoch.',
+  'Lifecycle: ownership.bind before you change a worktree (keep the ownershipId and epoch it answers); ownership.heartbeat well within your lease while you work; then ownership.submit when the work is ready to land, or ownership.release to give it up. To pass it to another session: ownership.handoff, which that session takes with ownership.accept_handoff (or you withdraw with ownership.cancel_handoff). When the owner is proven dead (state stale), another session takes over with ownership.reclaim; the dead owner’s uncommitted work is saved first.',
+  'Git: run git in the worktree with OVERDECK_EXECUTION_SESSION_ID and OVERDECK_EPOCH set to your session and current epoch; the guard hooks refuse commits, pushes and rebases of any other session.',
+  'Lookups (ownership.get, ownership.list, ownership.history, ownership.provenance) read the durable record and keep working after a worktree, a branch or a workflow is gone.',
+  'Errors are tool results with isError and a body {code, message, details?}; branch on code: worktree_owned (details.owner holds it), not_owner or stale_epoch (you lost the worktree: stop changing it), owner_alive, invalid_input or unknown_field (details.fields names the fields), unavailable (retry later). Never pass a conversation: it comes from your worker.',
+].join('\n\n');

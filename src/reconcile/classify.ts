@@ -23,7 +23,7 @@ export function sameProjection(a: LocalProjection, b: LocalProjection): boolean 
 }
 
 /**
- * Pure comparison of the local projection with the durable record (spec §9, §14.2). A version is
+ * Pure comparison of the local projection with the durable record (docs/git-projection.md#reconciliation). A version is
  * (ownership, seq): local lower than durable is merely behind, and catching it up is what the host
  * agent would do anyway; local equal with other content, or ahead, or naming an ownership the
  * durable record does not lead to, is stale/corrupt and only an explicit repair rewrites it.

@@ -1,9 +1,10 @@
 import type { OwnershipRecord } from '../domain/projection';
 
 /**
- * How reconciliation talks to the service. Defined here, implemented outside: by the typed client
- * plus the `ownerships` read projection (service-port.ts), by the HTTP API later. Reconciliation
- * itself never knows which.
+ * How reconciliation talks to the service. Defined here, implemented outside: over the
+ * authenticated HTTP API (http-port.ts: what every CLI command uses), or directly on Temporal and
+ * PostgreSQL (service-port.ts: the service itself, tests and admin tooling on the service host).
+ * Reconciliation itself never knows which.
  */
 export interface ReconcilePort {
   /** The durable record governing this worktree now (the latest lifecycle), or null when the service knows none. */
@@ -14,14 +15,17 @@ export interface ReconcilePort {
   recordReconciliation?(entry: ReconciliationEntry): Promise<void>;
 }
 
-/** A provisional claim (spec §14.5) as submitted to the service: never a conversation. */
+/** A provisional claim (docs/git-projection.md#offline-claims) as submitted to the service: never a conversation. */
 export interface ProvisionalSubmission {
   repoRoot: string;
   worktreePath: string;
   branch: string;
   executionSessionId: string;
   runtime: string;
-  /** null when the claim was made without --worker: the port supplies its authenticated worker. */
+  /**
+   * The worker the claim names (claim --offline --worker), null when none. It grants nothing: the
+   * HTTP port binds as its token's worker and refuses a claim naming another (`worker_mismatch`).
+   */
   worker: { workerId: string; runId: string | null } | null;
   lane: string | null;
   planRef: string | null;
@@ -77,5 +81,20 @@ export class ReconcileUnavailable extends Error {
   constructor(readonly causeMessage: string) {
     super(`unavailable: ${causeMessage}`);
     this.name = 'ReconcileUnavailable';
+  }
+}
+
+/**
+ * The service refused the caller itself (no token, an unknown token, a principal that may not do
+ * this): nothing was decided and nothing was written; the same call with another token may succeed.
+ */
+export class ReconcileRefused extends Error {
+  constructor(
+    /** a reason code: unauthenticated, forbidden, worker_mismatch */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ReconcileRefused';
   }
 }

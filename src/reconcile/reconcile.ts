@@ -1,10 +1,13 @@
 import type { OwnershipRecord } from '../domain/projection';
+import { isFreeState } from '../domain/states';
 import { GitSideError } from '../git/errors';
 import { lockFromProjection, readLock, worktreeLockReason } from '../git/lock';
 import {
   applyLocalProjection,
   clearSupersededProvisional,
   GIT_LOCK_PREFIX,
+  isLiveState,
+  isProvisionalConflictState,
   type LocalProjection,
   PROVISIONAL_CONFLICT_STATE,
   PROVISIONAL_STATE,
@@ -20,14 +23,16 @@ import {
   type ReconcileKind,
   type ReconcilePort,
   type ReconciliationEntry,
+  ReconcileRefused,
   ReconcileUnavailable,
 } from './port';
+import { withoutRedaction } from './redacted';
 import { inspectWorktree } from './worktree';
 
 export interface ReconcileOptions {
-  /** Rewrite a stale/corrupt/conflicting local projection from the durable record. Explicit only (spec §9). */
+  /** Rewrite a stale/corrupt/conflicting local projection from the durable record. Explicit only (docs/git-projection.md). */
   repair?: boolean;
-  /** When set, the worktree must sit under one of these (spec §13). */
+  /** When set, the worktree must sit under one of these (docs/guarantees.md). */
   allowedRoots?: readonly string[];
   now?: () => Date;
 }
@@ -64,7 +69,7 @@ async function ask<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ReconcileUnavailable || err instanceof GitSideError) throw err;
+    if (err instanceof ReconcileUnavailable || err instanceof ReconcileRefused || err instanceof GitSideError) throw err;
     throw new ReconcileUnavailable(err instanceof Error ? err.message.split('\n')[0]!.slice(0, 200) : String(err));
   }
 }
@@ -83,14 +88,16 @@ function summary(p: LocalProjection): ProvisionalSummary {
   return { executionSessionId: p.executionSessionId, runtime: p.runtime, idempotencyKey: p.idempotencyKey ?? null, claimedAt: p.claimedAt };
 }
 
-function isConflictState(state: string): boolean {
-  return state === PROVISIONAL_CONFLICT_STATE || state === 'provisional_conflict';
-}
+/**
+ * Refusals that say the caller submitted with the wrong credentials, not that the claim lost: the
+ * claim stays provisional (unmarked) so the token of the worker it names can still submit it.
+ */
+const CALLER_REFUSALS: ReadonlySet<string> = new Set(['worker_mismatch']);
 
 /** A durable owner that holds the worktree now: a provisional claim of another session loses to it. */
 function heldByOther(durable: OwnershipRecord | null, session: string): boolean {
   if (durable === null || durable.owner === null) return false;
-  if (durable.state === 'released' || durable.state === 'landed' || durable.state === 'closed' || durable.worktreeRemoved) return false;
+  if (isFreeState(durable.state) || durable.worktreeRemoved) return false;
   return durable.owner.executionSessionId !== session;
 }
 
@@ -98,7 +105,7 @@ function heldByOther(durable: OwnershipRecord | null, session: string): boolean 
 async function locksAgree(worktreePath: string, record: OwnershipRecord): Promise<boolean> {
   const target = localProjectionOf(record);
   if (target.projection === null) return true;
-  const live = !['released', 'landed', 'closed'].includes(target.projection.state);
+  const live = isLiveState(target.projection.state);
   let lock;
   try {
     lock = await readLock(worktreePath);
@@ -117,7 +124,7 @@ async function locksAgree(worktreePath: string, record: OwnershipRecord): Promis
 }
 
 /**
- * Brings one worktree's local projection and the durable record together (spec §9, §14.2, §14.5):
+ * Brings one worktree's local projection and the durable record together (docs/git-projection.md, Reconciliation):
  *
  * - in sync: nothing to do;
  * - local missing or behind (lower seq, older lifecycle): rewritten from the durable record
@@ -128,7 +135,9 @@ async function locksAgree(worktreePath: string, record: OwnershipRecord): Promis
  *   projection replaces it ('submitted'); when another session owns the worktree by then, or the
  *   service refuses it, it is marked `provisional-conflict` (the guard refuses its session) and
  *   reported as 'conflict'. A provisional claim that a write superseded before reconciliation
- *   (SUPERSEDED_PROVISIONAL_FILE) is resolved the same way.
+ *   (SUPERSEDED_PROVISIONAL_FILE) is resolved the same way. A claim refused because it names
+ *   another worker than the port's token (`worker_mismatch`) is reported as 'conflict' but left
+ *   provisional: that worker's token may still submit it.
  *
  * Every outcome that found a difference is passed to `port.recordReconciliation`. Writes are
  * compare-and-swap on the seq that was read, so a projection the host agent writes meanwhile is
@@ -148,6 +157,8 @@ async function reconcileOnce(
   port: ReconcilePort,
   opts: ReconcileOptions,
 ): Promise<ReconcileResult | 'retry'> {
+  // Reconcile's own writes are confined like the host agent's: every git dir under the roots.
+  const confined = opts.allowedRoots ? { allowedRoots: opts.allowedRoots } : {};
   const repair = opts.repair === true;
   const at = (opts.now ?? (() => new Date()))().toISOString();
 
@@ -160,7 +171,8 @@ async function reconcileOnce(
     unparseable = true;
   }
   const superseded = await readSupersededProvisional(wt.path);
-  let durable = await ask(() => port.durable(wt.path));
+  const durableNow = async () => withoutRedaction(await ask(() => port.durable(wt.path)), local);
+  let durable = await durableNow();
 
   const base = {
     worktreePath: wt.path,
@@ -195,7 +207,7 @@ async function reconcileOnce(
   };
   /** Rewrites local from durable (or clears it), compare-and-swap on what was read. */
   const rewrite = async (force: boolean): Promise<boolean> => {
-    const cas = force ? { force: true } : { expectSeq: local?.seq ?? null };
+    const cas = { ...confined, ...(force ? { force: true } : { expectSeq: local?.seq ?? null }) };
     if (durable === null) return (await applyLocalProjection(wt.path, null, { gitLock: false, ...cas })) !== 'skipped';
     return (await applyRecord(wt.path, durable, cas)) !== 'skipped';
   };
@@ -226,12 +238,13 @@ async function reconcileOnce(
         durable = outcome.record;
         // The host agent normally writes this itself; if it is down or behind, the service's
         // answer is durable already, so the real projection may replace the provisional one now.
-        await applyRecord(wt.path, durable);
-        await clearSupersededProvisional(wt.path);
+        await applyRecord(wt.path, durable, confined);
+        await clearSupersededProvisional(wt.path, pending.idempotencyKey ?? null);
         return finish('submitted', null, true, false, provisional);
       }
       refusal = outcome.code;
-      durable = await ask(() => port.durable(wt.path));
+      if (CALLER_REFUSALS.has(refusal) && !repair) return finish('conflict', refusal, false, false, provisional);
+      durable = await durableNow();
     }
     let changed = false;
     if (onDisk) {
@@ -239,7 +252,7 @@ async function reconcileOnce(
         if (!(await rewrite(false))) return 'retry';
       } else {
         const marked: LocalProjection = { ...pending, state: PROVISIONAL_CONFLICT_STATE };
-        const res = await applyLocalProjection(wt.path, marked, { gitLock: true, expectSeq: pending.seq, lockReason: `provisional claim ${pending.idempotencyKey ?? ''} by session ${pending.executionSessionId} conflicts with the durable owner`.trim() });
+        const res = await applyLocalProjection(wt.path, marked, { ...confined, gitLock: true, expectSeq: pending.seq, lockReason: `provisional claim ${pending.idempotencyKey ?? ''} by session ${pending.executionSessionId} conflicts with the durable owner`.trim() });
         if (res === 'skipped') return 'retry';
       }
       changed = true;
@@ -247,12 +260,12 @@ async function reconcileOnce(
       if (!(await rewrite(unparseable))) return 'retry';
       changed = true;
     }
-    await clearSupersededProvisional(wt.path);
+    await clearSupersededProvisional(wt.path, pending.idempotencyKey ?? null);
     return finish('conflict', refusal, changed, repair && changed, provisional);
   }
 
   // --- a provisional claim already marked as lost: stays until an explicit repair -------------
-  if (local !== null && isProvisional(local) && isConflictState(local.state)) {
+  if (local !== null && isProvisional(local) && isProvisionalConflictState(local.state)) {
     if (!repair) {
       return { kind: 'conflict', reason: 'provisional_conflict', changed: false, repaired: false, worktreePath: wt.path, local: base.local, durable: sideOf(durable), provisional: summary(local), recorded: null };
     }

@@ -6,6 +6,14 @@ import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
 import { getOwnership } from '../store/lookups';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
+import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
+import { dataConverterOf } from '../infra/payload-codec';
+
+const withCodec = (payloadKeyFile = '') => {
+  const dataConverter = dataConverterOf({ payloadKeyFile });
+  return dataConverter ? { dataConverter } : {};
+
+};
 
 export interface ServicePortOptions {
   /** The typed client: binds go to the ownership workflow through Temporal. */
@@ -30,8 +38,12 @@ export async function logReconciliation(pool: Pool, e: ReconciliationEntry): Pro
 }
 
 /**
- * A ReconcilePort on the real service: OwnershipClient (Temporal) for binds, the `ownerships`
- * table for the durable record. Used by `od-worktree reconcile` and by the integration tests.
+ * A ReconcilePort directly on the service's own backends: OwnershipClient (Temporal) for binds, the
+ * `ownerships` table for the durable record. It trusts its caller completely: a bind is made as an
+ * executor of whatever worker the claim (or defaultWorker) names, so that worker's conversation
+ * goes onto the ownership. For the service itself, tests and admin tooling on the service host
+ * only; no od-worktree command that writes may use it (they go through http-port.ts, as their
+ * token's principal).
  */
 export function createServicePort(opts: ServicePortOptions): ReconcilePort {
   const port: ReconcilePort = {
@@ -56,7 +68,7 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
           lane: req.lane,
           planRef: req.planRef,
         });
-        const { liveness: _l, projectionSync: _p, ...record } = view;
+        const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = view;
         return { ok: true, record };
       } catch (err) {
         if (err instanceof OwnershipError && err.code !== 'unavailable') return { ok: false, code: err.code, ...(err.details ? { details: err.details } : {}) };
@@ -79,20 +91,23 @@ export interface ServiceEndpoints {
   hostId: string;
   databaseUrl: string;
   allowedRoots: string[];
+  /** OD_PAYLOAD_KEY_FILE: the workflows' payloads are encrypted with it */
+  payloadKeyFile?: string;
 }
 
 /**
- * Opens a ServicePort on real connections (what `od-worktree reconcile` uses by default). The
- * caller closes it. Fails fast (5 s) when Temporal cannot be reached.
+ * Opens a ServicePort on real connections, for admin tooling on the service host (see
+ * createServicePort: it is trusted, not authenticated). The caller closes it. Fails fast (5 s)
+ * when Temporal cannot be reached.
  */
 export async function openServicePort(
   endpoints: ServiceEndpoints,
   opts: Omit<ServicePortOptions, 'client' | 'pool'> = {},
 ): Promise<{ port: ReconcilePort; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s' });
+  const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s', channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const pool = createPool(endpoints.databaseUrl, { max: 2 });
   const client = new OwnershipClient({
-    client: new Client({ connection, namespace: endpoints.namespace }),
+    client: new Client({ connection, namespace: endpoints.namespace, ...withCodec(endpoints.payloadKeyFile) }),
     taskQueue: endpoints.taskQueue,
     hostId: endpoints.hostId,
     allowedRoots: endpoints.allowedRoots,

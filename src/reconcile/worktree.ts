@@ -1,8 +1,9 @@
 import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { GitSideError } from '../git/errors';
 import { git } from '../git/exec';
+import { confineDirs } from '../git/confine';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
+import { identifyWorktree } from '../git/repo';
 
 export interface WorktreeInfo {
   /** realpath of the worktree's top directory */
@@ -24,11 +25,16 @@ export async function inspectWorktree(p: string, allowedRoots?: readonly string[
   }
   const top = await git(['rev-parse', '--show-toplevel'], { cwd: start, okCodes: [128] }).catch(() => null);
   if (top === null || top.code !== 0 || top.stdout.trim() === '') throw new GitSideError('not_a_worktree', 'path is not inside a git worktree');
-  const wt = await fs.realpath(top.stdout.trim());
-  const list = await git(['worktree', 'list', '--porcelain'], { cwd: wt });
-  const first = /^worktree (.+)$/m.exec(list.stdout);
-  if (first?.[1] === undefined) throw new GitSideError('not_a_worktree', 'git worktree list named no main worktree');
-  const repoRoot = await fs.realpath(first[1]).catch(() => path.resolve(first[1]!));
+  // The one derivation of the repository root (git/repo.ts), and every git dir under the roots.
+  const id = await identifyWorktree(await fs.realpath(top.stdout.trim()));
+  if (allowedRoots) {
+    await confineDirs(id, allowedRoots).catch((err: unknown) => {
+      if (err instanceof PathRefusal) throw new GitSideError('invalid_argument', err.message);
+      throw err;
+    });
+  }
+  const wt = id.worktreePath;
+  const repoRoot = id.repoRoot;
   const head = await git(['symbolic-ref', '-q', 'HEAD'], { cwd: wt, okCodes: [1] });
   const ref = head.code === 0 ? head.stdout.trim() : '';
   return { path: wt, repoRoot, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };

@@ -1,13 +1,15 @@
 import path from 'node:path';
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { runner } from 'node-pg-migrate';
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
 
 export function createPool(connectionString: string, extra: Partial<PoolConfig> = {}): Pool {
   const pool = new Pool({ connectionString, max: 10, connectionTimeoutMillis: 5_000, ...extra });
-  // An idle client losing its server must not crash the process; the next query reports it.
+  // A client losing its server must not crash the process, idle (the pool's 'error') or checked
+  // out (the client's own 'error', which has no listener otherwise); the next query reports it.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -25,4 +27,23 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
     verbose: false,
   });
   return applied.map((m) => m.name);
+}
+
+/**
+ * Runs `fn` in one transaction on a client of its own: committed when it returns, rolled back when
+ * it throws. `begin` opens it (e.g. a read-only repeatable-read snapshot for a consistency check).
+ */
+export async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query(begin);
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }

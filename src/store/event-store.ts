@@ -6,10 +6,24 @@ import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../doma
  * Appends events to the log and folds them into the read projection in one transaction.
  * Idempotent: re-sending an event already recorded (a retried local activity) changes nothing.
  * The log wins: when a seq is already recorded with other content (a workflow task that wrote its
- * events, then failed before completing, re-runs with a new clock), nothing is overwritten and
- * the recorded event is returned in `replaced`, for the workflow to adopt.
+ * events, then failed before completing, re-runs), nothing is overwritten and the recorded event
+ * is returned in `replaced`, for the workflow to adopt. When the recorded event is another
+ * DECISION (not just another clock), nothing of the batch from that seq on is written: those
+ * events were decided on a record the log never had. `replaced` then holds the log from that seq
+ * to its end, so the workflow can rebuild on exactly what PostgreSQL holds.
  */
-export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[] }> {
+export interface Appended {
+  durableSeq: number;
+  replaced: OwnershipEvent[];
+  /**
+   * Set when the batch starts past the log's end: the writer's record holds events the log never
+   * got. Nothing is written; `record` is the fold of what the log holds, for the writer to rebuild
+   * on (the log wins), and `durableSeq` the log's last seq.
+   */
+  gap?: { record: OwnershipRecord | null };
+}
+
+export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
   if (events.length === 0) return { durableSeq: 0, replaced: [] };
   const ownershipId = events[0].ownershipId;
   if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');
@@ -18,10 +32,24 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
     await client.query('BEGIN');
     // Serialise writers of one ownership: the projection row lock (or an advisory lock for the first event).
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [ownershipId]);
+    const last = await client.query<{ seq: number | null }>('SELECT max(seq) AS seq FROM ownership_events WHERE ownership_id = $1', [ownershipId]);
+    const logSeq = last.rows[0]?.seq ?? 0;
+    if (events[0].seq > logSeq + 1) {
+      // Retrying this can never succeed (the fold refuses a gap): answer with the log instead.
+      const record = await foldProjection(client, workflowId, ownershipId);
+      await client.query('COMMIT');
+      return { durableSeq: record?.seq ?? 0, replaced: [], gap: { record } };
+    }
     const replaced: OwnershipEvent[] = [];
     for (const e of events) {
       const recorded = await insertEvent(client, e);
-      if (recorded) replaced.push(recorded);
+      if (recorded === null) continue;
+      if (recorded.sameDecision) {
+        replaced.push(recorded.event);
+        continue;
+      }
+      replaced.push(...(await readEvents(client, ownershipId, e.seq - 1)));
+      break;
     }
     const record = await foldProjection(client, workflowId, ownershipId);
     await client.query('COMMIT');
@@ -35,7 +63,7 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
 }
 
 /** Inserts one event; returns the already-recorded event when it differs from `e`, else null. */
-async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<OwnershipEvent | null> {
+async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<{ event: OwnershipEvent; sameDecision: boolean } | null> {
   const json = JSON.stringify(e);
   const inserted = await client.query(
     `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event)
@@ -44,12 +72,14 @@ async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<Owner
     [e.ownershipId, e.seq, e.type, e.at, e.actor.executionSessionId, e.repoRoot, e.worktreePath, e.branch, e.hostId, json],
   );
   if (inserted.rowCount === 1) return null;
-  const existing = await client.query<{ same: boolean; event: unknown }>(
-    'SELECT event = $3::jsonb AS same, event FROM ownership_events WHERE ownership_id = $1 AND seq = $2',
+  const existing = await client.query<{ same: boolean; same_decision: boolean; event: unknown }>(
+    `SELECT event = $3::jsonb AS same, (event - 'at') = ($3::jsonb - 'at') AS same_decision, event
+       FROM ownership_events WHERE ownership_id = $1 AND seq = $2`,
     [e.ownershipId, e.seq, json],
   );
   const row = existing.rows[0];
-  return row && !row.same ? parseEvent(row.event) : null;
+  if (!row) throw new Error(`appendEvents: seq ${e.seq} of ${e.ownershipId} neither inserted nor recorded`);
+  return row.same ? null : { event: parseEvent(row.event), sameDecision: row.same_decision };
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */
@@ -118,7 +148,10 @@ export async function upsertProjection(client: Pool | PoolClient, workflowId: st
   );
 }
 
-export async function readEvents(pool: Pool | PoolClient, ownershipId: string, afterSeq = 0): Promise<OwnershipEvent[]> {
-  const res = await pool.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [ownershipId, afterSeq]);
+export async function readEvents(pool: Pool | PoolClient, ownershipId: string, afterSeq = 0, limit?: number): Promise<OwnershipEvent[]> {
+  const res = await pool.query<{ event: unknown }>(
+    `SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq${limit !== undefined ? ' LIMIT $3' : ''}`,
+    limit !== undefined ? [ownershipId, afterSeq, limit] : [ownershipId, afterSeq],
+  );
   return res.rows.map((r) => parseEvent(r.event));
 }

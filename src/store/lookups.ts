@@ -1,18 +1,17 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { OwnershipEventSchema, parseEvent, type OwnershipEvent } from '../domain/events';
-import { IsoTime, OwnershipIdSchema } from '../domain/identity';
-import { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, type OwnershipRecord } from '../domain/projection';
+import { BranchName, IsoTime, OwnershipIdSchema, PathString } from '../domain/identity';
+import { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, project, type OwnershipRecord } from '../domain/projection';
 
 /**
- * Read-only lookups of spec §6.3 (ownership.get / list / history), served from the PostgreSQL
+ * Read-only lookups (ownership.get / list / history; docs/operations.md#lookups), served from the PostgreSQL
  * projection alone: they keep answering after the worktree, the branch and the Temporal workflow
- * are gone (spec §5 principle "history survives deletion", §17.4). Paths are compared exactly: the
+ * are gone (docs/guarantees.md, promise 7: history survives deletion). Paths are compared exactly: the
  * caller normalises them first (OwnershipClient.normalize), so one worktree has one spelling.
  */
 
-const PathString = z.string().min(1).max(4096);
-const BranchName = z.string().min(1).max(255);
+
 /** A full or abbreviated (>= 7 hex digits) commit id, as people paste them. */
 export const CommitIdSchema = z
   .string()
@@ -89,7 +88,7 @@ export async function getOwnership(pool: Pool, by: GetOwnershipInput): Promise<O
 }
 
 /**
- * By branch: branch_names holds every name an ownership ever had (spec §14.3), so an old name still
+ * By branch: branch_names holds every name an ownership ever had (docs/identities.md#worktree), so an old name still
  * finds it. The ownership that holds the name now wins over one that held it once, then the most
  * recent. Exported so benchmarks can run the exact statement as a baseline.
  */
@@ -246,43 +245,9 @@ export async function getHistory(pool: Pool, by: HistoryInput): Promise<Ownershi
 }
 
 /**
- * The handoff/reclaim chain, read off the events: every owner change is a claimed (bind, handoff,
- * after a release) or reclaimed event naming both the new owner and the one before it. A
- * conversation bound later to the same session fills in that link's conversation, as in the record.
+ * The handoff/reclaim chain: the record's lineage (the one fold, src/domain/projection.ts), with
+ * every link naming its predecessor; a conversation bound later to the same session is in its link.
  */
 export function lineageOf(events: readonly OwnershipEvent[]): LineageLink[] {
-  const chain: LineageLink[] = [];
-  for (const e of events) {
-    if (e.type === 'ownership.claimed') {
-      const d = e.data;
-      chain.push({
-        executionSessionId: d.owner.executionSessionId,
-        runtime: d.owner.runtime,
-        epoch: d.epoch,
-        via: d.via,
-        at: e.at,
-        previousExecutionSessionId: d.previousExecutionSessionId,
-        conversationId: d.owner.conversation?.conversationId ?? null,
-      });
-    } else if (e.type === 'ownership.reclaimed') {
-      const d = e.data;
-      // Older events named the new owner as its own predecessor when there was none.
-      const previous = d.previousOwner?.executionSessionId ?? null;
-      chain.push({
-        executionSessionId: d.owner.executionSessionId,
-        runtime: d.owner.runtime,
-        epoch: d.epoch,
-        via: d.forced ? 'forced_reclaim' : 'reclaim',
-        at: e.at,
-        previousExecutionSessionId: previous === d.owner.executionSessionId ? null : previous,
-        conversationId: d.owner.conversation?.conversationId ?? null,
-      });
-    } else if (e.type === 'ownership.conversation_bound') {
-      const last = chain[chain.length - 1];
-      if (last && last.executionSessionId === e.data.executionSessionId) {
-        last.conversationId = e.data.conversation.conversationId;
-      }
-    }
-  }
-  return chain;
+  return (project(events)?.lineage ?? []).map(({ handoffId: _h, ...l }) => ({ ...l, previousExecutionSessionId: l.previousExecutionSessionId ?? null }));
 }

@@ -5,12 +5,17 @@ import { simpleGit, type SimpleGit } from 'simple-git';
 import { z } from 'zod';
 import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
 import { AgentWorkerRefSchema, IsoTime } from '../domain/identity';
+import { identifyWorktree } from '../git/repo';
 import { CommitIdSchema, headMatch } from './lookups';
+import { authorsOf } from './attributions';
+import { AuthorSchema, type Author } from './attributions-schemas';
+import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPreLandCommit, recordLandedCommits } from '../landings/commits';
+import { RepoGit } from '../landings/git';
 
 /**
- * Spec §11 / §17.5: landed commit -> source branch/worktree -> execution session -> worker ->
+ * Provenance (docs/operations.md#landing-and-provenance): landed commit -> source branch/worktree -> execution session -> worker ->
  * conversation, from the landing receipts alone. Commit messages, trailers and notes are never
- * read (spec §11: the control-plane receipt is canonical). Git is used only to place a commit
+ * read (the control-plane receipt is canonical, docs/events.md#landing-receipts). Git is used only to place a commit
  * relative to the receipts' landed heads:
  *
  *  - a landed head is its receipt's own commit ('landed_head');
@@ -42,7 +47,20 @@ export const ProvenanceSchema = z.strictObject({
   worker: AgentWorkerRefSchema.nullable(),
   conversation: z.strictObject({ conversationId: z.string(), conversationUrl: z.string(), title: z.string().nullable() }).nullable(),
   ownershipId: z.string(),
-  via: z.enum(['landed_head', 'range']),
+  /** how the commit was placed: the landed head itself, inside the landed range, or one of the pre-land commits the landing brought */
+  via: z.enum(['landed_head', 'range', 'pre_land']),
+  /** a receipt the landing controller sent, or one `od-worktree landings scan` inferred (method: how) */
+  // Optional only for values built before these existed; provenance() always sets them.
+  receiptKind: z.enum(['receipt', 'inferred']).optional(),
+  inferredMethod: z.string().nullable().optional(),
+  /**
+   * Who wrote it, oldest first: for a squash or merge commit every pre-land commit it brought, for
+   * a rebased or cherry-picked copy its original, for a pre-land commit itself. Empty when the
+   * landing's commits are not known (recorded before this existed, objects gone).
+   */
+  authors: z.array(AuthorSchema).optional(),
+  /** Who landed it: the landing principal and the owner session at that moment (the receipt's). */
+  lander: z.strictObject({ principal: z.strictObject({ kind: z.string(), id: z.string() }).nullable(), executionSessionId: z.string().nullable() }).optional(),
 });
 export type Provenance = z.infer<typeof ProvenanceSchema>;
 
@@ -54,16 +72,90 @@ export async function provenance(pool: Pool, repoPath: string, sha: string): Pro
   const q = ProvenanceInputSchema.parse({ repoPath, sha });
   const repo = await openRepo(q.repoPath);
   const full = repo ? await repo.graph.resolve(q.sha) : null;
+  const roots = repo?.roots ?? [];
 
   // (a) A landed head. Without the repository (deleted, or the commit gone) an abbreviation must still name one head.
-  const direct = await receiptsByHead(pool, full ?? q.sha, repo?.roots ?? []);
+  const direct = await receiptsByHead(pool, full ?? q.sha, roots);
   const heads = new Set(direct.map((r) => r.receipt.landedHead));
-  if (direct.length > 0 && (full !== null || heads.size === 1)) return toProvenance(full ?? direct[0]!.receipt.landedHead, direct[0]!.receipt, 'landed_head');
-  if (!repo || !full) return null;
+  if (direct.length > 0 && (full !== null || heads.size === 1)) return withAuthors(pool, repo, full ?? direct[0]!.receipt.landedHead, direct[0]!, 'landed_head');
 
-  // (b) Inside a landing's range, among this repository's receipts.
-  const found = await locate(repo.graph, full, await receiptsOfRepo(pool, repo.roots));
-  return found ? toProvenance(full, found.receipt, found.via) : null;
+  const commit = full ?? (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(q.sha) ? q.sha : null);
+  // (b) One of the pre-land commits a landing recorded (the earliest landing first): a merged,
+  // fast-forwarded or squashed-away commit, also after its branch, worktree and objects are gone.
+  // Two queries, no walk: provenance stays fast however many receipts the repository has.
+  if (commit) {
+    for (const l of await landingsOfPreLandCommit(pool, roots, commit)) {
+      const stored = await receiptOf(pool, l.ownershipId, l.landedHead);
+      if (stored) return withAuthors(pool, repo, commit, stored, full !== null ? 'range' : 'pre_land');
+    }
+  }
+  if (repo && full) {
+    // (c) A copy of exactly one landing's pre-land commit (rebase, cherry-pick) inside that landing.
+    const pid = (await new RepoGit(repo.cwd).patchIds([full])).get(full);
+    if (pid !== undefined) {
+      const same = await pool.query<{ ownership_id: string; landed_head: string }>(
+        'SELECT DISTINCT ownership_id, landed_head FROM landing_commits WHERE patch_id = $1 AND repo_root = ANY($2) LIMIT 3',
+        [pid, repo.roots],
+      );
+      const only = same.rows.length === 1 ? same.rows[0]! : null;
+      if (only && (await repo.graph.isAncestor(full, only.landed_head).catch(() => false))) {
+        const stored = await receiptOf(pool, only.ownership_id, only.landed_head);
+        if (stored) return withAuthors(pool, repo, full, stored, 'range');
+      }
+    }
+    // (d) Inside a landing's range, among this repository's receipts (landings recorded before their commits were).
+    const all = await receiptsOfRepo(pool, repo.roots);
+    // Landings whose pre-land commits are recorded: (b) already looked at their source side.
+    const recorded = await pool.query<{ k: string }>("SELECT DISTINCT ownership_id || ' ' || landed_head AS k FROM landing_commits WHERE repo_root = ANY($1)", [repo.roots]);
+    const covered = new Set(recorded.rows.map((x) => x.k));
+    const found = await locate(repo.graph, full, all, covered);
+    if (found) return withAuthors(pool, repo, full, all[found.order]!, found.via);
+  }
+  return null;
+}
+
+/** Authors and lander of `commit` under the landing `s`, placed as `via`. */
+async function withAuthors(pool: Pool, repo: Repo | null, commit: string, s: StoredReceipt, via: Provenance['via']): Promise<Provenance> {
+  const r = s.receipt;
+  let rows = await landedCommitsOfReceipt(pool, r.ownershipId, r.landedHead);
+  if (rows.length === 0 && repo) {
+    // A receipt from before the landed commits were recorded, or whose host agent has not got to it yet.
+    await recordLandedCommits(pool, repo.cwd, repo.roots[repo.roots.length - 1]!, r).catch(() => 0);
+    rows = await landedCommitsOfReceipt(pool, r.ownershipId, r.landedHead);
+  }
+  const roots = repo?.roots ?? [];
+  // Other ownerships landed in the same commit (a merge-queue batch): their pre-land commits count too.
+  const together = (await receiptsByHead(pool, r.landedHead, roots)).filter((x) => x.receipt.landedHead === r.landedHead);
+  if (new Set(together.map((x) => x.receipt.ownershipId)).size > 1) {
+    if (repo) for (const other of together) await recordLandedCommits(pool, repo.cwd, repo.roots[repo.roots.length - 1]!, other.receipt).catch(() => 0);
+    rows = await landedCommitsOfHead(pool, r.landedHead);
+  }
+  let commits: string[];
+  if (via === 'pre_land' || rows.some((x) => x.commit === commit)) commits = [commit];
+  else {
+    // A copy on the landed branch (rebase, cherry-pick): its original is the one pre-land commit
+    // with the same patch-id. Otherwise the landed head of a squash or a merge: all of them.
+    const pid = repo ? (await new RepoGit(repo.cwd).patchIds([commit])).get(commit) : undefined;
+    const original = pid === undefined ? [] : rows.filter((x) => x.patchId === pid);
+    if (original.length === 1) commits = [original[0]!.commit];
+    else if (commit === r.landedHead) commits = rows.map((x) => x.commit);
+    else commits = [commit];
+  }
+  const authors: Author[] = await authorsOf(pool, roots, commits);
+  return toProvenance(commit, s, via, authors, await landerOf(pool, r));
+}
+
+async function landerOf(pool: Pool, r: LandingReceipt): Promise<Provenance['lander']> {
+  // The event's actor names the principal as "kind:id" (src/domain/decide.ts).
+  const res = await pool.query<{ principal: string | null }>(
+    `SELECT event->'actor'->>'principal' AS principal FROM ownership_events
+      WHERE ownership_id = $1 AND type = 'ownership.landed' AND event->'data'->'receipt'->>'landedHead' = $2 ORDER BY seq LIMIT 1`,
+    [r.ownershipId, r.landedHead],
+  );
+  const p = res.rows[0]?.principal ?? null;
+  const colon = p === null ? -1 : p.indexOf(':');
+  const principal = p !== null && colon > 0 ? { kind: p.slice(0, colon), id: p.slice(colon + 1) } : null;
+  return { principal, executionSessionId: r.executionSessionId };
 }
 
 // --- receipts ------------------------------------------------------------------------------------
@@ -72,24 +164,46 @@ interface StoredReceipt {
   /** position in landing order (landed_at, seq, ownership id): lower is earlier */
   order: number;
   receipt: LandingReceipt;
+  kind: Provenance['receiptKind'];
+  method: string | null;
 }
 
 const RECEIPT_ORDER = 'landed_at, seq, ownership_id';
 
+/** Receipts sent by landing controllers, then those `landings scan` inferred (only when no sent one names the head). */
+const ALL_RECEIPTS = `
+  SELECT receipt, repo_root, landed_head, landed_at, seq, ownership_id, 'receipt' AS kind, NULL::text AS method FROM landing_receipts
+  UNION ALL
+  SELECT i.receipt, i.repo_root, i.landed_head, (i.receipt->>'landedAt')::timestamptz, 0, i.ownership_id, 'inferred', i.method
+    FROM inferred_landings i WHERE i.receipt IS NOT NULL`;
+
+function stored(rows: { receipt: unknown; kind: string; method: string | null }[]): StoredReceipt[] {
+  return rows.map((r, i) => ({ order: i, receipt: LandingReceiptSchema.parse(r.receipt), kind: r.kind === 'inferred' ? 'inferred' : 'receipt', method: r.method }));
+}
+
 async function receiptsByHead(pool: Pool, head: string, roots: string[]): Promise<StoredReceipt[]> {
-  const res = await pool.query<{ receipt: unknown }>(
-    `SELECT receipt FROM landing_receipts WHERE ${headMatch('$1')} ORDER BY (repo_root = ANY($2)) DESC, ${RECEIPT_ORDER} LIMIT 50`,
+  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
+    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE ${headMatch('$1')} ORDER BY (repo_root = ANY($2)) DESC, (kind = 'receipt') DESC, ${RECEIPT_ORDER} LIMIT 50`,
     [head, roots],
   );
-  return res.rows.map((r, i) => ({ order: i, receipt: LandingReceiptSchema.parse(r.receipt) }));
+  return stored(res.rows);
 }
 
 async function receiptsOfRepo(pool: Pool, roots: string[]): Promise<StoredReceipt[]> {
-  const res = await pool.query<{ receipt: unknown }>(`SELECT receipt FROM landing_receipts WHERE repo_root = ANY($1) ORDER BY ${RECEIPT_ORDER}`, [roots]);
-  return res.rows.map((r, i) => ({ order: i, receipt: LandingReceiptSchema.parse(r.receipt) }));
+  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(`SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE repo_root = ANY($1) ORDER BY ${RECEIPT_ORDER}`, [roots]);
+  return stored(res.rows);
 }
 
-function toProvenance(commit: string, r: LandingReceipt, via: Provenance['via']): Provenance {
+async function receiptOf(pool: Pool, ownershipId: string, landedHead: string): Promise<StoredReceipt | null> {
+  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
+    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE ownership_id = $1 AND landed_head = $2 ORDER BY (kind = 'receipt') DESC LIMIT 1`,
+    [ownershipId, landedHead],
+  );
+  return stored(res.rows)[0] ?? null;
+}
+
+function toProvenance(commit: string, s: StoredReceipt, via: Provenance['via'], authors: Author[], lander: Provenance['lander']): Provenance {
+  const r = s.receipt;
   return ProvenanceSchema.parse({
     commit,
     landedHead: r.landedHead,
@@ -105,6 +219,10 @@ function toProvenance(commit: string, r: LandingReceipt, via: Provenance['via'])
       : null,
     ownershipId: r.ownershipId,
     via,
+    receiptKind: s.kind,
+    inferredMethod: s.method,
+    authors,
+    lander,
   });
 }
 
@@ -112,6 +230,8 @@ function toProvenance(commit: string, r: LandingReceipt, via: Provenance['via'])
 
 interface Repo {
   graph: CommitGraph;
+  /** a directory of the repository to run git in */
+  cwd: string;
   /** spellings under which receipts may name this repository: the path given and its main worktree */
   roots: string[];
 }
@@ -133,9 +253,13 @@ async function openRepo(repoPath: string): Promise<Repo | null> {
     return null; // not a directory, or not a repository
   }
   const roots = new Set([real]);
-  // A linked worktree or a subdirectory was given: receipts name the main worktree (the ownership's repoRoot).
-  if (path.basename(common) === '.git') roots.add(await fs.realpath(path.dirname(common)).catch(() => path.dirname(common)));
-  return { graph: new CommitGraph(git), roots: [...roots] };
+  // A linked worktree or a subdirectory was given: receipts name the repository root the service
+  // derived at bind (git/repo.ts identifyWorktree, the one derivation).
+  const top = (await git.raw(['rev-parse', '--show-toplevel']).catch(() => '')).trim();
+  const id = top ? await identifyWorktree(top).catch(() => null) : null;
+  if (id) roots.add(id.repoRoot);
+  else if (path.basename(common) === '.git') roots.add(await fs.realpath(path.dirname(common)).catch(() => path.dirname(common)));
+  return { graph: new CommitGraph(git), cwd: real, roots: [...roots] };
 }
 
 /** The few commit-graph questions provenance asks, with answers cached for one request. */
@@ -228,7 +352,7 @@ interface Line {
   pos: Map<string, number>;
 }
 
-async function locate(graph: CommitGraph, commit: string, stored: StoredReceipt[]): Promise<Match | null> {
+async function locate(graph: CommitGraph, commit: string, stored: StoredReceipt[], covered: ReadonlySet<string> = new Set()): Promise<Match | null> {
   const ids = await graph.resolveAll(stored.flatMap((s) => [s.receipt.landedHead, s.receipt.sourceHead]));
   const landings: Landing[] = [];
   for (const s of stored) {
@@ -258,6 +382,7 @@ async function locate(graph: CommitGraph, commit: string, stored: StoredReceipt[
   // The source side, for landings earlier than the match found so far (the earliest landing wins).
   for (const l of landings) {
     if (earliest && l.order >= earliest.order) break;
+    if (covered.has(`${l.receipt.ownershipId} ${l.receipt.landedHead}`)) continue;
     if (!after.has(l) && (await inSourceRange(graph, commit, l))) return { receipt: l.receipt, order: l.order, via: 'range' };
   }
   return earliest ? { receipt: earliest.receipt, order: earliest.order, via: 'range' } : null;
@@ -324,12 +449,14 @@ async function inSourceRange(graph: CommitGraph, commit: string, l: Landing): Pr
 
 // --- rendering -----------------------------------------------------------------------------------
 
-/** Label/value rows for people (spec §12): a missing link reads `unknown`, never a guess. */
+/** Label/value rows for people (docs/cli.md#who): a missing link reads `unknown`, never a guess. The lander and the authors are told apart. */
 export function provenanceFields(p: Provenance): { label: string; value: string }[] {
   const v = (x: string | null | undefined) => (x === null || x === undefined || x === '' ? 'unknown' : x);
-  return [
+  const matched = p.via === 'landed_head' ? 'landed head' : p.via === 'range' ? 'inside the landed range' : 'a pre-land commit this landing brought';
+  const rows = [
     { label: 'Commit', value: p.commit },
-    { label: 'Matched', value: p.via === 'landed_head' ? 'landed head' : 'inside the landed range' },
+    { label: 'Matched', value: matched },
+    ...(p.receiptKind === undefined ? [] : [{ label: 'Receipt', value: p.receiptKind === 'inferred' ? `inferred by landings scan (${v(p.inferredMethod)})` : 'sent by the landing controller' }]),
     { label: 'Landed head', value: p.landedHead },
     { label: 'Landed branch', value: p.landedBranch },
     { label: 'Landed at', value: p.landedAt },
@@ -343,6 +470,26 @@ export function provenanceFields(p: Provenance): { label: string; value: string 
     { label: 'Conversation URL', value: v(p.conversation?.conversationUrl) },
     { label: 'Ownership', value: p.ownershipId },
   ];
+  if (p.lander) {
+    const who = p.lander.principal ? `${p.lander.principal.kind} ${p.lander.principal.id}` : 'unknown';
+    rows.push({ label: 'Landed by', value: `${who}, for owner session ${v(p.lander.executionSessionId)}` });
+  }
+  if (p.authors) {
+    const sessions = new Set(p.authors.map((a) => a.executionSessionId ?? 'unknown'));
+    rows.push({ label: 'Authors', value: p.authors.length === 0 ? 'unknown (the landing\'s commits are not known)' : `${p.authors.length} commit${p.authors.length === 1 ? '' : 's'}, ${sessions.size} session${sessions.size === 1 ? '' : 's'}, oldest first` });
+    p.authors.forEach((a, i) => {
+      const conv = a.conversation ? (a.conversation.title ?? a.conversation.conversationUrl ?? a.conversation.conversationId) : null;
+      const how = a.via === 'owner_at_time' ? ' (no session id: the owner at the time)' : '';
+      rows.push({
+        label: '',
+        value:
+          a.via === 'unknown'
+            ? `${i + 1}. ${a.commit.slice(0, 12)} unknown`
+            : `${i + 1}. ${a.commit.slice(0, 12)} session ${v(a.executionSessionId)}, epoch ${a.epoch ?? 'unknown'}, worker ${v(a.workerId)}, conversation ${v(conv)}${how}`,
+      });
+    });
+  }
+  return rows;
 }
 
 export function renderProvenance(p: Provenance): string {

@@ -3,10 +3,11 @@ import { z } from 'zod';
 import { parseEvent, type OwnershipEvent } from '../domain/events';
 import { OwnershipIdSchema } from '../domain/identity';
 import { project, type OwnershipRecord } from '../domain/projection';
+import { inTransaction } from './db';
 import { ownershipWorkflowId } from '../domain/workflow-id';
 
 /**
- * The read projection (ownerships, landing_receipts, branch_names) is derived data: ARCHITECTURE §4
+ * The read projection (ownerships, landing_receipts, branch_names) is derived data: docs/ownership-record.md#where-each-fact-lives
  * says it is rebuilt from the append-only log on demand. Everything here reads ownership_events
  * only and folds it with the same pure reducer the workflow and appendEvents use (`project`), so a
  * rebuilt row is what live appends would have produced. Used by `od-worktree admin rebuild-projection`.
@@ -177,7 +178,7 @@ async function writeBatch(db: PoolClient, folded: Map<string, Derived>): Promise
     ...columnsOf(d.record),
     // A row that exists keeps its workflow id (it came from the writer); a missing one gets the
     // id every client derives for this worktree (domain/workflow-id.ts).
-    workflow_id: ownershipWorkflowId(d.record.repoRoot, d.record.worktreePath),
+    workflow_id: ownershipWorkflowId(d.record.hostId, d.record.worktreePath),
     record: d.record,
   }));
   // updated_at is the commit time of the ownership's last append (appendEvents stamps both with the
@@ -232,21 +233,6 @@ async function removeUnbacked(db: Pool | PoolClient, ownershipId: string | null)
     if (table === 'ownerships') removed += res.rowCount ?? 0;
   }
   return removed;
-}
-
-async function inTransaction<T>(pool: Pool, fn: (db: PoolClient) => Promise<T>, mode = 'BEGIN'): Promise<T> {
-  const db = await pool.connect();
-  try {
-    await db.query(mode);
-    const out = await fn(db);
-    await db.query('COMMIT');
-    return out;
-  } catch (err) {
-    await db.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    db.release();
-  }
 }
 
 /**

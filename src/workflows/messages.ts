@@ -11,6 +11,7 @@ import type {
   ReclaimInput,
   ReleaseInput,
   RenameBranchInput,
+  ResyncInput,
   SubmitInput,
   WorktreeRemovedInput,
 } from '../domain/commands';
@@ -39,8 +40,15 @@ export interface ProjectionSync {
   branch?: { head: string; base: string | null; ahead: number | null; behind: number | null; at: string } | null;
 }
 
+/**
+ * Whether the worktree's own projection (what its hooks enforce) has caught up with the record:
+ * `pending` means the hooks may still let the previous owner through; `failed` that the host
+ * refused it (projectionSync.error says why).
+ */
+export type ProjectionState = 'applied' | 'pending' | 'failed';
+
 /** The `projection` query: the durable record plus what only the live workflow knows. */
-export type OwnershipView = OwnershipRecord & { liveness: LivenessState; projectionSync: ProjectionSync };
+export type OwnershipView = OwnershipRecord & { liveness: LivenessState; projectionSync: ProjectionSync; projection: ProjectionState };
 
 export const claimUpdate = defineUpdate<OwnershipView, [ClaimInput]>('claim');
 export const handoffUpdate = defineUpdate<OwnershipView, [HandoffInput]>('handoff');
@@ -56,6 +64,20 @@ export const heartbeatSignal = defineSignal<[HeartbeatInput]>('heartbeat');
 export const landedSignal = defineSignal<[LandedInput]>('landed');
 export const worktreeRemovedSignal = defineSignal<[WorktreeRemovedInput]>('worktreeRemoved');
 export const conversationBoundSignal = defineSignal<[ConversationBoundInput]>('conversationBound');
+export const resyncSignal = defineSignal<[ResyncInput]>('resync');
 
 export const projectionQuery = defineQuery<OwnershipView | null>('projection');
-export const eventsQuery = defineQuery<OwnershipEvent[], [number]>('events');
+/** No argument: every recent event the workflow holds; a seq: only those after it. */
+export const eventsQuery = defineQuery<OwnershipEvent[], [afterSeq?: number]>('events');
+
+/**
+ * What each query answers, for a person in the Temporal UI's Queries tab or reading
+ * `temporal workflow metadata`. This SDK's defineQuery takes no description, so the handlers pass
+ * these to setHandler; a description is not part of the workflow's history.
+ */
+export const QUERY_DESCRIPTIONS = {
+  projection:
+    "The ownership now (no argument): the record (owner session, worker, epoch, state, lineage, pending handoff) plus what only the running workflow knows: the owner's liveness and lease, how far the worktree's git projection has caught up, and whether its hooks enforce the current owner.",
+  events:
+    'The recent events of this ownership, oldest first (ownership.claimed, ownership.handoff_started, ownership.reclaimed, ...). No argument: all the workflow holds; a number: only those after that seq. The complete log, kept after the workflow is gone, is in PostgreSQL (GET /v1/history).',
+} as const;

@@ -60,7 +60,7 @@ test('POST /v1/bind: the executor binds for its own worker; a replay returns the
   expect(again.seq).toBe(view.seq);
   expect((await readEvents(s.h.pool, view.ownershipId)).length).toBe(1);
 
-  // Spec §6.2 spelling: the executor may name its own worker.
+  // The flat spelling of docs/operations.md#bind: the executor may name its own worker.
   const named = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(0, 'api-s0', { workerId: s.workerId, runId: 'run-1' }) });
   expect(named.status).toBe(200);
   expect((named.body as OwnershipViewOut).ownershipId).toBe(view.ownershipId);
@@ -260,7 +260,9 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   // runtime defaulted honestly: this worker has no executor binding
   expect(accepted.owner).toMatchObject({ executionSessionId: 'api-h2', runtime: 'unknown', parentExecutionSessionId: 'api-h1' });
 
-  expectError(await post('heartbeat', { executionSessionId: 'api-h1', epoch: 1 }, s.tokens.otherExecutor), 403, 'worker_mismatch');
+  // The session that handed off is told it lost the worktree, whichever executor asks.
+  expectError(await post('heartbeat', { executionSessionId: 'api-h1', epoch: 1 }, s.tokens.otherExecutor), 409, 'not_owner');
+  expectError(await post('heartbeat', { executionSessionId: 'api-h2', epoch: 2 }, s.tokens.otherExecutor), 403, 'worker_mismatch');
   res = await post('submit', { executionSessionId: 'api-h2', epoch: 2, head: 'c'.repeat(40) });
   expect((res.body as OwnershipViewOut).state).toBe('submitted');
   expectError(await post('release', { executionSessionId: 'api-h2', epoch: 2 }), 409, 'invalid_state');

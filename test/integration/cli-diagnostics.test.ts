@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
-test('export-diagnostics: ownerships and events as JSON with conversation URLs and titles redacted (spec §13)', async () => {
+test('export-diagnostics: ownerships and events as JSON with conversation URLs and titles redacted (docs/guarantees.md#what-is-never-stored-and-what-is-redacted)', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const conversationId = randomUUID();

@@ -1,5 +1,4 @@
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { EXIT } from '../../src/cli/exit-codes';
@@ -14,10 +13,10 @@ import {
 } from '../../src/cli/render';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
+import { runCli, type CliResult } from '../support/cli';
 
 /** The real od-worktree binary against the real API server: --json output validated by the exported schemas, exit codes as documented. */
 
-const BIN = path.join(__dirname, '../../bin/od-worktree.js');
 const CONV = '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a';
 
 let s: ApiStack;
@@ -29,12 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 function cli(args: string[], o: { token?: string | null; cwd?: string; url?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   const env: NodeJS.ProcessEnv = { ...process.env, OD_API_URL: o.url ?? s.url };
   delete env.OD_TOKEN;
@@ -42,11 +35,7 @@ function cli(args: string[], o: { token?: string | null; cwd?: string; url?: str
   delete env.OVERDECK_EPOCH;
   Object.assign(env, o.env ?? {});
   if (o.token !== null) env.OD_TOKEN = o.token ?? s.tokens.executor;
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: o.cwd ?? repo.worktrees[0]!.path, env, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
+  return runCli(args, { cwd: o.cwd ?? repo.worktrees[0]!.path, env });
 }
 
 function parsed<S extends z.ZodType>(r: CliResult, schema: S, code: number = EXIT.ok): z.output<S> {
@@ -91,7 +80,7 @@ test('claim (online) binds the current worktree; another worker is refused (exit
   refusedWith(await cli(['claim', '--session', 'x', '--json'], { cwd: repo.worktrees[1]!.path, token: s.tokens.reader }), EXIT.refused, 'forbidden');
 });
 
-test('who: by the current worktree, a path, a branch, a lane and a worktree name; the spec §12 layout', async () => {
+test('who: by the current worktree, a path, a branch, a lane and a worktree name; the layout of docs/cli.md#who', async () => {
   const here = parsed(await cli(['who', '--json']), WhoOutputSchema);
   expect(here.ownership.ownershipId).toBe(ownershipId);
   expect(here.liveness?.status).toBe('live');
@@ -146,10 +135,11 @@ test('list --owners: compact table, filters, --json', async () => {
   const table = await cli(['list', '--owners', '--repo', repo.repoRoot], { token: s.tokens.admin });
   expect(table.code).toBe(EXIT.ok);
   const [head, row] = table.stdout.trim().split('\n');
-  expect(head!.split(/\s{2,}/)).toEqual(['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH']);
+  expect(head!.split(/\s{2,}/)).toEqual(['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'RUNTIME', 'CONVERSATION', 'ACTIVITY', 'EPOCH']);
   // HEAD comes from the host agent: a short sha and ahead/behind the base branch.
   expect(row).toMatch(/\s[0-9a-f]{7} \+\d+\/-\d+\s+ACTIVE/);
-  expect(row).toMatch(/ACTIVE\s+live\s+ChatGPT Web\s+CLI lane\s+\S+\s+1$/);
+  // The last activity as an age in the default table (docs/cli.md).
+  expect(row).toMatch(/ACTIVE\s+live\s+ChatGPT Web\s+CLI lane\s+(just now|\d+ s ago|\d+ min ago)\s+1$/);
   expect(parsed(await cli(['list', '--owners', '--repo', repo.repoRoot, '--state', 'released', '--json']), ListOutputSchema).items).toEqual([]);
   refusedWith(await cli(['list', '--owners', '--state', 'sleeping', '--json']), EXIT.usage, 'invalid_input');
   refusedWith(await cli(['list', '--owners', '--limit', 'x', '--json']), EXIT.usage, 'usage');
@@ -202,4 +192,30 @@ test('history and provenance after a real landing', async () => {
   refusedWith(await cli(['provenance', 'xyz', '--json']), EXIT.usage, 'invalid_input');
   const initial = git(repo.repoRoot, 'rev-list', '--max-parents=0', 'HEAD');
   refusedWith(await cli(['provenance', initial, '--json'], { cwd: repo.repoRoot }), EXIT.notFound, 'not_found');
+});
+
+test('who and history by the path of a removed worktree (absolute, ./…, relative with a slash); a branch spelled like a path still resolves', async () => {
+  const wt = repo.worktrees[2]!;
+  const bound = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'cli-gone', runtime: 'codex-cli' });
+  await s.api(s.tokens.executor).release(bound.ownershipId, { executionSessionId: 'cli-gone', epoch: 1 });
+  git(repo.repoRoot, 'worktree', 'remove', '-f', '-f', wt.path);
+  expect(existsSync(wt.path)).toBe(false);
+
+  const rel = path.relative(repo.repoRoot, wt.path);
+  for (const target of [wt.path, rel, `./${rel}`]) {
+    const who = parsed(await cli(['who', target, '--json'], { cwd: repo.repoRoot }), WhoOutputSchema);
+    expect({ target, id: who.ownership.ownershipId }).toEqual({ target, id: bound.ownershipId });
+    const h = parsed(await cli(['history', target, '--json'], { cwd: repo.repoRoot }), HistoryOutputSchema);
+    expect({ target, ids: h.ownerships.map((o) => o.ownershipId) }).toEqual({ target, ids: [bound.ownershipId] });
+  }
+  // From elsewhere, the relative spelling names another place: not found there, never guessed.
+  refusedWith(await cli(['who', `./${rel}`, '--json'], { cwd: repo.worktrees[1]!.path }), EXIT.notFound, 'not_found');
+  refusedWith(await cli(['history', path.join(repo.repoRoot, '.worktrees', 'never'), '--json']), EXIT.notFound, 'not_found');
+
+  // `wt/feature-0` with a `wt/` directory beside it: tried as a path first, then found as the branch.
+  mkdirSync(path.join(repo.repoRoot, 'wt'));
+  const byBranch = parsed(await cli(['who', repo.worktrees[0]!.branch, '--json'], { cwd: repo.repoRoot }), WhoOutputSchema);
+  expect(byBranch.ownership.ownershipId).toBe(ownershipId);
+  const hb = parsed(await cli(['history', repo.worktrees[0]!.branch, '--json'], { cwd: repo.repoRoot }), HistoryOutputSchema);
+  expect(hb.ownerships.map((o) => o.ownershipId)).toEqual([ownershipId]);
 });

@@ -99,7 +99,7 @@ function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, sessio
 
 const localCaughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
-test('§17.2 end to end: the hooks refuse another session naming the owner, the owner commits, and a handoff reverses it', async () => {
+test('one live owner, end to end: the hooks refuse another session naming the owner, the owner commits, and a handoff reverses it', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
@@ -109,7 +109,7 @@ test('§17.2 end to end: the hooks refuse another session naming the owner, the 
   // bind waits (up to projectionWaitMs) for the host agent: the local projection is already there.
   expect(a.projectionSync.localSeq).toBeGreaterThanOrEqual(a.seq);
   expect(gitOk(wt.path, 'config', '--worktree', '--includes', 'overdeck.owner.execution-session-id')).toBe('session-A');
-  expect(gitOk(wt.path, 'status', '--porcelain')).toBe(''); // spec §9: never in product git status
+  expect(gitOk(wt.path, 'status', '--porcelain')).toBe(''); // docs/git-projection.md: never in product git status
 
   const installed = await cli(repo.repoRoot, ['install-hooks', '--json']);
   expect(installed.status).toBe(0);
@@ -146,7 +146,7 @@ test('§17.2 end to end: the hooks refuse another session naming the owner, the 
   expect(head(wt.path)).not.toBe(before);
 
   // Handoff A -> B through the service: the reverse holds once the projection follows.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-A', epoch: 1, principal: executor('worker-a'), toExecutionSessionId: 'session-B' });
+  const started = await h.client.handoff(ref, { executionSessionId: 'session-A', epoch: 1, principal: executor('worker-a'), toExecutionSessionId: 'session-B', toWorkerId: 'worker-b' });
   const accepted = await h.client.acceptHandoff(ref, {
     handoffId: started.handoff!.handoffId,
     executionSessionId: 'session-B',
@@ -203,7 +203,7 @@ test('git worktree remove fails while the worktree is owned, and succeeds after 
   expect(existsSync(w2.path)).toBe(false);
 });
 
-test('§14.5 offline claim, then reconcile: a free worktree is submitted and the projection becomes durable', async () => {
+test('offline claim, then reconcile: a free worktree is submitted and the projection becomes durable', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   expect((await cli(repo.repoRoot, ['install-hooks'])).status).toBe(0);
@@ -215,7 +215,7 @@ test('§14.5 offline claim, then reconcile: a free worktree is submitted and the
   expect(body.status).toBe('claimed');
   expect(body.projection).toMatchObject({ provisional: true, state: 'provisional', seq: 0, epoch: 0, conversationId: null, conversationUrl: null, executionSessionId: 'session-P' });
   expect(body.projection.idempotencyKey).toMatch(/^idem_[0-9A-HJKMNP-TV-Z]{26}$/);
-  // Never a conversation (spec §14.5): not even an empty key.
+  // Never a conversation (docs/git-projection.md#offline-claims): not even an empty key.
   expect(run('git', ['config', '--worktree', '--includes', '--get-regexp', 'conversation'], wt.path).status).toBe(1);
   expect(await port.durable(wt.path)).toBeNull();
 
@@ -245,7 +245,7 @@ test('§14.5 offline claim, then reconcile: a free worktree is submitted and the
   expect(commit(wt.path, as('session-P', 1)).status).toBe(0);
 });
 
-test('§14.5 offline claim, then reconcile: another session bound meanwhile, so the provisional claim is a conflict the guard refuses', async () => {
+test('offline claim, then reconcile: another session bound meanwhile, so the provisional claim is a conflict the guard refuses', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   expect((await cli(repo.repoRoot, ['install-hooks'])).status).toBe(0);
@@ -283,7 +283,7 @@ test('§14.5 offline claim, then reconcile: another session bound meanwhile, so 
   expect((await reconcile(wt.path, port)).kind).toBe('in_sync');
 });
 
-test('§14.2 rehydrate: a worktree removed by accident and recreated on its branch gets its projection back from the durable record', async () => {
+test('rehydrate: a worktree removed by accident and recreated on its branch gets its projection back from the durable record', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   expect((await cli(repo.repoRoot, ['install-hooks'])).status).toBe(0);
@@ -314,7 +314,7 @@ test('§14.2 rehydrate: a worktree removed by accident and recreated on its bran
   expect((await reconcile(wt.path, port)).kind).toBe('in_sync');
 });
 
-test('ARCHITECTURE §4: with the host agent down a bind is still durable; the projection catches up when the agent starts', async () => {
+test('with the host agent down a bind is still durable; the projection catches up when the agent starts', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };

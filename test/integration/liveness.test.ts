@@ -30,7 +30,9 @@ beforeAll(async () => {
   // The test server starts with no custom search attributes; register ours as the dev server does.
   await env.connection.operatorService.addSearchAttributes({
     namespace: 'default',
-    searchAttributes: Object.fromEntries(Object.keys(SEARCH_ATTRIBUTES).map((k) => [k, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    searchAttributes: Object.fromEntries(
+      Object.entries(SEARCH_ATTRIBUTES).map(([k, type]) => [k, type === 'KeywordList' ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
   });
   pool = createPool(process.env.OD_TEST_DATABASE_URL!);
   const taskQueue = `ts-${Math.random().toString(36).slice(2, 8)}`;
@@ -101,7 +103,7 @@ test('alive verdict: the owner is silent, not stale, and reclaim is refused', as
   expect(live!.liveness.status).toBe('live');
 });
 
-test('dead verdict: the ownership becomes stale and a successor reclaims with WIP preserved and the original owner kept in history (§17.3)', async () => {
+test('dead verdict: the ownership becomes stale and a successor reclaims with WIP preserved and the original owner kept in history', async () => {
   script.set('dead');
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
@@ -152,7 +154,7 @@ test('a pending handoff that is never accepted times out back to the owner', asy
   const wt = repo.worktrees[0];
   await client.bind(bindReq(repo.repoRoot, wt, 'sess-h'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
-  const pending = await client.handoff(ref, { executionSessionId: 'sess-h', epoch: 1, principal: principal('w-a'), toExecutionSessionId: 'sess-never' });
+  const pending = await client.handoff(ref, { executionSessionId: 'sess-h', epoch: 1, principal: principal('w-a'), toExecutionSessionId: 'sess-never', toWorkerId: 'w-a' });
   expect(pending.state).toBe('handoff_pending');
   await client.heartbeat(ref, { executionSessionId: 'sess-h', epoch: 1 });
   await env.sleep(11 * 60_000);

@@ -43,7 +43,7 @@ async function workflowGone(workflowId: string, timeoutMs: number): Promise<void
   }
 }
 
-/** What §17.4 needs to check again once everything outside PostgreSQL is gone. */
+/** What the history-survives-deletion test needs to check again once everything outside PostgreSQL is gone. */
 interface Landed {
   ownershipId: string;
   workflowId: string;
@@ -109,7 +109,7 @@ async function expectAnswersFully(x: Landed): Promise<void> {
   expect(await getHistory(h.pool, { landedCommit: 'f'.repeat(40) })).toEqual({ ownerships: [] });
 }
 
-test('§17.4 bind, hand off, land (replayed: one receipt), remove worktree and branch, delete the workflow: lookups answer from PostgreSQL', async () => {
+test('history survives deletion: bind, hand off, land (replayed: one receipt), remove worktree and branch, delete the workflow: lookups answer from PostgreSQL', async () => {
   const CONV = '0b5f8e2a-4c1d-4e6f-9a7b-3c2d1e0f9a8b';
   const observed = await recordObservation(h.pool, { workerId: 'worker-l1', runId: 'run-l1' }, {
     executor: 'chatgpt-web',
@@ -136,7 +136,7 @@ test('§17.4 bind, hand off, land (replayed: one receipt), remove worktree and b
     lane: 'lookups',
   });
   // A handoff, so that the lineage has two links to derive.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-l1', epoch: 1, principal: executor('worker-l1'), toExecutionSessionId: 'session-l2' });
+  const started = await h.client.handoff(ref, { executionSessionId: 'session-l1', epoch: 1, principal: executor('worker-l1'), toExecutionSessionId: 'session-l2', toWorkerId: 'worker-l1' });
   await h.client.acceptHandoff(ref, { handoffId: started.handoff!.handoffId, executionSessionId: 'session-l2', runtime: 'chatgpt-web', worker, principal: executor('worker-l1') });
 
   // Real work, landed with a real merge.
@@ -169,7 +169,7 @@ test('§17.4 bind, hand off, land (replayed: one receipt), remove worktree and b
   // asynchronous deletion runs while the other tests do.
 });
 
-test('§14.3 a renamed branch keeps one ownership record, found by its old name too', async () => {
+test('a renamed branch keeps one ownership record, found by its old name too', async () => {
   const wt = repo.worktrees[1]!;
   const repoRoot = await h.client.normalize(repo.repoRoot);
   const worktreePath = await h.client.normalize(wt.path);
@@ -397,7 +397,7 @@ function syntheticLog(prefix: string, i: number): { workflowId: string; events: 
     if (i % 9 === 1) push('ownership.landed', { receipt: receipt(i.toString(16).padStart(40, 'e')) });
     if (i % 2 === 1) push('ownership.worktree_removed', { reason: null });
   }
-  return { workflowId: ownershipWorkflowId(repoRoot, worktreePath), events };
+  return { workflowId: ownershipWorkflowId('synth-host', worktreePath), events };
 }
 
 describe('rebuildProjection', () => {
@@ -479,7 +479,7 @@ describe('rebuildProjection', () => {
   });
 });
 
-test('§17.4 (cont.) once Temporal has deleted the execution, every lookup still answers fully', async () => {
+test('history survives deletion (cont.): once Temporal has deleted the execution, every lookup still answers fully', async () => {
   expect(landedScenario).not.toBeNull();
   await workflowGone(landedScenario!.workflowId, 150_000);
   await expectAnswersFully(landedScenario!);

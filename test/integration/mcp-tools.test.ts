@@ -32,6 +32,8 @@ async function httpClient(token: string | null): Promise<Client> {
   const client = new Client({ name: 'mcp-test', version: '1.0.0' });
   await client.connect(transport);
   clients.push(client);
+  // Listing caches the tools' output schemas: from then on the SDK client checks every structured answer against them.
+  await client.listTools();
   return client;
 }
 
@@ -39,11 +41,15 @@ type Result = { ok: true; value: Record<string, unknown> } | { ok: false; code: 
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Result> {
   const res = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const value = res.structuredContent as Record<string, unknown>;
-  // The text content is the same JSON, for clients that read only text.
+  // The text content is the answer's JSON, for clients that read only text; a success also has it
+  // as structuredContent (checked by the SDK client against the tool's output schema), a refusal not.
   const text = res.content[0];
-  expect(text?.type === 'text' ? JSON.parse(text.text) : null).toEqual(value);
-  if (res.isError) return { ok: false, code: String(value.code), message: String(value.message) };
+  const value = (text?.type === 'text' ? JSON.parse(text.text) : null) as Record<string, unknown>;
+  if (res.isError) {
+    expect(res.structuredContent).toBeUndefined();
+    return { ok: false, code: String(value.code), message: String(value.message) };
+  }
+  expect(res.structuredContent).toEqual(value);
   return { ok: true, value };
 }
 
@@ -57,18 +63,47 @@ function bindArgs(i: number, session: string, extra: Record<string, unknown> = {
   return { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'claude-code', lane: `mcp-${i}`, ...extra };
 }
 
-test('tools/list: the six ownership tools with object input schemas; no conversation field anywhere', async () => {
+const TOOL_NAMES = [
+  'ownership.accept_handoff',
+  'ownership.bind',
+  'ownership.cancel_handoff',
+  'ownership.get',
+  'ownership.handoff',
+  'ownership.heartbeat',
+  'ownership.history',
+  'ownership.list',
+  'ownership.provenance',
+  'ownership.reclaim',
+  'ownership.release',
+  'ownership.submit',
+];
+
+test('tools/list: the lifecycle tools with titles, annotations, object input and output schemas, and server instructions; no conversation field anywhere', async () => {
   const client = await httpClient(s.tokens.reader);
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(['ownership.bind', 'ownership.get', 'ownership.heartbeat', 'ownership.history', 'ownership.list', 'ownership.release']);
+  expect(tools.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
   for (const t of tools) {
     expect(t.inputSchema.type).toBe('object');
-    expect(t.description).toEqual(expect.any(String));
+    expect(t.outputSchema?.type).toBe('object');
+    expect(t.title).toEqual(expect.any(String));
+    expect(t.annotations?.title).toBe(t.title);
+    // Agents cannot open this repository's documents: descriptions must not send them there.
+    expect(t.description).not.toMatch(/docs\/|\.md\b|spec|\u00a7/i);
+    for (const key of Object.keys(t.inputSchema.properties ?? {})) expect(key).not.toMatch(/conversation|principal/i);
   }
+  const hints = Object.fromEntries(tools.map((t) => [t.name, [t.annotations?.readOnlyHint, t.annotations?.destructiveHint, t.annotations?.idempotentHint]]));
+  for (const read of ['ownership.get', 'ownership.list', 'ownership.history', 'ownership.provenance']) expect(hints[read]).toEqual([true, false, true]);
+  expect(hints['ownership.bind']).toEqual([false, false, true]);
+  expect(hints['ownership.release']).toEqual([false, true, true]);
+  expect(hints['ownership.reclaim']).toEqual([false, true, false]);
+  expect(hints['ownership.handoff']).toEqual([false, false, false]);
   const bind = tools.find((t) => t.name === 'ownership.bind')!;
   expect(Object.keys(bind.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['repoRoot', 'worktreePath', 'branch', 'executionSessionId']));
-  for (const key of Object.keys(bind.inputSchema.properties ?? {})) expect(key).not.toMatch(/conversation|principal/i);
-  expect(bind.inputSchema.required).toEqual(expect.arrayContaining(['repoRoot', 'worktreePath', 'branch', 'executionSessionId']));
+  expect(bind.inputSchema.required).toEqual(expect.arrayContaining(['worktreePath', 'branch', 'executionSessionId']));
+  // The repository root is derived on the worktree's host; a caller may name it, only to have it checked.
+  expect(bind.inputSchema.required).not.toContain('repoRoot');
+  expect(client.getInstructions()).toMatch(/ownership\.bind.*ownership\.heartbeat.*ownership\.submit/s);
+  expect(client.getServerVersion()).toMatchObject({ name: 'worktree-ownership' });
 });
 
 test('/mcp requires the bearer token like /v1', async () => {
@@ -171,7 +206,7 @@ function stdioClient(env: Record<string, string>): Promise<Client> {
 
 test('stdio, through the HTTP API (OD_API_URL + OD_TOKEN): same answers, same codes', async () => {
   const client = await stdioClient({ OD_API_URL: s.url, OD_TOKEN: s.tokens.executor });
-  expect((await client.listTools()).tools).toHaveLength(6);
+  expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(TOOL_NAMES);
   const bound = await call(client, 'ownership.bind', bindArgs(2, 'mcp-stdio-s2'));
   expect(bound.ok && bound.value.state).toBe('active');
   await refused(client, 'ownership.bind', bindArgs(2, 'x', { conversation: {} }), 'conversation_forbidden');

@@ -2,6 +2,7 @@ import { OwnershipError, type BindRequest, type OwnershipView } from '../../src/
 import { project } from '../../src/domain/projection';
 import { recordObservation } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
+import { getOwnership } from '../../src/store/lookups';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -38,7 +39,7 @@ function bindReq(wt: { path: string; branch: string }, session: string, workerId
 async function expectLogMatchesProjection(view: OwnershipView): Promise<void> {
   const live = await h.client.projection({ repoRoot: view.repoRoot, worktreePath: view.worktreePath });
   expect(live).not.toBeNull();
-  const { liveness: _l, projectionSync: _p, ...record } = live!;
+  const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = live!;
   const events = await readEvents(h.pool, view.ownershipId);
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   expect(project(events)).toEqual(record);
@@ -54,7 +55,7 @@ async function expectRefused(p: Promise<unknown>, code: string): Promise<Ownersh
   return err as OwnershipError;
 }
 
-test('§17.1 a managed ChatGPT worker binds: the record carries the observed conversation, worker, session, branch, lane and plan', async () => {
+test('a managed ChatGPT worker binds: the record carries the observed conversation, worker, session, branch, lane and plan', async () => {
   const observed = await recordObservation(h.pool, { workerId: 'worker-chat', runId: 'run-worker-chat' }, {
     executor: 'chatgpt-web',
     executorInstanceId: 'ext-1',
@@ -90,19 +91,46 @@ test('§17.1 a managed ChatGPT worker binds: the record carries the observed con
   expect(events.map((e) => e.type)).toEqual(['ownership.claimed']);
   await expectLogMatchesProjection(view);
 
-  // §17.7: a replayed bind returns the same record and appends nothing.
+  // Replays are idempotent (docs/guarantees.md): a replayed bind returns the same record and appends nothing.
   const replay = await h.client.bind(bindReq(wt, 'session-a', 'worker-chat'));
   expect(replay.ownershipId).toBe(view.ownershipId);
   expect(replay.seq).toBe(view.seq);
   expect((await readEvents(h.pool, view.ownershipId)).length).toBe(1);
 
-  // §17.2 service side: a second live session is refused with the owner's summary.
+  // One live owner, service side: a second live session is refused with the owner's summary.
   const refused = await expectRefused(h.client.bind(bindReq(wt, 'session-b', 'worker-other')), 'worktree_owned');
   expect(refused.details).toMatchObject({ owner: { executionSessionId: 'session-a', ownershipId: view.ownershipId, epoch: 1 } });
   expect((await readEvents(h.pool, view.ownershipId)).length).toBe(1);
 });
 
-test('§17.6/§17.9 a non-ChatGPT executor works with conversation = null, never a guess', async () => {
+test('a later observation of the same conversation refreshes its title where `who` reads it; the identity and URL never move', async () => {
+  const wt = repo.worktrees[0];
+  const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
+  const before = (await h.client.projection(ref))!;
+  const observed = await recordObservation(h.pool, { workerId: 'worker-chat', runId: 'run-worker-chat' }, {
+    executor: 'chatgpt-web',
+    executorInstanceId: 'ext-1',
+    sessionGeneration: 'gen-1',
+    sequence: 2,
+    conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Renamed lane', observedAt: new Date().toISOString() },
+  });
+  expect('code' in observed).toBe(false);
+  await h.client.conversationBound(await h.client.workflowIdOf(ref), 'worker-chat');
+  const after = await waitForView(h.client, ref, (v) => v.owner?.conversation?.title === 'Renamed lane' && v.projectionSync.durableSeq >= v.seq);
+  expect(after.seq).toBe(before.seq + 1);
+  expect(after.owner!.conversation).toEqual({ ...before.owner!.conversation, title: 'Renamed lane' });
+  expect(after.lineage.at(-1)!.conversationId).toBe(CONV);
+  // `who` reads the durable record (the API's get): it has the new title too.
+  const stored = await getOwnership(h.pool, { ownershipId: before.ownershipId });
+  expect(stored!.owner!.conversation!.title).toBe('Renamed lane');
+  // The same title again records nothing.
+  await h.client.conversationBound(await h.client.workflowIdOf(ref), 'worker-chat');
+  await new Promise((r) => setTimeout(r, 500));
+  expect((await h.client.projection(ref))!.seq).toBe(after.seq);
+  await expectLogMatchesProjection(after);
+});
+
+test('a non-ChatGPT executor works with conversation = null, never a guess', async () => {
   const wt = repo.worktrees[1];
   const view = await h.client.bind(bindReq(wt, 'cli-session-1', 'worker-cli', { runtime: 'codex-cli', lane: null, planRef: null }));
   expect(view.owner?.conversation).toBeNull();
@@ -131,7 +159,7 @@ test('heartbeats, handoff, accept, plan, submit, landing and removal: every step
   expect(planned.lane).toBe('lane-2');
 
   // Two-phase handoff keeps both identities.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-h1', epoch: 1, principal: executor('worker-h'), toExecutionSessionId: 'session-h2', reason: 'resume after restart' });
+  const started = await h.client.handoff(ref, { executionSessionId: 'session-h1', epoch: 1, principal: executor('worker-h'), toExecutionSessionId: 'session-h2', toWorkerId: 'worker-h', reason: 'resume after restart' });
   expect(started.state).toBe('handoff_pending');
   const handoffId = started.handoff!.handoffId;
   await expectRefused(
@@ -219,7 +247,7 @@ test('bad messages are refused with their reason code and change nothing', async
 
 const waitFor = (ref: { repoRoot: string; worktreePath: string }, pred: (v: OwnershipView) => boolean) => waitForView(h.client, ref, pred);
 
-test('the host agent reports HEAD and ahead/behind the base branch with each projection (spec §15)', async () => {
+test('the host agent reports HEAD and ahead/behind the base branch with each projection (docs/ownership-record.md#the-live-view)', async () => {
   const fresh = makeRepo(1);
   const wt = fresh.worktrees[0];
   const ref = { repoRoot: fresh.repoRoot, worktreePath: wt.path };

@@ -7,7 +7,7 @@ import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
 /**
- * §17.5: a commit on main resolves back to the source conversation, for merge, squash and rebase
+ * docs/operations.md#landing-and-provenance: a commit on main resolves back to the source conversation, for merge, squash and rebase
  * landings done with real git, from the landing receipts only (no trailers, no notes).
  */
 
@@ -142,7 +142,7 @@ test('rebase landing (rebase onto main, fast-forward main): the rebased commits 
   landings.rebase = { name: 'rebase', ownershipId, session, workerId, conversationId: CONVS[2]!, landedHead: head, inside: [rebasedFirst, c1, c2] };
 });
 
-test('§17.5 every landed head and every commit inside a landed range resolves to its source conversation', async () => {
+test('every landed head and every commit inside a landed range resolves to its source conversation', async () => {
   expect(Object.keys(landings).sort()).toEqual(['merge', 'rebase', 'squash']);
   for (const l of Object.values(landings)) {
     expectChain(await provenance(h.pool, repoRoot, l.landedHead), l, l.landedHead, 'landed_head');

@@ -1,8 +1,7 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BindRequest, OwnershipView } from '../../src/client';
-import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck } from '../../src/git/guard';
 import { readLock, worktreeLockReason } from '../../src/git/lock';
 import { offlineClaim } from '../../src/git/provisional';
@@ -13,7 +12,7 @@ import { createServicePort } from '../../src/reconcile/service-port';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 
-/** Reconciliation against the real service: every case of src/reconcile, plus `od-worktree reconcile`. */
+/** Reconciliation against the real service through the direct (service-host) port: every case of src/reconcile. */
 let h: Harness;
 let port: ReconcilePort;
 let logged: ReconciliationEntry[];
@@ -41,30 +40,6 @@ async function owned(session: string): Promise<{ repo: RepoFixture; wt: { path: 
   const view = await h.client.bind(bindReq(repo, wt, session));
   expect(view.projectionSync.localSeq).toBeGreaterThanOrEqual(view.seq);
   return { repo, wt, view };
-}
-
-const BIN = path.resolve(__dirname, '../../bin/od-worktree.js');
-
-/**
- * Runs the CLI asynchronously: the worker of this test runs on this process's event loop, and a
- * spawnSync would starve it while the CLI waits for the workflow (a deadlock until timeouts).
- */
-function cli(cwd: string, args: string[], extraEnv: Record<string, string> = {}): Promise<{ status: number; stdout: string; stderr: string }> {
-  const env = cleanGitEnv({
-    TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS,
-    DATABASE_URL: process.env.OD_TEST_DATABASE_URL,
-    TEMPORAL_TASK_QUEUE: h.taskQueue,
-    OD_HOST_ID: h.hostId,
-    OD_ALLOWED_ROOTS: TMP(),
-    ...extraEnv,
-  });
-  delete env.OVERDECK_EXECUTION_SESSION_ID;
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return reject(err);
-      resolve({ status: err ? (err.code as number) : 0, stdout, stderr });
-    });
-  });
 }
 
 describe('ordinary projections', () => {
@@ -143,7 +118,7 @@ describe('ordinary projections', () => {
   it('stale (a newer ownership id the service does not lead to): reported; --repair rewrites it', async () => {
     const { wt, view } = await owned('s-stale');
     const local = await readProjection(wt.path);
-    await writeProjection(wt.path, { ...local!, ownershipId: 'own_7ZZZZZZZZZZZZZZZZZZZZZZZZZ', executionSessionId: 's-ghost' });
+    await writeProjection(wt.path, { ...local!, ownershipId: 'own_7ZZZZZZZZZZZZZZZZZZZZZZZZZ', executionSessionId: 's-ghost' }, { force: true }); // tampered: ordinary writes refuse another live ownership
     expect(await reconcile(wt.path, port)).toMatchObject({ kind: 'stale', reason: 'other_ownership', changed: false });
     expect(await reconcile(wt.path, port, { repair: true })).toMatchObject({ kind: 'stale', repaired: true });
     expect(await readProjection(wt.path)).toMatchObject({ ownershipId: view.ownershipId, executionSessionId: 's-stale' });
@@ -233,43 +208,4 @@ describe('provisional claims', () => {
   });
 });
 
-describe('od-worktree reconcile (CLI on the real service)', () => {
-  it('submits an offline claim, reports in_sync, flags a stale projection with exit 5 and repairs it with --repair', async () => {
-    const repo = makeRepo(1);
-    const wt = repo.worktrees[0];
-    const claim = await cli(wt.path, ['claim', '--offline', '--session', 's-cli', '--runtime', 'codex-cli', '--worker', 'w-cli', '--json']);
-    expect(claim.status).toBe(0);
-
-    const first = await cli(wt.path, ['reconcile', '--json']);
-    expect(first.stderr).toBe('');
-    expect(first.status).toBe(0);
-    const body = JSON.parse(first.stdout);
-    expect(body).toMatchObject({ ok: true, kind: 'submitted', durable: { executionSessionId: 's-cli' } });
-    expect(body.logged).toEqual([expect.objectContaining({ kind: 'submitted' })]);
-
-    const again = await cli(wt.path, ['reconcile']);
-    expect(again.status).toBe(0);
-    expect(again.stdout).toContain('reconcile: in_sync');
-
-    const local = await readProjection(wt.path);
-    await writeProjection(wt.path, { ...local!, executionSessionId: 's-tampered' });
-    const flagged = await cli(wt.path, ['reconcile']);
-    expect(flagged.status).toBe(5);
-    expect(flagged.stdout).toContain('corrupt');
-    const repaired = await cli(wt.path, ['reconcile', '--repair', '--json']);
-    expect(repaired.status).toBe(0);
-    expect(JSON.parse(repaired.stdout)).toMatchObject({ kind: 'corrupt', repaired: true });
-    expect((await readProjection(wt.path))?.executionSessionId).toBe('s-cli');
-    expect(existsSync(wt.path)).toBe(true);
-  });
-
-  it('exits 4 when the service is unreachable, changing nothing', async () => {
-    const repo = makeRepo(1);
-    const wt = repo.worktrees[0];
-    expect((await cli(wt.path, ['claim', '--offline', '--session', 's-down', '--runtime', 'codex-cli'])).status).toBe(0);
-    const res = await cli(wt.path, ['reconcile', '--json'], { DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' });
-    expect(res.status).toBe(4);
-    expect(JSON.parse(res.stdout)).toMatchObject({ ok: false, error: expect.stringContaining('unreachable') });
-    expect((await readProjection(wt.path))?.provisional).toBe(true);
-  });
-});
+// `od-worktree reconcile` itself (through the HTTP API, as the token's principal): test/integration/cli-write-auth.test.ts.

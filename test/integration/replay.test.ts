@@ -1,28 +1,54 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
-import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
+import { recordObservation } from '../../src/store/bindings';
+import type { ClaimInput } from '../../src/domain/commands';
+import { decideClaim, type Decision } from '../../src/domain/decide';
+import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
+import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
+import { DEFAULT_SETTINGS } from '../../src/domain/settings';
+import { newOwnershipId } from '../../src/domain/workflow-id';
+import { appendEvents, readEvents } from '../../src/store/event-store';
+import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
+
+const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 
 /**
  * Determinism guard. Histories recorded from earlier versions of the workflow (committed under
- * test/fixtures/histories/) and histories of this run's main scenarios are replayed against the
- * current workflow code: a change that alters commands fails here unless it is behind patched().
- * OD_RECORD_HISTORIES=<tag> writes this run's histories as new fixtures named <scenario>-<tag>.json.
+ * test/fixtures/histories/) are replayed against the current workflow code: a change that alters
+ * commands fails here unless it is behind patched(). OD_RECORD_HISTORIES=<tag> runs the scenarios
+ * below and writes their histories as new fixtures named <scenario>-<tag>.json. (Replaying this
+ * run's own histories against the bundle that just wrote them could not fail: it is not done.)
  */
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
 const bundle = () => ({ codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! });
+const RECORD = process.env.OD_RECORD_HISTORIES;
+
+/** Every scenario that has fixtures; each must keep at least one. */
+const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap'];
 
 let h: Harness;
+/** A short history bound and a configured worker: continue-as-new within seconds, taking the worker's configuration. */
+let quick: Harness;
+/** A short handoff timeout: an offer expires within seconds. */
+let timed: Harness;
 beforeAll(async () => {
+  if (!RECORD) return;
   h = await startHarness();
+  quick = await startHarness({ settings: { maxHistoryEvents: 40 }, workerSettings: { maxHistoryEvents: 400 } });
+  timed = await startHarness({ settings: { handoffTimeoutMs: 1_500 } });
 });
-afterAll(async () => h?.shutdown());
+afterAll(async () => {
+  await h?.shutdown();
+  await quick?.shutdown();
+  await timed?.shutdown();
+});
 
 
 async function scenarios(): Promise<Record<string, string>> {
-  const repo = makeRepo(3);
+  const repo = makeRepo(5);
   const ids: Record<string, string> = {};
   const bind = (i: number, session: string) =>
     h.client.bind({
@@ -41,7 +67,7 @@ async function scenarios(): Promise<Record<string, string>> {
   await bind(0, 's-1');
   await h.client.bindPlan(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), planRef: 'docs/p.md' });
   await h.client.heartbeat(ref(0), { executionSessionId: 's-1', epoch: 1 });
-  const ho = await h.client.handoff(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-2' });
+  const ho = await h.client.handoff(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-2', toWorkerId: 'replay-worker' });
   await h.client.acceptHandoff(ref(0), { handoffId: ho.handoff!.handoffId, executionSessionId: 's-2', runtime: 'chatgpt-web', worker: { runId: 'run-1', workerId: 'replay-worker' }, principal: executor('replay-worker') });
   await h.client.submit(ref(0), { executionSessionId: 's-2', epoch: 2, principal: executor('replay-worker'), head: 'c'.repeat(40) });
   await h.client.landed(ref(0), { sourceHead: 'c'.repeat(40), landedBranch: 'main', landedHead: 'd'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'l' } });
@@ -61,26 +87,164 @@ async function scenarios(): Promise<Record<string, string>> {
   writeFileSync(path.join(repo.worktrees[2].path, 'dirty.txt'), 'x\n');
   await h.client.reclaim(ref(2), { executionSessionId: 's-6', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' });
   ids.reclaim = await h.client.workflowIdOf(ref(2));
+
+  // A reclaim of a worktree deleted behind the service's back: no WIP, recorded as such.
+  await bind(3, 's-7');
+  rmSync(repo.worktrees[3].path, { recursive: true, force: true });
+  await h.client.reclaim(ref(3), { executionSessionId: 's-8', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'worktree deleted' });
+  ids['reclaim-missing'] = await h.client.workflowIdOf(ref(3));
+
+  // Handoff to another worker, refused accepts by the wrong worker, a stale heartbeat, then a burst of heartbeats.
+  await bind(4, 's-9');
+  const ho2 = await h.client.handoff(ref(4), { executionSessionId: 's-9', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-10', toWorkerId: 'other-worker' });
+  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'replay-worker' }, principal: executor('replay-worker') }).catch(() => undefined);
+  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'other-worker' }, principal: executor('other-worker') });
+  await h.client.heartbeat(ref(4), { executionSessionId: 's-9', epoch: 1 });
+  await Promise.all(Array.from({ length: 50 }, () => h.client.heartbeat(ref(4), { executionSessionId: 's-10', epoch: 2 })));
+  ids['handoff-other-worker'] = await h.client.workflowIdOf(ref(4));
   return ids;
 }
 
-test('histories of the main scenarios replay against the current workflow code', async () => {
-  const ids = await scenarios();
-  const histories = await Promise.all(Object.entries(ids).map(async ([name, workflowId]) => ({ name, workflowId, history: await h.temporal.workflow.getHandle(workflowId).fetchHistory() })));
-  const tag = process.env.OD_RECORD_HISTORIES;
-  if (tag) {
-    mkdirSync(FIXTURES, { recursive: true });
-    for (const x of histories) writeFileSync(path.join(FIXTURES, `${x.name}-${tag}.json`), historyToJSON(x.history));
+type Recorded = { name: string; workflowId: string; runId?: string; on: Harness };
+
+/** The scenarios since v5: a continue-as-new, a conversation bound then retitled, a branch rename, a handoff that times out. */
+async function laterScenarios(): Promise<Recorded[]> {
+  const repo = makeRepo(4);
+  const worker = (workerId: string) => ({ runId: `run-${workerId}`, workerId });
+  const bind = (i: number, session: string, workerId: string) =>
+    quick.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+  const ref = (i: number) => ({ worktreePath: repo.worktrees[i].path });
+  const owner = (session: string, workerId: string) => ({ executionSessionId: session, epoch: 1, principal: executor(workerId) });
+  const out: Recorded[] = [];
+
+  // Past maxHistoryEvents the run continues as new (taking the worker's configuration); the next run goes on.
+  await bind(0, 's-20', 'replay-can');
+  const canId = await quick.client.workflowIdOf(ref(0));
+  const handle = quick.temporal.workflow.getHandle(canId);
+  const firstRun = (await handle.describe()).runId;
+  for (let round = 0; round < 12; round++) await quick.client.bindPlan(ref(0), { ...owner('s-20', 'replay-can'), lane: `round-${round}` });
+  let nextRun = firstRun;
+  for (let i = 0; i < 200 && nextRun === firstRun; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    nextRun = (await handle.describe()).runId;
   }
-  const results = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle() }, histories.map((x) => ({ workflowId: x.workflowId, history: x.history })))) results.push(r);
-  expect(results).toHaveLength(histories.length);
-  for (const r of results) expect(r.error).toBeUndefined();
-});
+  expect(nextRun).not.toBe(firstRun);
+  await quick.client.bindPlan(ref(0), { ...owner('s-20', 'replay-can'), lane: 'after' });
+  await quick.client.heartbeat(ref(0), { executionSessionId: 's-20', epoch: 1 });
+  out.push({ name: 'continue-as-new-first', workflowId: canId, runId: firstRun, on: quick }, { name: 'continue-as-new-next', workflowId: canId, runId: nextRun, on: quick });
+
+  const bindT = (i: number, session: string, workerId: string) =>
+    timed.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+
+  // A conversation observed after the claim is bound; a later observation retitles it.
+  await bindT(1, 's-21', 'replay-conv');
+  const convId = await timed.client.workflowIdOf(ref(1));
+  const observe = async (sequence: number, title: string) => {
+    const obs = await recordObservation(timed.pool, { workerId: 'replay-conv', runId: 'run-replay-conv' }, {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-replay',
+      sessionGeneration: 'gen-1',
+      sequence,
+      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title, observedAt: new Date().toISOString() },
+    });
+    expect('code' in obs).toBe(false);
+    await timed.client.conversationBound(convId, 'replay-conv');
+    await waitForView(timed.client, ref(1), (v) => v.owner?.conversation?.title === title && v.projectionSync.durableSeq >= v.seq);
+  };
+  await observe(1, 'First title');
+  await observe(2, 'Second title');
+  out.push({ name: 'conversation-bound', workflowId: convId, on: timed });
+
+  // The owner renames its branch.
+  await bindT(2, 's-22', 'replay-rename');
+  await timed.client.renameBranch(ref(2), { ...owner('s-22', 'replay-rename'), from: repo.worktrees[2].branch, to: `${repo.worktrees[2].branch}-renamed` });
+  out.push({ name: 'branch-rename', workflowId: await timed.client.workflowIdOf(ref(2)), on: timed });
+
+  // A handoff nobody accepts falls back to the owner when it expires.
+  await bindT(3, 's-23', 'replay-timeout');
+  await timed.client.handoff(ref(3), { ...owner('s-23', 'replay-timeout'), toExecutionSessionId: 's-24', toWorkerId: 'replay-timeout' });
+  await waitForView(timed.client, ref(3), (v) => v.state === 'active' && v.handoff === null && v.projectionSync.durableSeq >= v.seq);
+  out.push({ name: 'handoff-timeout', workflowId: await timed.client.workflowIdOf(ref(3)), on: timed });
+  return out;
+}
+
+/**
+ * The scenarios since v6: the log ahead of the run (a claim a lost workflow task wrote, adopted at
+ * the owner's first heartbeat) and a sequence gap (a run believing in events the log never got).
+ */
+async function logScenarios(): Promise<Recorded[]> {
+  const repo = makeRepo(2);
+  const workerId = 'replay-log';
+  const principal = executor(workerId);
+  const worker = { runId: null, workerId };
+  const claimInput = (ownershipId: string, branch: string, session: string): ClaimInput => ({
+    ownershipId, branch, executionSessionId: session, runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null,
+  });
+  const drafts = (d: Decision) => {
+    if ('code' in d) throw new Error(d.code);
+    return d.events;
+  };
+  const fold = (es: OwnershipEvent[]) => es.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), null);
+  const out: Recorded[] = [];
+
+  const wt = repo.worktrees[0]!;
+  const bound = await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-30', runtime: 'codex-cli', worker, principal });
+  await h.client.release({ worktreePath: wt.path }, { executionSessionId: 's-30', epoch: 1, principal });
+  const aheadId = await h.client.workflowIdOf({ worktreePath: wt.path });
+  const logRecord = fold(await readEvents(h.pool, bound.ownershipId))!;
+  const lost = stampEvent(bound.ownershipId, logRecord, drafts(decideClaim(logRecord, claimInput(bound.ownershipId, wt.branch, 's-31'), null))[0]!, new Date().toISOString());
+  await appendEvents(h.pool, aheadId, [lost]);
+  await h.client.heartbeat({ worktreePath: wt.path, ownershipId: bound.ownershipId }, { executionSessionId: 's-31', epoch: 2 });
+  await waitForView(h.client, { workflowId: aheadId }, (v) => v.seq === lost.seq && v.owner?.executionSessionId === 's-31');
+  out.push({ name: 'log-ahead', workflowId: aheadId, on: h });
+
+  const gapWt = repo.worktrees[1]!;
+  const ownershipId = newOwnershipId();
+  const gapId = `replay-gap-${ownershipId}`;
+  const place = { repoRoot: repo.repoRoot, worktreePath: gapWt.path, branch: gapWt.branch, hostId: h.hostId, seq: 0 };
+  const claimed = stampEvent(ownershipId, place, drafts(decideClaim(null, claimInput(ownershipId, gapWt.branch, 's-32'), null))[0]!, new Date().toISOString());
+  await appendEvents(h.pool, gapId, [claimed]);
+  const ahead = { ...fold([claimed])!, seq: 3 };
+  await h.temporal.workflow.start('ownershipWorkflow', {
+    workflowId: gapId,
+    taskQueue: h.taskQueue,
+    args: [
+      {
+        ownershipId,
+        worktree: { repoRoot: repo.repoRoot, worktreePath: gapWt.path, branch: gapWt.branch, hostId: h.hostId },
+        settings: DEFAULT_SETTINGS,
+        carried: {
+          record: ahead,
+          durableRecord: ahead,
+          recentEvents: [claimed],
+          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
+          projectionSync: { hostId: h.hostId, localSeq: 0, durableSeq: 3, error: null },
+          lastHeartbeatMs: Date.now(),
+          lastHeartbeatLoggedMs: Date.now(),
+        },
+      },
+    ],
+  });
+  await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
+  await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
+  out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
+  return out;
+}
+
+// Defined only in record mode, so a normal run reports no skipped test.
+if (RECORD) test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
+  const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
+  const later = [...(await laterScenarios()), ...(await logScenarios())];
+  mkdirSync(FIXTURES, { recursive: true });
+  for (const x of [...earlier, ...later]) {
+    const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
+    writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
+  }
+}, 120_000);
 
 test('recorded fixture histories from earlier versions still replay', async () => {
   const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json')) : [];
-  expect(files.length).toBeGreaterThanOrEqual(3);
+  for (const name of SCENARIOS) expect({ name, fixtures: files.some((f) => new RegExp(`^${name}-v\\d+\\.json$`).test(f)) }).toEqual({ name, fixtures: true });
   const histories = files.map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(FIXTURES, f), 'utf8'))) }));
   const results = [];
   for await (const r of Worker.runReplayHistories({ workflowBundle: bundle() }, histories)) results.push(r);

@@ -16,7 +16,7 @@ import { git, makeRepo } from '../support/git-fixture';
 import { startHarness, type Harness } from '../support/harness';
 
 /**
- * Spec §17.8 / §13: a full scenario with canaries in the bearer tokens, in a cookie header and in
+ * docs/guarantees.md#what-is-never-stored-and-what-is-redacted: a full scenario with canaries in the bearer tokens, in a cookie header and in
  * fields the API must refuse; then a scan of every place data lands (PostgreSQL, every workflow
  * history, git config and lock files, all logs) finds none of them. Free-text canaries are the
  * positive control: they are legitimately stored, and the scan must find them.

@@ -10,6 +10,7 @@ import { generateToken, hashToken } from '../../src/auth/tokens';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
+import { dataConverterOf } from '../../src/infra/payload-codec';
 import { startHarness, type Harness } from './harness';
 
 /** Bearer tokens of the test principals: one of each kind, plus a second executor bound to another worker. */
@@ -41,8 +42,11 @@ export interface ApiStack {
 }
 
 /** The real API server (listening on a free port) over a harness on the run's Temporal and PostgreSQL. */
-export async function startApiStack(opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean } = {}): Promise<ApiStack> {
-  const h = await startHarness(opts.authority ? { authority: opts.authority } : {});
+export async function startApiStack(
+  opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean; payloadKeyFile?: string; ownDatabase?: boolean } = {},
+): Promise<ApiStack> {
+  const dataConverter = opts.payloadKeyFile ? dataConverterOf({ payloadKeyFile: opts.payloadKeyFile }) : undefined;
+  const h = await startHarness({ ...(opts.authority ? { authority: opts.authority } : {}), ...(dataConverter ? { dataConverter } : {}), ...(opts.ownDatabase ? { ownDatabase: true } : {}) });
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP ?? os.tmpdir(), 'tokens-'));
   const file = path.join(dir, 'tokens.json');
   const suffix = path.basename(dir).slice('tokens-'.length).toLowerCase();
@@ -72,6 +76,7 @@ export async function startApiStack(opts: { authority?: LivenessAuthority; landi
     OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP ?? os.tmpdir(),
     OD_TOKENS_FILE: file,
     LOG_LEVEL: process.env.OD_TEST_LOG_LEVEL ?? 'silent',
+    OD_PAYLOAD_KEY_FILE: opts.payloadKeyFile ?? '',
   });
   const app = await buildServer({
     config,

@@ -1,14 +1,43 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { cleanGitEnv } from '../../src/git/exec';
+
+/** The author and committer of every commit a fixture makes. */
+export const GIT_IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
 
 export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' },
+    env: { ...process.env, ...GIT_IDENTITY },
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim();
+}
+
+/**
+ * git as an agent session would run it in an owned worktree (null: a caller without a session id),
+ * through the worktree's hooks; answers git's exit code.
+ */
+export function gitAs(cwd: string, session: string | null, ...args: string[]): number {
+  const env = cleanGitEnv(GIT_IDENTITY);
+  delete env.OVERDECK_EXECUTION_SESSION_ID;
+  delete env.OVERDECK_EPOCH;
+  if (session) env.OVERDECK_EXECUTION_SESSION_ID = session;
+  try {
+    execFileSync('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    return 0;
+  } catch (err) {
+    return (err as { status?: number }).status ?? -1;
+  }
+}
+
+/** `session` adds and commits a new file `file`; the commit's id. */
+export function commitAs(cwd: string, session: string, file: string): string {
+  writeFileSync(path.join(cwd, file), `${file}\n`);
+  expect(gitAs(cwd, session, 'add', file)).toBe(0);
+  expect(gitAs(cwd, session, 'commit', '-q', '-m', file)).toBe(0);
+  return git(cwd, 'rev-parse', 'HEAD');
 }
 
 export interface RepoFixture {

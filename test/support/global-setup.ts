@@ -5,7 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer } from '../../src/infra/temporal-dev-server';
 import { freePort } from '../../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres, withDatabase } from '../../src/infra/postgres';
-import { WORKFLOWS_PATH } from '../../src/infra/workers';
+import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../../src/infra/workers';
 import { migrate } from '../../src/store/db';
 
 /**
@@ -43,7 +43,7 @@ export default async function globalSetup(): Promise<void> {
   state.serverUrl = serverUrl;
   state.dbName = dbName;
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger });
+  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
   const bundlePath = path.join(tmp, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
 

@@ -1,13 +1,16 @@
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { noAuthority } from '../../src/activities/liveness';
 import { OwnershipClient, type OwnershipRef, type OwnershipView } from '../../src/client';
 import type { Principal } from '../../src/domain/identity';
-import { createWorkers } from '../../src/infra/workers';
-import { createPool } from '../../src/store/db';
+import { createLogger } from '../../src/infra/logger';
+import { createWorkers, installTemporalLogging } from '../../src/infra/workers';
+import { dropDatabase, ensureDatabase } from '../../src/infra/postgres';
+import { createPool, migrate } from '../../src/store/db';
 import type { OwnershipSettings } from '../../src/workflows/ownership';
+import type { DataConverter } from '@temporalio/common';
 
 export interface Harness {
   client: OwnershipClient;
@@ -33,19 +36,36 @@ function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(process.env.OD_TEST_LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN') });
+    // As worker.ts does: the SDK's log through ours, warnings and errors only unless OD_TEST_LOG_LEVEL says more.
+    installTemporalLogging(createLogger((process.env.OD_TEST_LOG_LEVEL ?? 'warn').toLowerCase()));
   } catch {
     // A test installed its own runtime logger first (e.g. to capture logs): keep it.
   }
 }
 
-export async function startHarness(opts: { authority?: LivenessAuthority; allowedRoots?: string[]; settings?: Partial<OwnershipSettings> } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: {
+    authority?: LivenessAuthority;
+    allowedRoots?: string[];
+    settings?: Partial<OwnershipSettings>;
+    workerSettings?: Partial<OwnershipSettings>;
+    dataConverter?: DataConverter;
+    /**
+     * A database of its own (migrated, dropped at shutdown) instead of the run's shared one: for a
+     * test that reads every ownership the store holds and then messages them (the fuzz), which must
+     * not find other test files' ownerships, whose workers stop when those files end.
+     */
+    ownDatabase?: boolean;
+  } = {},
+): Promise<Harness> {
   quietRuntime();
   const suffix = Math.random().toString(36).slice(2, 10);
   const taskQueue = `test-${suffix}`;
   const hostId = `host-${suffix}`;
   const address = required('TEMPORAL_ADDRESS');
-  const pool = createPool(required('OD_TEST_DATABASE_URL'));
+  const runDatabase = required('OD_TEST_DATABASE_URL');
+  const own = opts.ownDatabase ? await ownDatabase(runDatabase, suffix) : null;
+  const pool = createPool(own?.url ?? runDatabase);
   const connection = await NativeConnection.connect({ address });
   const allowedRoots = opts.allowedRoots ?? [required('OD_TEST_TMP')];
   const workers: Worker[] = await createWorkers({
@@ -57,10 +77,12 @@ export async function startHarness(opts: { authority?: LivenessAuthority; allowe
     authority: opts.authority ?? noAuthority,
     pool,
     workflowBundle: { codePath: required('OD_TEST_WORKFLOW_BUNDLE') },
+    ...(opts.workerSettings ? { settings: opts.workerSettings } : {}),
+    ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
   });
   const running = workers.map((w) => w.run());
   const clientConnection = await Connection.connect({ address });
-  const temporal = new Client({ connection: clientConnection, namespace: 'default' });
+  const temporal = new Client({ connection: clientConnection, namespace: 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
   const client = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots, settings: opts.settings });
   return {
     client,
@@ -75,8 +97,17 @@ export async function startHarness(opts: { authority?: LivenessAuthority; allowe
       await clientConnection.close();
       await connection.close();
       await pool.end();
+      if (own) await dropDatabase(runDatabase, own.name);
     },
   };
+}
+
+/** `<run database>_<suffix>`, migrated; global teardown drops any a crashed test left behind. */
+async function ownDatabase(runDatabase: string, suffix: string): Promise<{ name: string; url: string }> {
+  const name = `${new URL(runDatabase).pathname.slice(1)}_${suffix}`;
+  const url = await ensureDatabase(runDatabase, name);
+  await migrate(url);
+  return { name, url };
 }
 
 /** A scripted execution-session authority: what the orchestrator would answer, set by the test. */

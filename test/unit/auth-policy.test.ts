@@ -32,6 +32,7 @@ const EXPECTED: Record<Operation, [Cell, Cell, Cell, Cell, Cell]> = {
   provenance: [O, O, O, O, F],
   exportDiagnostics: [F, F, O, F, F],
   rebuildProjection: [F, F, O, F, F],
+  decodePayloads: [F, F, O, F, F],
 };
 
 const principal = (kind: Principal['kind']): Principal =>

@@ -2,7 +2,7 @@ import { applyObservation, MAX_OBSERVATION_AGE_MS, MAX_OBSERVATION_SKEW_MS, Obse
 import type { Refusal } from '../../src/domain/reasons';
 
 /**
- * Executor-binding rules (ARCHITECTURE §5, spec §5/§6.1/§13), one test per rule, each written so
+ * Executor-binding rules (docs/identities.md#executor-binding), one test per rule, each written so
  * that removing the rule from src/domain/binding.ts or src/domain/identity.ts makes it fail.
  */
 
@@ -157,7 +157,7 @@ describe('observation time window and ordering', () => {
     expect(ok(first(obs(U1, { at: NOW + MAX_OBSERVATION_SKEW_MS }))).firstBound).toBe(true);
   });
 
-  it('the window is 15 s back and 1 s ahead, as ARCHITECTURE §5 says', () => {
+  it('the window is 15 s back and 1 s ahead, as docs/identities.md#executor-binding says', () => {
     expect(MAX_OBSERVATION_AGE_MS).toBe(15_000);
     expect(MAX_OBSERVATION_SKEW_MS).toBe(1_000);
   });

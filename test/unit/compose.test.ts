@@ -719,12 +719,32 @@ describe('Dockerfile', () => {
     problems(out);
   });
 
-  test('tsx, which runs the TypeScript, is a production dependency', () => {
-    const pkg = JSON.parse(read('package.json')) as { dependencies?: Record<string, string> };
-    expect(Object.keys(pkg.dependencies ?? {})).toContain('tsx');
+  /** The stage that runs `npm run build`, whose dist/ the runtime stage copies. */
+  const buildStage = stages.find((st) => st.some((x) => x.op === 'RUN' && /\bnpm run build\b/.test(x.args)));
+  const buildName = buildStage ? subst(buildStage[0].args).split(/\s+/)[2] : undefined;
+  /** What the build stage copies in from the context (COPY <src>... <dest>, no --from). */
+  const buildInputs = (buildStage ?? [])
+    .filter((x) => x.op === 'COPY' && !/--from=/.test(x.args))
+    .flatMap((x) => execForm(x.args.replace(/--\S+\s+/g, '')).slice(0, -1))
+    .map((f) => f.replace(/^\.\/|\/$/g, ''));
+  /** A compiled file of dist/ and the source it is compiled from. */
+  const sourceOf = (file: string): string | null => (/^dist\/.+\.js$/.test(file) ? file.slice('dist/'.length).replace(/\.js$/, '.ts') : null);
+
+  test('runs compiled JavaScript: a build stage runs npm run build, the runtime copies its dist/, tsx stays a dev dependency', () => {
+    const out: string[] = [];
+    const pkg = JSON.parse(read('package.json')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string>; scripts?: Record<string, string> };
+    if (Object.keys(pkg.dependencies ?? {}).includes('tsx')) out.push('tsx is a production dependency: the image must not need it');
+    if (!pkg.scripts?.build) out.push('package.json has no build script');
+    if (!buildStage) out.push('no stage runs `npm run build`');
+    else if (!buildStage.some((x) => x.op === 'RUN' && /\bnpm ci\b(?![^&;]*--omit=dev)/.test(subst(x.args)))) out.push('the build stage does not install the dev dependencies (npm ci without --omit=dev): tsc is one');
+    for (const f of ['tsconfig.json', 'tsconfig.build.json', 'scripts/build.js']) if (!buildInputs.includes(f)) out.push(`the build stage does not copy ${f}`);
+    const copiesDist = runtime.some((x) => x.op === 'COPY' && new RegExp(`--from=${buildName ?? '\\S+'}\\b`).test(x.args) && /\/app\/dist\b/.test(x.args));
+    if (!copiesDist) out.push('the runtime stage does not copy dist/ from the build stage');
+    if (runtime.some((x) => x.op === 'COPY' && /^\.\s/.test(x.args.replace(/--\S+\s+/g, '')))) out.push('the runtime stage copies the whole context (sources and all) instead of the build output');
+    problems(out);
   });
 
-  test('the files the image and the compose services run exist and are in the build context', () => {
+  test('the files the image and the compose services run are built from sources that exist and are in the build context', () => {
     const out: string[] = [];
     const runs: Array<{ who: string; file: string }> = [];
     for (const s of runtime.filter((x) => x.op === 'CMD' || x.op === 'ENTRYPOINT')) {
@@ -733,16 +753,19 @@ describe('Dockerfile', () => {
     for (const name of OUR_SERVICES) {
       for (const file of scriptArgs([...argv(services[name].entrypoint), ...argv(services[name].command)])) runs.push({ who: `service "${name}"`, file });
       const bin = argv(services[name].command)[0];
-      if (bin && bin !== 'node_modules/.bin/tsx' && bin !== 'node') out.push(`service "${name}": command starts with ${bin}, expected node_modules/.bin/tsx`);
+      if (bin && bin !== 'node') out.push(`service "${name}": command starts with ${bin}, expected node (compiled JavaScript)`);
     }
     for (const f of ['worker.ts', 'src/api/main.ts', 'scripts/migrate.ts']) {
-      if (!runs.some((r) => r.file === f)) out.push(`nothing runs ${f}`);
+      if (!runs.some((r) => sourceOf(r.file) === f)) out.push(`nothing runs the compiled ${f} (dist/${f.replace(/\.ts$/, '.js')})`);
     }
     for (const { who, file } of runs) {
-      if (!exists(file)) out.push(`${who} runs ${file}, which does not exist in the repository`);
-      else if (dockerignored(file)) out.push(`${who} runs ${file}, which .dockerignore excludes from the image`);
+      const source = sourceOf(file);
+      if (source === null) out.push(`${who} runs ${file}, which is not compiled code under dist/`);
+      else if (!exists(source)) out.push(`${who} runs ${file}, whose source ${source} does not exist in the repository`);
+      else if (dockerignored(source)) out.push(`${who} runs ${file}, whose source ${source} .dockerignore excludes from the build context`);
+      else if (!buildInputs.some((i) => source === i || source.startsWith(`${i}/`))) out.push(`${who} runs ${file}, whose source ${source} the build stage does not copy`);
     }
-    for (const f of ['package.json', 'package-lock.json', 'migrations']) if (dockerignored(f)) out.push(`.dockerignore excludes ${f}, which the image needs`);
+    for (const f of ['package.json', 'package-lock.json', 'migrations', 'hooks', 'bin', 'tsconfig.build.json', 'scripts/build.js']) if (dockerignored(f)) out.push(`.dockerignore excludes ${f}, which the image needs`);
     problems([...new Set(out)]);
   });
 });

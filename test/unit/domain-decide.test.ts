@@ -89,6 +89,20 @@ test('a conversation observed after the claim fills an unknown one, never replac
   expect(decideConversationBound(bound, 'w1', { ...conv, conversationId: '11111111-1111-4111-8111-111111111111' })).toEqual({ events: [] });
 });
 
+test('a newer title of the same conversation is recorded (identity, URL and observation time kept); the same title or no title records nothing', () => {
+  const conv = canonicalConversation({ conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', title: 'Old', observedAt: '2026-01-01T00:00:00.000Z' });
+  if ('code' in conv) throw new Error('bad fixture');
+  const claimed = run(null, decideClaim(null, claim('a'), null));
+  const r = run(claimed, decideConversationBound(claimed, 'w1', conv));
+  expect(decideConversationBound(r, 'w1', conv)).toEqual({ events: [] });
+  expect(decideConversationBound(r, 'w1', { ...conv, title: null })).toEqual({ events: [] });
+  const renamed = { ...conv, title: 'New', observedAt: '2026-01-01T00:05:00.000Z', conversationUrl: 'https://chatgpt.com/c/other' };
+  expect(decideConversationBound(r, 'w1', renamed, { refreshTitle: false })).toEqual({ events: [] });
+  const after = run(r, decideConversationBound(r, 'w1', renamed));
+  expect(after.owner!.conversation).toEqual({ ...conv, title: 'New' });
+  expect(after.lineage.at(-1)!.conversationId).toBe(conv.conversationId);
+});
+
 test('the reducer refuses a gap in the sequence', () => {
   const d = decideClaim(null, claim('a'), null);
   if ('code' in d) throw new Error(d.code);

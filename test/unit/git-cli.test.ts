@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { resolveTarget } from '../../src/cli/target';
 import { readProjection, writeProjection } from '../../src/git/projection';
 import { cleanGitEnv } from '../../src/git/exec';
 import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
@@ -104,5 +105,59 @@ describe('od-worktree claim --offline', () => {
     const online = cli(fx.wt2, ['claim', '--session', 'session_Z', '--runtime', 'codex-cli'], { OD_API_URL: 'http://127.0.0.1:1' });
     expect(online.status).not.toBe(0);
     expect(await readProjection(fx.wt2)).toEqual(before);
+  });
+});
+
+describe('od-worktree reconcile writes only through the HTTP API, as its token', () => {
+  let wt3: string;
+  beforeAll(() => {
+    wt3 = path.join(fx.root, 'wt3');
+    g(fx.repo, 'worktree', 'add', '-q', '-b', 'wt3', wt3);
+  });
+  const noService = { OD_API_URL: 'http://127.0.0.1:1', TEMPORAL_ADDRESS: '127.0.0.1:1', DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' };
+
+  it('without OD_TOKEN: one line, exit 1, nothing asked, the claim untouched', async () => {
+    expect(cli(wt3, ['claim', '--offline', '--session', 'session_R', '--runtime', 'codex-cli', '--worker', 'someone-else']).status).toBe(0);
+    const before = await readProjection(wt3);
+    const res = cli(wt3, ['reconcile', '--json'], { ...noService, OD_TOKEN: '' });
+    expect(res.status).toBe(1);
+    expect(JSON.parse(res.stdout)).toMatchObject({ ok: false, code: 'unauthenticated' });
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringContaining('set OD_TOKEN')]);
+    expect(await readProjection(wt3)).toEqual(before);
+  });
+
+  it('with a token but no service: exit 4 (the direct Temporal/PostgreSQL path is not there to fall back on)', async () => {
+    const res = cli(wt3, ['reconcile'], { ...noService, OD_TOKEN: 'some-token' });
+    expect(res.status).toBe(4);
+    expect(res.stderr).toContain('unreachable');
+  });
+
+  it('has no --worker any more; the help says the worker comes from the token', () => {
+    expect(cli(wt3, ['reconcile', '--worker', 'w-1'], { OD_TOKEN: '' }).status).toBe(2);
+    expect(cli(wt3, ['reconcile', '--help']).stdout).toContain('bound as the worker of that');
+    expect(cli(wt3, ['claim', '--help']).stdout).toMatch(/grants nothing/);
+  });
+});
+
+describe('who/history targets (resolveTarget)', () => {
+  it('absolute, ./, ../ and ~ are only paths, existing or not, normalised like the server', async () => {
+    expect(await resolveTarget(path.join(fx.root, 'gone', 'wt'), fx.repo)).toEqual({ kind: 'path', path: path.join(fx.root, 'gone', 'wt'), fallback: false });
+    expect(await resolveTarget('./gone', fx.repo)).toEqual({ kind: 'path', path: path.join(fx.repo, 'gone'), fallback: false });
+    expect(await resolveTarget('../wt9', fx.repo)).toEqual({ kind: 'path', path: path.join(fx.root, 'wt9'), fallback: false });
+    expect(await resolveTarget('~/od-nowhere-x', fx.repo)).toMatchObject({ kind: 'path', path: expect.stringMatching(/od-nowhere-x$/), fallback: false });
+    symlinkSync(fx.repo, path.join(fx.root, 'link'));
+    expect(await resolveTarget(path.join(fx.root, 'link', 'gone'), fx.repo)).toMatchObject({ path: path.join(fx.repo, 'gone') });
+  });
+  it('an existing directory is its worktree; a file named with a slash too', async () => {
+    mkdirSync(path.join(fx.wt1, 'deep', 'er'), { recursive: true });
+    expect(await resolveTarget('deep/er', fx.wt1)).toEqual({ kind: 'path', path: fx.wt1, fallback: false });
+    expect(await resolveTarget('wt2', fx.root)).toEqual({ kind: 'path', path: fx.wt2, fallback: false });
+    expect(await resolveTarget('repo/a.txt', fx.root)).toEqual({ kind: 'path', path: fx.repo, fallback: false });
+  });
+  it('a slash name whose parent exists is tried as a path, then as a name; other names are names', async () => {
+    expect(await resolveTarget('repo/removed-wt', fx.root)).toEqual({ kind: 'path', path: path.join(fx.repo, 'removed-wt'), fallback: true });
+    expect(await resolveTarget('wt/feature-x', fx.repo)).toEqual({ kind: 'name', name: 'wt/feature-x' });
+    expect(await resolveTarget('wt1', fx.repo)).toEqual({ kind: 'name', name: 'wt1' });
+    expect(await resolveTarget('a.txt', fx.repo)).toEqual({ kind: 'name', name: 'a.txt' });
   });
 });

@@ -98,7 +98,7 @@ describe('applyLocalProjection', () => {
     expect(run('git', ['worktree', 'remove', fx.wt1], fx.repo).status).not.toBe(0);
 
     // A late, older write changes nothing: projection, lock and git lock still name the same owner.
-    expect(await applyLocalProjection(fx.wt1, projection('Z', 2), { gitLock: true })).toBe('skipped');
+    expect(await applyLocalProjection(fx.wt1, projection('Z', 2, { ownershipId: 'own_A' }), { gitLock: true })).toBe('skipped');
     expect((await readLock(fx.wt1))?.execution_session_id).toBe('session_A');
 
     expect(await applyLocalProjection(fx.wt1, { ...p, seq: 4, state: 'released' }, { gitLock: true })).toBe('written');

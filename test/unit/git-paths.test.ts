@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../../src/git/paths';
@@ -87,6 +87,38 @@ describe('assertUnderAllowedRoots', () => {
     const missing = path.join(dir, 'roots/allowed/repo/nope');
     expect(await assertUnderAllowedRoots(missing, roots())).toBe(missing);
     expect((await refusal(assertUnderAllowedRoots(missing, roots(), { mustExist: true }))).code).toBe('path_not_found');
+  });
+
+  // Found by the API fuzz: these reached the caller as 500 (ELOOP / ENAMETOOLONG thrown raw).
+  it('refuses paths the kernel cannot resolve (symlink loops, names too long, a file as a directory) as path_not_found, naming none', async () => {
+    const allowed = path.join(dir, 'roots/allowed');
+    symlinkSync('b', path.join(allowed, 'a'));
+    symlinkSync('a', path.join(allowed, 'b'));
+    symlinkSync('self', path.join(allowed, 'self'));
+    writeFileSync(path.join(allowed, 'file'), 'x');
+    const unresolvable = [
+      path.join(allowed, 'a'), // realpath: ELOOP
+      path.join(allowed, 'a/x/y'), // realpath: ELOOP
+      `${allowed}/self/x/../y`, // ELOOP
+      path.join(allowed, 'x'.repeat(300)), // a component over 255 bytes: ENAMETOOLONG
+      `${allowed}/missing/${'y'.repeat(256)}`, // over-long below a missing component (the kernel says ENOENT there)
+      // 2-byte characters in 254-byte components: each fits, the total (> PATH_MAX) does not
+      `${allowed}/${Array.from({ length: 20 }, () => 'é'.repeat(127)).join('/')}`,
+    ];
+    for (const p of unresolvable) {
+      for (const mustExist of [false, true]) {
+        const err = await refusal(assertUnderAllowedRoots(p, roots(), { mustExist }));
+        expect({ p: p.slice(0, 80), code: err.code }).toEqual({ p: p.slice(0, 80), code: 'path_not_found' });
+        expect(err.message).not.toContain(dir);
+      }
+      expect((await refusal(normalizePath(p))).code).toBe('path_not_found');
+    }
+    // A file used as a directory is simply not there (ENOTDIR), as before.
+    expect(await assertUnderAllowedRoots(path.join(allowed, 'file/x'), roots())).toBe(path.join(allowed, 'file/x'));
+    expect((await refusal(assertUnderAllowedRoots(path.join(allowed, 'file/x'), roots(), { mustExist: true }))).code).toBe('path_not_found');
+    // A loop outside the roots is refused too, not thrown.
+    symlinkSync('loop', path.join(dir, 'outside/loop'));
+    expect((await refusal(assertUnderAllowedRoots(path.join(dir, 'outside/loop/x'), roots()))).code).toBe('path_not_found');
   });
 });
 

@@ -83,7 +83,8 @@ describe('writeProjection / readProjection', () => {
 
   it('skips a lower-seq write, so a late retry cannot roll back a newer owner; equal seq rewrites', async () => {
     await writeProjection(fx.wt1, projection('B', 7));
-    expect(await writeProjection(fx.wt1, projection('A', 6))).toBe('skipped');
+    // Seqs order the writes of one ownership (a reclaim or handoff changes the session, not the ownership).
+    expect(await writeProjection(fx.wt1, projection('A', 6, { ownershipId: 'own_B' }))).toBe('skipped');
     expect((await readProjection(fx.wt1))?.executionSessionId).toBe('session_B');
     const heartbeat = projection('B', 7, { lastSeenAt: '2026-08-20T00:09:00.000Z' });
     expect(await writeProjection(fx.wt1, heartbeat)).toBe('written');
@@ -105,7 +106,7 @@ describe('writeProjection / readProjection', () => {
 
   it('serialises concurrent writes per worktree: the highest seq wins whatever the arrival order', async () => {
     const seqs = [5, 2, 9, 1, 7, 3, 8, 4, 6];
-    const results = await Promise.all(seqs.map((s) => writeProjection(fx.wt1, projection(`S${s}`, s))));
+    const results = await Promise.all(seqs.map((s) => writeProjection(fx.wt1, projection(`S${s}`, s, { ownershipId: 'own_S' }))));
     expect(results).toEqual(['written', 'skipped', 'written', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped', 'skipped']);
     expect((await readProjection(fx.wt1))?.seq).toBe(9);
   });
@@ -201,7 +202,7 @@ describe('git process budget', () => {
 
 describe('atomicity under a concurrent reader', () => {
   /** Every key of owner i carries i; the key set depends on i so a half-written set is detectable too. */
-  const owner = (i: number) => projection(`N${i}`, i, { epoch: 1000 + i, conversationId: i % 2 === 0 ? `conv-N${i}` : null, conversationUrl: i % 2 === 0 ? `https://chatgpt.com/c/conv-N${i}` : null });
+  const owner = (i: number) => projection(`N${i}`, i, { ownershipId: 'own_N', epoch: 1000 + i, conversationId: i % 2 === 0 ? `conv-N${i}` : null, conversationUrl: i % 2 === 0 ? `https://chatgpt.com/c/conv-N${i}` : null });
 
   const readOnce = (cwd: string): Promise<string> =>
     new Promise((resolve, reject) => {

@@ -13,7 +13,9 @@ import {
 import { newIdempotencyKey, offlineClaim, provisionalOwnershipId, randomBase32 } from '../../src/git/provisional';
 import { applyRecord, localProjectionOf } from '../../src/git/record';
 import { worktreeDirs } from '../../src/git/repo';
+import { reconcile, ReconcileRefused, type ReconcilePort, type ReconciliationEntry } from '../../src/reconcile';
 import { classify, isOlderOwnership } from '../../src/reconcile/classify';
+import { withoutRedaction } from '../../src/reconcile/redacted';
 import { makeRepo, projection, type Fixture } from './git-fixture';
 
 const OWN_OLD = 'own_01HZZZZZZZZZZZZZZZZZZZZZZZ';
@@ -92,7 +94,7 @@ describe('idempotency keys', () => {
   });
 });
 
-describe('offlineClaim (spec §14.5)', () => {
+describe('offlineClaim (docs/git-projection.md#offline-claims)', () => {
   let fx: Fixture;
   beforeEach(() => {
     fx = makeRepo();
@@ -189,5 +191,80 @@ describe('writeProjection compare-and-swap (expectSeq)', () => {
     expect((await readProjection(fx.wt1))?.executionSessionId).toBe('session_B');
     expect(await writeProjection(fx.wt2, projection('C', 1), { expectSeq: 3 })).toBe('skipped');
     expect(await writeProjection(fx.wt2, projection('C', 1), { expectSeq: null })).toBe('written');
+  });
+});
+
+describe('withoutRedaction: a record as a principal that may not see the conversation gets it', () => {
+  const conversation = { provider: 'chatgpt-web' as const, conversationId: 'c-1', conversationUrl: '[redacted]', title: '[redacted]', observedAt: '2026-08-20T00:00:00.000Z' };
+  const redacted = record({ owner: { ...record().owner!, conversation } });
+  const full = localProjectionOf(record({ owner: { ...record().owner!, conversation: { ...conversation, conversationUrl: 'https://chatgpt.com/c/c-1' } } })).projection!;
+
+  it('is in sync with a local projection of the same conversation, its URL taken from there', () => {
+    const seen = withoutRedaction(redacted, full)!;
+    expect(classify(full, seen)).toEqual({ kind: 'in_sync', reason: null });
+    expect(localProjectionOf(seen).projection?.conversationUrl).toBe('https://chatgpt.com/c/c-1');
+  });
+  it('otherwise the URL is unknown (null), never the placeholder', () => {
+    for (const local of [null, { ...full, conversationId: 'c-2' }, { ...full, conversationUrl: '[redacted]' }]) {
+      expect(localProjectionOf(withoutRedaction(redacted, local)!).projection).toMatchObject({ conversationId: 'c-1', conversationUrl: null });
+    }
+  });
+  it('leaves a record that is not redacted alone', () => {
+    const r = record();
+    expect(withoutRedaction(r, null)).toBe(r);
+    expect(withoutRedaction(null, full)).toBeNull();
+  });
+});
+
+describe('reconcile: a claim refused for naming another worker than the port’s token', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+
+  /** In memory: the service knows nothing of the worktree and refuses every bind as worker_mismatch. */
+  function refusingPort() {
+    const logged: ReconciliationEntry[] = [];
+    let binds = 0;
+    const port: ReconcilePort = {
+      durable: async () => null,
+      bind: async () => {
+        binds++;
+        return { ok: false, code: 'worker_mismatch' };
+      },
+      recordReconciliation: async (e) => void logged.push(e),
+    };
+    return { port, logged, binds: () => binds };
+  }
+
+  it('is a conflict that leaves the claim provisional, unmarked, for the right token', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', workerId: 'someone-else', allowedRoots: [fx.root] });
+    const before = await readProjection(fx.wt1);
+    const p = refusingPort();
+    expect(await reconcile(fx.wt1, p.port)).toMatchObject({ kind: 'conflict', reason: 'worker_mismatch', changed: false, repaired: false, recorded: true });
+    expect(await readProjection(fx.wt1)).toEqual(before);
+    expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_P' })).toEqual({ allowed: true });
+    expect(p.logged).toEqual([expect.objectContaining({ kind: 'conflict', reason: 'worker_mismatch', provisional: expect.objectContaining({ executionSessionId: 'session_P' }) })]);
+  });
+
+  it('--repair drops the claim (rewritten from the durable record: none)', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', workerId: 'someone-else', allowedRoots: [fx.root] });
+    const p = refusingPort();
+    expect(await reconcile(fx.wt1, p.port, { repair: true })).toMatchObject({ kind: 'conflict', reason: 'worker_mismatch', changed: true, repaired: true });
+    expect(await readProjection(fx.wt1)).toBeNull();
+  });
+
+  it('a refused caller (ReconcileRefused) is passed through untouched, nothing written', async () => {
+    await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', allowedRoots: [fx.root] });
+    const before = await readProjection(fx.wt1);
+    const port: ReconcilePort = {
+      durable: async () => null,
+      bind: async () => {
+        throw new ReconcileRefused('forbidden', 'forbidden: no worker');
+      },
+    };
+    await expect(reconcile(fx.wt1, port)).rejects.toMatchObject({ name: 'ReconcileRefused', code: 'forbidden' });
+    expect(await readProjection(fx.wt1)).toEqual(before);
   });
 });

@@ -1,7 +1,7 @@
 import { LIST_COLUMNS, listRow, renderOwnersTable, shortPath } from '../../src/cli/render';
 import { live, record } from './render-fixtures';
 
-test('list --owners: one compact row per ownership with the columns of spec §12/§15', () => {
+test('list --owners: one compact row per ownership with the columns of docs/cli.md#list---owners', () => {
   const a = { ...record(), liveness: live, branchStatus: { head: 'abcdef0123456789abcdef0123456789abcdef01', base: 'main', ahead: 2, behind: 1, at: '2026-08-20T00:05:00Z' } };
   const b = { ...record({ ownershipId: 'own_01JABCDEFGHJKMNPQRSTVWXYZ1', worktreePath: '/r/.worktrees/b', branch: 'wt/b', state: 'stale', epoch: 3, owner: null, worker: null, lastSeenAt: null }), liveness: null };
   const text = renderOwnersTable([a, b]);

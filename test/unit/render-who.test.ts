@@ -1,7 +1,7 @@
 import { renderWho, whoFields } from '../../src/cli/render';
 import { CONV, live, record } from './render-fixtures';
 
-test('who renders the spec §12 fields in its order and layout', () => {
+test('who renders the fields of docs/cli.md#who in its order and layout', () => {
   const text = renderWho(record(), live);
   expect(text.split('\n').slice(0, 12)).toEqual([
     'Worktree:      /home/user/Projects/example/.worktrees/feature-x',
@@ -25,7 +25,7 @@ test('who renders the spec §12 fields in its order and layout', () => {
   expect(text).toContain('Landed:        no');
 });
 
-test('unknown values read `unknown`, never a guess (spec §17.9)', () => {
+test('unknown values read `unknown`, never a guess (docs/guarantees.md, promise 11)', () => {
   const r = record({
     lane: null,
     planRef: null,

@@ -3,7 +3,7 @@ import { BindBodySchema, namesConversation, OwnershipViewSchema } from '../schem
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
 
-/** POST /v1/bind: ownership.bind (spec §6.2). */
+/** POST /v1/bind: ownership.bind (docs/operations.md, Bind). */
 export function registerBindRoutes(app: App, svc: OwnershipService): void {
   app.post(
     '/v1/bind',

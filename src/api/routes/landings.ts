@@ -1,9 +1,15 @@
+import type { Pool } from 'pg';
+import { ScanInputSchema, ScanReportSchema } from '../../landings/scan';
 import { LandingBodySchema, LandingResponseSchema } from '../schemas';
 import type { OwnershipService } from '../service';
+import { scan } from '../service/landings';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
 
-/** POST /v1/landings: the landing controller's receipt (spec §11). */
-export function registerLandingRoutes(app: App, svc: OwnershipService): void {
+/**
+ * POST /v1/landings: the landing controller's receipt (docs/events.md, Landing receipts).
+ * POST /v1/landings/scan: infer the landings that reached a branch without one (docs/operations.md#landings-without-a-receipt).
+ */
+export function registerLandingRoutes(app: App, svc: OwnershipService, deps?: { pool: Pool; normalize: (p: string) => Promise<string> }): void {
   app.post(
     '/v1/landings',
     {
@@ -20,5 +26,20 @@ export function registerLandingRoutes(app: App, svc: OwnershipService): void {
       const out = await svc.land(principalOf(req), req.body);
       return reply.code(out.status === 'recorded' ? 200 : 202).send(out);
     },
+  );
+  if (!deps) return;
+  app.post(
+    '/v1/landings/scan',
+    {
+      config: { operation: 'landed' },
+      schema: {
+        summary: 'Walk a branch of a repository on this host and record an inferred receipt for each landing without one (merge, fast-forward, cherry-pick -x, patch-id, squash); ambiguous commits record nothing and say why',
+        tags: ['landings'],
+        security: SECURITY,
+        body: ScanInputSchema,
+        response: { 200: ScanReportSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => scan(deps, principalOf(req), req.body),
   );
 }

@@ -5,14 +5,17 @@ import {
   HistoryResponseSchema,
   ListQuerySchema,
   ListResponseSchema,
+  OwnershipItemSchema,
   ProvenanceParamsSchema,
   ProvenanceQuerySchema,
   WireRecordSchema,
 } from '../schemas';
+import { OwnershipError } from '../../client/errors';
+import type { OwnershipItem } from '../schemas';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
 
-/** Read-only lookups of spec §6.3 and §11, served from PostgreSQL. */
+/** Read-only lookups and provenance (docs/operations.md), served from PostgreSQL. */
 export function registerLookupRoutes(app: App, svc: OwnershipService): void {
   app.get(
     '/v1/ownership',
@@ -27,6 +30,33 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
       },
     },
     async (req) => svc.get(principalOf(req), req.query),
+  );
+
+  app.get(
+    '/v1/ownership/live',
+    {
+      config: { operation: 'get' },
+      schema: {
+        summary: 'ownership.get with what only the live workflow knows: the record, its liveness and the host agent’s branch status, in one request (what `od-worktree who` shows)',
+        description:
+          'The same selectors and record as GET /v1/ownership; `liveness` and `branchStatus` are those of the running lifecycle (null once it is closed, or when the workflow cannot answer in time): the shape of an ownership.list item.',
+        tags: ['lookups'],
+        security: SECURITY,
+        querystring: GetQuerySchema,
+        response: { 200: OwnershipItemSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req): Promise<OwnershipItem> => {
+      const principal = principalOf(req);
+      const record = await svc.get(principal, req.query);
+      // A closed lifecycle has no workflow to ask; its id may already run the worktree's next one.
+      if (record.state === 'closed') return { ...record, liveness: null, branchStatus: null };
+      const live = await svc.getById(principal, record.ownershipId).catch((err: unknown) => {
+        if (err instanceof OwnershipError && err.code === 'not_found') return null;
+        throw err;
+      });
+      return { ...record, liveness: live?.liveness ?? null, branchStatus: live?.projectionSync?.branch ?? null };
+    },
   );
 
   app.get(
@@ -64,7 +94,7 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
     {
       config: { operation: 'provenance' },
       schema: {
-        summary: 'Landed commit -> source branch/worktree -> session -> worker -> conversation (spec §11)',
+        summary: 'Landed commit -> source branch/worktree -> session -> worker -> conversation (docs/operations.md, Landing and provenance)',
         tags: ['lookups'],
         security: SECURITY,
         params: ProvenanceParamsSchema,

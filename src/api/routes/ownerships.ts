@@ -94,7 +94,7 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
   });
   write(app, { path: 'submit', op: 'submit', summary: 'Submit the work for landing', body: SubmitBodySchema, response: view, status: 200, run: svc.submit });
   write(app, { path: 'plan', op: 'bindPlan', summary: 'Bind lane, plan or request', body: PlanBodySchema, response: view, status: 200, run: svc.bindPlan });
-  write(app, { path: 'rename-branch', op: 'renameBranch', summary: 'Record a branch rename (spec §14.3)', body: RenameBranchBodySchema, response: view, status: 200, run: svc.renameBranch });
+  write(app, { path: 'rename-branch', op: 'renameBranch', summary: 'Record a branch rename: the ownership and its history stay', body: RenameBranchBodySchema, response: view, status: 200, run: svc.renameBranch });
   write(app, {
     path: 'landed',
     op: 'landed',

@@ -45,14 +45,18 @@ export interface OwnershipRow {
   workflowId: string;
   state: string;
   ownerWorkerId: string | null;
+  ownerSessionId: string | null;
+  epoch: number;
+  /** the log's last seq as PostgreSQL holds it */
+  seq: number;
 }
 
 export async function ownershipRow(deps: ServiceDeps, ownershipId: string): Promise<OwnershipRow> {
-  const res = await deps.pool.query<{ workflow_id: string; state: string; owner_worker_id: string | null }>(
-    'SELECT workflow_id, state, owner_worker_id FROM ownerships WHERE ownership_id = $1',
+  const res = await deps.pool.query<{ workflow_id: string; state: string; owner_worker_id: string | null; owner_session_id: string | null; epoch: number; seq: number }>(
+    'SELECT workflow_id, state, owner_worker_id, owner_session_id, epoch, seq FROM ownerships WHERE ownership_id = $1',
     [ownershipId],
   );
   const row = res.rows[0];
   if (!row) throw new OwnershipError('not_found');
-  return { workflowId: row.workflow_id, state: row.state, ownerWorkerId: row.owner_worker_id };
+  return { workflowId: row.workflow_id, state: row.state, ownerWorkerId: row.owner_worker_id, ownerSessionId: row.owner_session_id, epoch: row.epoch, seq: row.seq };
 }

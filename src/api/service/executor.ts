@@ -1,15 +1,14 @@
 import { OwnershipError } from '../../client/errors';
 import type { Observation } from '../../domain/binding';
 import type { Principal } from '../../domain/identity';
+import { HELD_STATES } from '../../domain/states';
 import { recordObservation } from '../../store/bindings';
 import type { ConversationReportResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 
-/** States in which an ownership has a current owner that a newly bound conversation can annotate. */
-const ACTIVE_STATES = ['active', 'handoff_pending', 'stale', 'submitted'];
 
 /**
- * An executor reports the conversation it observed for its OWN worker (spec §5, §6.1): the binding
+ * An executor reports the conversation it observed for its OWN worker (docs/identities.md, Executor binding): the binding
  * rules decide what is kept, then every active ownership of that worker is told to pick it up.
  */
 export async function reportConversation(deps: ServiceDeps, principal: Principal, obs: Observation): Promise<ConversationReportResponse> {
@@ -22,7 +21,8 @@ export async function reportConversation(deps: ServiceDeps, principal: Principal
 
   const res = await deps.pool.query<{ workflow_id: string }>(
     'SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])',
-    [workerId, ACTIVE_STATES],
+    // Held states: an ownership with a current owner that a bound conversation can annotate.
+    [workerId, HELD_STATES],
   );
   let signalled = 0;
   for (const row of res.rows) {

@@ -1,12 +1,16 @@
+import type { Pool } from 'pg';
 import { OwnershipError } from '../../client/errors';
 import { LandingReceiptSchema, type LandingReceipt } from '../../domain/events';
 import type { Principal } from '../../domain/identity';
+import { scanLandings, type ScanInput, type ScanReport } from '../../landings/scan';
 import { getOwnership } from '../../store/lookups';
+import { GitSideError } from '../../git/errors';
+import { REASONS, type ReasonCode } from '../../domain/reasons';
 import type { LandedBody, LandingBody, LandingResponse } from '../schemas';
 import { authorizeOp, ownershipRow, redact, withTemporal, type ServiceDeps } from './context';
 
 /**
- * Landing receipts (spec §11). `landed` is a signal, idempotent on (ownershipId, landedHead); the
+ * Landing receipts (docs/events.md). `landed` is a signal, idempotent on (ownershipId, landedHead); the
  * answer says whether the receipt is already durable, so a landing controller can rely on it.
  */
 
@@ -22,7 +26,7 @@ async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: stri
   if (existing) return done(existing);
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
-  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId }, { ...fields, principal }));
+  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }));
   const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
@@ -52,4 +56,17 @@ export async function land(deps: ServiceDeps, principal: Principal, body: Landin
   if (repoRoot !== undefined && repoRoot !== record.repoRoot) throw new OwnershipError('worktree_mismatch');
   const { sourceHead, landedBranch, landedHead, landedAt } = body;
   return landOn(deps, principal, record.ownershipId, { sourceHead, landedBranch, landedHead, landedAt });
+}
+
+/** POST /v1/landings/scan: the repository is opened on this host, only under the allowed roots (normalize checks them). */
+export async function scan(deps: { pool: Pool; normalize: (p: string) => Promise<string> }, principal: Principal, body: ScanInput): Promise<ScanReport> {
+  authorizeOp(principal, 'landed');
+  const repo = await deps.normalize(body.repo);
+  try {
+    return redact(principal, await scanLandings(deps.pool, { ...body, repo }));
+  } catch (err) {
+    // What git says of the path is the caller's to fix (not a repository, gone): a refusal, never a 500.
+    if (err instanceof GitSideError) throw new OwnershipError(err.code in REASONS ? (err.code as ReasonCode) : 'invalid_input', undefined, { field: 'repo' });
+    throw err;
+  }
 }

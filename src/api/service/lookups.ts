@@ -1,17 +1,20 @@
 import { OwnershipError } from '../../client/errors';
+import { attemptsOf } from '../../store/attributions';
 import type { BranchStatus } from '../../git/status';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
+import { isHeldState } from '../../domain/states';
 import { ownershipWorkflowId } from '../../domain/workflow-id';
 import { getHistory, getOwnership, listOwnerships, type GetOwnershipInput, type HistoryInput } from '../../store/lookups';
 import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
 import type { GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
+import { headsOf, newerBranch } from '../../store/worktree-heads';
+import { heardOf, withHeard } from '../../store/heartbeats';
 
-/** Read-only lookups of spec §6.3, served from PostgreSQL. Paths get the spelling bind gave them. */
+/** Read-only lookups (docs/operations.md, Lookups), served from PostgreSQL. Paths get the spelling bind gave them. */
 
-const LIVE_STATES = new Set(['active', 'handoff_pending', 'stale', 'submitted']);
-const LIVENESS_QUERY_MS = 2_000;
+const LIVENESS_QUERY_MS = 3_000;
 const LIVENESS_CONCURRENCY = 8;
 
 async function norm(deps: ServiceDeps, p: string | undefined): Promise<string | undefined> {
@@ -41,21 +44,32 @@ export async function list(deps: ServiceDeps, principal: Principal, q: ListQuery
     ...(q.limit !== undefined ? { limit: q.limit } : {}),
     ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
   });
-  const items = q.liveness ? await withLiveness(deps, page.items) : page.items;
+  const items = q.liveness ? await withLiveness(deps, page.items) : page.items.map((r) => ({ ...r, liveness: null, branchStatus: null }));
   return redact(principal, { items, nextCursor: page.nextCursor });
 }
 
-/** Each live ownership's liveness (and the host agent's branch status) from its workflow, bounded in time and concurrency; null when it cannot answer. */
+/**
+ * Each live ownership's liveness (and the host agent's branch status) from its workflow, bounded
+ * in time and concurrency; null when it cannot answer. The workflow is the one the ownerships
+ * table names: a lifecycle started by an earlier version has another id than today's derivation.
+ */
 type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: BranchStatus | null };
 async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<LiveItem[]> {
   const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null }));
+  const live = out.filter((r) => isHeldState(r.state));
+  const ids = new Map<string, string>();
+  if (live.length > 0) {
+    const rows = await deps.pool.query<{ ownership_id: string; workflow_id: string }>('SELECT ownership_id, workflow_id FROM ownerships WHERE ownership_id = ANY($1::text[])', [
+      live.map((r) => r.ownershipId),
+    ]);
+    for (const row of rows.rows) ids.set(row.ownership_id, row.workflow_id);
+  }
   let next = 0;
   const worker = async () => {
-    while (next < out.length) {
-      const item = out[next++]!;
-      if (!LIVE_STATES.has(item.state)) continue;
+    while (next < live.length) {
+      const item = live[next++]!;
       try {
-        const workflowId = ownershipWorkflowId(item.repoRoot, item.worktreePath);
+        const workflowId = ids.get(item.ownershipId) ?? ownershipWorkflowId(item.hostId, item.worktreePath);
         const v = await withTemporal(deps, () => deps.client.projection({ workflowId }), LIVENESS_QUERY_MS);
         if (v && v.ownershipId === item.ownershipId) {
           item.liveness = v.liveness;
@@ -66,7 +80,14 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(LIVENESS_CONCURRENCY, out.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(LIVENESS_CONCURRENCY, live.length) }, worker));
+  // A commit made since the last projection write: the journal's head is newer.
+  const heads = await headsOf(deps.pool, live.map((r) => r.ownershipId));
+  const heard = await heardOf(deps.pool, live.map((r) => r.ownershipId));
+  for (const item of live) {
+    item.branchStatus = newerBranch(item.branchStatus, heads.get(item.ownershipId));
+    if (item.liveness) item.liveness = withHeard(item.liveness, item, heard.get(item.ownershipId));
+  }
   return out;
 }
 
@@ -80,7 +101,11 @@ export async function history(deps: ServiceDeps, principal: Principal, q: Histor
     const repoRoot = await norm(deps, q.repoRoot);
     by = { branch: q.branch!, ...(repoRoot !== undefined ? { repoRoot } : {}) };
   }
-  return redact(principal, await getHistory(deps.pool, by));
+  const found = await getHistory(deps.pool, by);
+  // Refused attempts (hooks, agent git wrapper) beside each ownership's events.
+  const ownerships = [];
+  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }) });
+  return redact(principal, { ...found, ownerships });
 }
 
 export async function provenance(deps: ServiceDeps, principal: Principal, sha: string, repo: string): Promise<Provenance> {

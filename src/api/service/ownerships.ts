@@ -2,7 +2,11 @@ import { authorizeForWorker, type Operation } from '../../auth/policy';
 import { OwnershipError } from '../../client/errors';
 import type { OwnershipView } from '../../client';
 import type { Principal } from '../../domain/identity';
+import { refusal, type Refusal } from '../../domain/reasons';
+import { isEndedState, isHeldState } from '../../domain/states';
 import { getOwnership } from '../../store/lookups';
+import { heardOf, recordHeartbeat, withHeard } from '../../store/heartbeats';
+import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
@@ -18,17 +22,17 @@ import type {
   SubmitBody,
   WorktreeRemovedBody,
 } from '../schemas';
-import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type ServiceDeps } from './context';
+import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { resolveWorker, runtimeFor } from './workers';
 
-/** Bind (spec §6.2): the worker from the principal, the conversation from the executor binding, never from the body. */
+/** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
 export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const view = await withTemporal(deps, () =>
     deps.client.bind({
-      repoRoot: body.repoRoot,
+      ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
       worktreePath: body.worktreePath,
       branch: body.branch,
       ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
@@ -43,6 +47,9 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
       planRef: body.planRef ?? null,
       requestId: body.requestId ?? null,
     }),
+    // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
+    // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
+    body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
   );
   return redact(principal, view);
 }
@@ -54,53 +61,104 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
 async function openRef(deps: ServiceDeps, ownershipId: string) {
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
-  return { ref: { workflowId: row.workflowId }, row };
+  // The ownership id travels with the message: the workflow refuses it if the id now runs another lifecycle.
+  return { ref: { workflowId: row.workflowId, ownershipId }, row };
 }
 
 /** Owner-only messages: an executor only for the worker that owns it (the heartbeat signal carries no principal for the workflow to check). */
-async function ownerRef(deps: ServiceDeps, principal: Principal, op: Operation, ownershipId: string) {
+async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operation, ownershipId: string) {
   authorizeOp(principal, op);
-  const { ref, row } = await openRef(deps, ownershipId);
-  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
-  return ref;
+  const opened = await openRef(deps, ownershipId);
+  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, opened.row.ownerWorkerId));
+  return opened;
 }
+
 
 const view = (principal: Principal, v: OwnershipView): OwnershipViewOut => redact(principal, v);
 
+type Ref = { workflowId: string; ownershipId: string };
+
+/**
+ * The log can be ahead of the workflow: a workflow task that wrote its events to PostgreSQL and
+ * was never recorded by Temporal (a server crash mid-task) leaves the workflow one step behind
+ * until a message makes it look. A refusal by a workflow behind the durable row is not an answer
+ * about the log: the workflow catches up (OwnershipClient.catchUp) and the message is sent once
+ * more. A refusal changed nothing, so sending it again is safe.
+ */
+async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof OwnershipError) || isUnavailable(err) || row.seq <= 0) throw err;
+    const live = await deps.client.projection(ref).catch(() => null);
+    if (!live || live.ownershipId !== ref.ownershipId || live.seq >= row.seq) throw err;
+    const caught = await deps.client.catchUp(ref, row.seq).catch(() => null);
+    if (!caught) throw err;
+    return call();
+  }
+}
+
+/**
+ * Heartbeats are signals (cheap, nothing to wait for), so the workflow cannot answer a stale one.
+ * The durable row can: it is written before any owner change is acknowledged, so a session that
+ * lost the worktree (handoff, reclaim, release) learns it on its next heartbeat.
+ */
 export async function heartbeat(deps: ServiceDeps, principal: Principal, ownershipId: string, body: HeartbeatBody): Promise<{ accepted: true }> {
-  const ref = await ownerRef(deps, principal, 'heartbeat', ownershipId);
-  await withTemporal(deps, () => deps.client.heartbeat(ref, { executionSessionId: body.executionSessionId, epoch: body.epoch }));
+  authorizeOp(principal, 'heartbeat');
+  const row = await ownershipRow(deps, ownershipId);
+  // Staleness first: a session that lost the worktree to another worker is told it lost it.
+  throwRefusal(staleHeartbeat(row, body));
+  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
+  // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
+  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first (the
+  // workflow learns of a tenure it may have missed: the log ahead of it) and a stale owner's (its
+  // revival is an event, due now).
+  const first = await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
+  if (row.state === 'active' && !first) return { accepted: true };
+  // The client coalesces identical heartbeats in flight (OwnershipClient.heartbeat).
+  await withTemporal(deps, () => deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }));
   return { accepted: true };
 }
 
+function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null {
+  if (isEndedState(row.state)) return refusal('ownership_closed', { state: row.state });
+  if (!isHeldState(row.state)) return refusal('not_owner', { state: row.state });
+  if (row.ownerSessionId !== body.executionSessionId) return refusal('not_owner', { epoch: row.epoch });
+  if (row.epoch !== body.epoch) return refusal('stale_epoch', { currentEpoch: row.epoch });
+  return null;
+}
+
 export async function handoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: HandoffBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'handoff', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.handoff(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'handoff', ownershipId);
+  // The successor's worker: named, or the owner's own (a restart or resume of the same worker).
+  const toWorkerId = body.toWorkerId ?? row.ownerWorkerId;
+  if (!toWorkerId) throw new OwnershipError('invalid_input', undefined, { fields: ['toWorkerId'] });
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.handoff(ref, { ...body, toWorkerId, principal }))));
 }
 
 export async function cancelHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'cancelHandoff', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.cancelHandoff(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.cancelHandoff(ref, { ...body, principal }))));
 }
 
 export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'release', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.release(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.release(ref, { ...body, principal }))));
 }
 
 export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'submit', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.submit(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.submit(ref, { ...body, principal }))));
 }
 
 export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'bindPlan', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.bindPlan(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.bindPlan(ref, { ...body, principal }))));
 }
 
 export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody): Promise<OwnershipViewOut> {
-  const ref = await ownerRef(deps, principal, 'renameBranch', ownershipId);
-  return view(principal, await withTemporal(deps, () => deps.client.renameBranch(ref, { ...body, principal })));
+  const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.renameBranch(ref, { ...body, principal }))));
 }
 
 /** A new owner (accept, reclaim) acts for its own worker, whoever owned the worktree before. */
@@ -122,20 +180,20 @@ function newOwnerFields(principal: Principal, body: AcceptHandoffBody | ReclaimB
 export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'acceptHandoff');
   const { worker, fields } = newOwnerFields(principal, body);
-  const { ref } = await openRef(deps, ownershipId);
+  const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return view(principal, await withTemporal(deps, () => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId })));
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }))));
 }
 
 export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'reclaim');
   if (body.force === true && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
   const { worker, fields } = newOwnerFields(principal, body);
-  const { ref } = await openRef(deps, ownershipId);
+  const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  return view(principal, await withTemporal(deps, () => deps.client.reclaim(ref, input), (deps.temporalTimeoutMs ?? 30_000) * 2));
+  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.reclaim(ref, input)), (deps.temporalTimeoutMs ?? 30_000) * 2));
 }
 
 export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<{ accepted: true }> {
@@ -143,7 +201,7 @@ export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, o
   const row = await ownershipRow(deps, ownershipId);
   // closed means removed already: a replay is accepted and nothing is sent.
   if (row.state !== 'closed') {
-    await withTemporal(deps, () => deps.client.worktreeRemoved({ workflowId: row.workflowId }, { reason: body.reason ?? null, principal }));
+    await withTemporal(deps, () => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }));
   }
   return { accepted: true };
 }
@@ -158,13 +216,22 @@ export async function getById(deps: ServiceDeps, principal: Principal, ownership
   let live: OwnershipView | null = null;
   if (row.state !== 'closed') {
     try {
-      const v = await withTemporal(deps, () => deps.client.projection({ workflowId: row.workflowId }), Math.min(5_000, deps.temporalTimeoutMs ?? 30_000));
-      if (v && v.ownershipId === ownershipId) live = v;
+      const ref = { workflowId: row.workflowId, ownershipId };
+      const v = await withTemporal(deps, () => deps.client.projection(ref), Math.min(5_000, deps.temporalTimeoutMs ?? 30_000));
+      // A workflow behind the log (see againstTheLog) is asked to catch up; until it has, the log answers.
+      if (v && v.ownershipId === ownershipId) live = v.seq >= row.seq ? v : await withTemporal(deps, () => deps.client.catchUp(ref, row.seq, 2_000), 5_000);
     } catch (err) {
       if (!isUnavailable(err) && !(err instanceof OwnershipError && err.code === 'not_found')) throw err;
     }
   }
-  if (live) return view(principal, live);
+  if (live) {
+    // A commit made since the last projection write: the journal's head is newer (store/worktree-heads.ts).
+    const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
+    const branch = newerBranch(live.projectionSync.branch, moved);
+    // Heartbeats recorded since the workflow's last lease check.
+    const liveness = withHeard(live.liveness, live, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
+    return view(principal, { ...live, liveness, projectionSync: branch ? { ...live.projectionSync, branch } : live.projectionSync });
+  }
   const record = await getOwnership(deps.pool, { ownershipId });
   if (!record) throw new OwnershipError('not_found');
   return redact(principal, { ...record, liveness: null, projectionSync: null });

@@ -5,7 +5,7 @@ import type { WorkerNamingBody } from '../schemas';
 import type { ServiceDeps } from './context';
 
 /**
- * The agent worker a new owner acts for (spec §6.2, ARCHITECTURE §5): an executor's own, from its
+ * The agent worker a new owner acts for (docs/identities.md, Agent worker): an executor's own, from its
  * principal; an admin must name one. A body naming another worker than the executor's is refused
  * here, before anything reaches the workflow (which refuses it too).
  */

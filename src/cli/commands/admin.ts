@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config';
-import { createPool } from '../../store/db';
-import { compareProjection, rebuildProjection } from '../../store/rebuild';
 import { EXIT } from '../exit-codes';
+
+// pg and the rebuild code load when an admin command runs, never at the CLI's start-up (main.ts).
+const config = () => require('../../config') as typeof import('../../config');
+const db = () => require('../../store/db') as typeof import('../../store/db');
+const rebuild = () => require('../../store/rebuild') as typeof import('../../store/rebuild');
 
 /**
  * Operator commands that work on the database directly (DATABASE_URL), on the service's own host:
@@ -18,16 +20,16 @@ export function registerAdminCommands(program: Command): void {
     .option('--check', 'report differences between the stored projection and the log, change nothing')
     .option('--json', 'machine-readable output')
     .action(async (opts: { ownership?: string; check?: boolean; json?: boolean }) => {
-      const cfg = loadConfig();
+      const cfg = config().loadConfig();
       if (!cfg.databaseUrl) {
         process.stderr.write('od-worktree admin: DATABASE_URL is not set\n');
         process.exitCode = EXIT.usage;
         return;
       }
-      const pool = createPool(cfg.databaseUrl);
+      const pool = db().createPool(cfg.databaseUrl);
       try {
         if (opts.check) {
-          const diffs = await compareProjection(pool, { ownershipId: opts.ownership });
+          const diffs = await rebuild().compareProjection(pool, { ownershipId: opts.ownership });
           if (opts.json) process.stdout.write(`${JSON.stringify({ consistent: diffs.length === 0, diffs })}\n`);
           else if (diffs.length === 0) process.stdout.write('projection consistent with the log\n');
           else for (const d of diffs) process.stdout.write(`${d.ownershipId}  ${d.kind}  ${d.detail}\n`);
@@ -35,7 +37,7 @@ export function registerAdminCommands(program: Command): void {
           return;
         }
         if (!opts.json) process.stderr.write('rebuilding projection from ownership_events…\n');
-        const result = await rebuildProjection(pool, { ownershipId: opts.ownership });
+        const result = await rebuild().rebuildProjection(pool, { ownershipId: opts.ownership });
         if (opts.json) process.stdout.write(`${JSON.stringify(result)}\n`);
         else
           process.stdout.write(

@@ -1,27 +1,39 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../../config';
-import { IdString } from '../../domain/identity';
+import type { Caller } from '../../api/schemas-reconcile';
+import type { OfflineClaimOutcome } from '../../git/provisional';
+import type { ReconcilePort, ReconcileResult, ReconciliationEntry } from '../../reconcile';
+import { ApiError, ApiUrlError } from '../../api/client';
+import { cliFailureOf } from '../api-failure';
 import { GitSideError } from '../../git/errors';
 import { git } from '../../git/exec';
-import { guardCheck, installHooks } from '../../git/guard';
-import { offlineClaim, type OfflineClaimOutcome } from '../../git/provisional';
-import { reconcile, type ReconcilePort, type ReconcileResult, ReconcileUnavailable, type ReconciliationEntry } from '../../reconcile';
+import { apiClient, apiEnv } from '../api-env';
 import { EXIT } from '../exit-codes';
+
+// Loaded by the command that needs them, not at start-up (src/cli/main.ts): zod, the git side and
+// reconciliation cost start-up time every other command would pay.
+const config = () => require('../../config') as typeof import('../../config');
+const identity = () => require('../../domain/identity') as typeof import('../../domain/identity');
+const guard = () => require('../../git/guard') as typeof import('../../git/guard');
+const provisional = () => require('../../git/provisional') as typeof import('../../git/provisional');
+const reconciliation = () => require('../../reconcile') as typeof import('../../reconcile');
+const httpPort = () => require('../../reconcile/http-port') as typeof import('../../reconcile/http-port');
 
 /** An opened port and how to close it (connections must not keep the CLI alive). */
 export interface OpenedPort {
   port: ReconcilePort;
+  /** the token's principal, shown in the output */
+  caller?: Caller;
   close(): Promise<void>;
 }
 
 export interface GitCommandDeps {
   /**
-   * Opens the port `reconcile` talks to the service through. Default: Temporal and PostgreSQL from
-   * the environment (src/config: TEMPORAL_ADDRESS, DATABASE_URL, TEMPORAL_TASK_QUEUE, OD_HOST_ID),
-   * the same endpoints `npm start` uses.
+   * Opens the port `reconcile` talks to the service through. Default: the authenticated HTTP API
+   * (OD_API_URL, OD_TOKEN), like every other command that writes. No CLI path reaches Temporal or
+   * PostgreSQL directly: that port (reconcile/service-port.ts) is for the service host's own code.
    */
-  openReconcilePort?: (opts: { worker: { workerId: string; runId: string | null } | null; onReconciled: (e: ReconciliationEntry) => void }) => Promise<OpenedPort>;
+  openReconcilePort?: (opts: { onReconciled: (e: ReconciliationEntry) => void }) => Promise<OpenedPort>;
 }
 
 /** `claim` without --offline goes to the service: its commands install the handler (see setOnlineClaimHandler). */
@@ -62,7 +74,7 @@ function usageOr(err: unknown, json: boolean): void {
 }
 
 function checkId(value: string | undefined, flag: string): string | undefined {
-  if (value !== undefined && !IdString.safeParse(value).success) throw new GitSideError('invalid_argument', `${flag} is not a valid identifier`);
+  if (value !== undefined && !identity().IdString.safeParse(value).success) throw new GitSideError('invalid_argument', `${flag} is not a valid identifier`);
   return value;
 }
 
@@ -91,22 +103,26 @@ function describe(r: ReconcileResult): string {
   return parts.join('; ');
 }
 
+const WORKER_MISMATCH_HINT =
+  'the provisional claim names another worker than the one OD_TOKEN acts for: nothing was bound; only the executor token of that worker can submit it (--repair drops the claim)';
+
+/** The HTTP API as the token's principal; without a token nothing is asked and nothing written. */
 async function defaultOpenPort(opts: Parameters<NonNullable<GitCommandDeps['openReconcilePort']>>[0]): Promise<OpenedPort> {
-  // Loaded on demand: guard and install-hooks must not pay for Temporal and pg.
-  const { openServicePort } = require('../../reconcile/service-port') as typeof import('../../reconcile/service-port');
-  const cfg = loadConfig();
-  return openServicePort(
-    {
-      temporalAddress: cfg.temporalAddress || `127.0.0.1:${cfg.temporalPort}`,
-      namespace: cfg.temporalNamespace,
-      taskQueue: cfg.taskQueue,
-      hostId: cfg.hostId,
-      // npm start's embedded PostgreSQL when DATABASE_URL is unset (scripts/start.ts).
-      databaseUrl: cfg.databaseUrl || `postgres://postgres:postgres@127.0.0.1:${cfg.pgPort}/ownership`,
-      allowedRoots: cfg.allowedRoots,
-    },
-    { defaultWorker: opts.worker, principalId: `od-worktree@${cfg.hostId}`, onReconciled: opts.onReconciled },
-  );
+  const env = apiEnv();
+  if (!env.token) throw new (reconciliation().ReconcileRefused)('unauthenticated', 'unauthenticated: reconcile writes through the ownership service and needs a token: set OD_TOKEN (the executor token of your worker)');
+  const { port, caller } = await httpPort().openHttpPort(apiClient(env), { onReconciled: opts.onReconciled });
+  return { port, caller, close: async () => undefined };
+}
+
+/** A failure before or during reconciliation, with the documented exit code; anything else is rethrown. */
+function reconcileFailure(err: unknown, json: boolean): void {
+  const { ReconcileRefused, ReconcileUnavailable } = reconciliation();
+  if (err instanceof ReconcileRefused) fail(EXIT.refused, err.message.includes('OD_TOKEN') ? err.message : `${err.message} (OD_TOKEN)`, json, { code: err.code });
+  else if (err instanceof ReconcileUnavailable) fail(EXIT.unreachable, `the service is unreachable (${err.causeMessage})`, json, { code: 'unreachable' });
+  else if (err instanceof ApiError || err instanceof ApiUrlError) {
+    const f = cliFailureOf(err)!;
+    fail(f.exit, f.message, json, { code: f.code });
+  } else usageOr(err, json);
 }
 
 /** Git-side commands: guard, install-hooks, claim --offline, reconcile (src/git, src/reconcile). */
@@ -127,7 +143,7 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
           OVERDECK_EPOCH: o.epoch ?? process.env.OVERDECK_EPOCH,
         };
         if (env.OVERDECK_EPOCH !== undefined && !/^\d+$/.test(env.OVERDECK_EPOCH)) throw new GitSideError('invalid_argument', '--epoch must be a non-negative integer');
-        const res = await guardCheck(top, env);
+        const res = await guard().guardCheck(top, env);
         if (res.allowed) {
           out(json, { allowed: true, worktree: top }, '');
           return;
@@ -152,7 +168,7 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
       const json = o.json === true;
       try {
         const top = await worktreeTop(o.worktree);
-        const res = await installHooks(top, { ...(o.strict !== undefined ? { strict: o.strict } : {}), ...(o.earlyCommitCheck ? { earlyCommitCheck: true } : {}) });
+        const res = await guard().installHooks(top, { ...(o.strict !== undefined ? { strict: o.strict } : {}), ...(o.earlyCommitCheck ? { earlyCommitCheck: true } : {}) });
         const strict = (await git(['config', '--bool', '--get', 'overdeck.guard.strict'], { cwd: top, okCodes: [1] })).stdout.trim() === 'true';
         out(json, { ...res, strict }, `installed ${res.hooks.join(', ')} in ${res.hooksPath} (chaining to ${res.previousHooksPath}); strict ${strict ? 'on' : 'off'}`);
       } catch (err) {
@@ -162,12 +178,12 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
 
   program
     .command('claim')
-    .description('claim the worktree for a session; --offline writes a provisional local claim without the service (spec §14.5)')
-    .option('--offline', 'provisional, session-owned local projection; reconcile submits it once the service is back')
+    .description('claim the worktree for a session; --offline writes a provisional local claim without the service (docs/git-projection.md, Offline claims)')
+    .option('--offline', 'provisional, session-owned local projection; `reconcile` submits it once the service is back, bound as the worker of its OD_TOKEN')
     .option('--worktree <path>', 'worktree to claim (default: the one containing the current directory)')
     .option('--session <id>', 'execution session (default: $OVERDECK_EXECUTION_SESSION_ID)')
     .option('--runtime <runtime>', 'runtime of the session, e.g. chatgpt-web, codex-cli')
-    .option('--worker <id>', 'logical agent worker id')
+    .option('--worker <id>', 'agent worker (online: an executor token may name only its own, an admin must name one; offline: noted in the claim and grants nothing, reconcile binds as the worker of its OD_TOKEN and refuses a claim naming another)')
     .option('--run <id>', 'agent worker run id')
     .option('--lane <lane>', 'lane')
     .option('--plan <ref>', 'plan reference')
@@ -185,18 +201,18 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
         if (session === undefined) throw new GitSideError('invalid_argument', '--session (or OVERDECK_EXECUTION_SESSION_ID) is required');
         if (o.runtime === undefined) throw new GitSideError('invalid_argument', '--runtime is required');
         const top = await worktreeTop(o.worktree);
-        const res = await offlineClaim(top, {
+        const res = await provisional().offlineClaim(top, {
           executionSessionId: session,
           runtime: checkId(o.runtime, '--runtime')!,
           workerId: checkId(o.worker, '--worker') ?? null,
           runId: checkId(o.run, '--run') ?? null,
           lane: o.lane ?? null,
           planRef: o.plan ?? null,
-          allowedRoots: loadConfig().allowedRoots,
+          allowedRoots: config().loadConfig().allowedRoots,
         });
         const p = res.projection;
         const human: Record<OfflineClaimOutcome['status'], string> = {
-          claimed: `provisional claim ${p?.idempotencyKey ?? ''} for session ${session} written (offline); run od-worktree reconcile once the service is reachable`,
+          claimed: `provisional claim ${p?.idempotencyKey ?? ''} for session ${session} written (offline); run od-worktree reconcile with OD_TOKEN (your worker's executor token) once the service is reachable`,
           already_provisional: `session ${session} already holds provisional claim ${p?.idempotencyKey ?? ''}`,
           already_owned: `session ${session} already owns this worktree (ownership ${p?.ownershipId ?? 'unknown'})`,
           refused: `refused: this worktree is owned by session ${p?.executionSessionId ?? 'unknown'} (ownership ${p?.ownershipId ?? 'unknown'}, state ${p?.state ?? 'unknown'})`,
@@ -217,17 +233,21 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
 
   program
     .command('reconcile')
-    .description('compare the local projection with the durable record: rehydrate, submit a provisional claim, report stale/corrupt (--repair rewrites)')
+    .description('compare the local projection with the durable record: rehydrate, submit a provisional claim, report stale/corrupt (--repair rewrites); through the HTTP API with OD_TOKEN')
     .option('--worktree <path>', 'worktree (default: the one containing the current directory)')
     .option('--repair', 'rewrite a stale, corrupt or conflicting local projection from the durable record')
-    .option('--worker <id>', 'agent worker to submit a provisional claim made without --worker')
     .option('--json', 'machine-readable output')
-    .action(async (o: { worktree?: string; repair?: boolean; worker?: string; json?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nNeeds OD_TOKEN (and OD_API_URL unless the default): a provisional claim is bound as the worker of that\n' +
+        'executor token, never as a worker the claim or the local projection names; a claim naming another\n' +
+        'worker is refused (worker_mismatch, exit 5) and nothing is bound. Exit 1 without a usable token.',
+    )
+    .action(async (o: { worktree?: string; repair?: boolean; json?: boolean }) => {
       const json = o.json === true;
       let top: string;
       try {
         top = await worktreeTop(o.worktree);
-        checkId(o.worker, '--worker');
       } catch (err) {
         usageOr(err, json);
         return;
@@ -235,20 +255,20 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
       const entries: ReconciliationEntry[] = [];
       let opened: OpenedPort;
       try {
-        opened = await (deps.openReconcilePort ?? defaultOpenPort)({ worker: o.worker ? { workerId: o.worker, runId: null } : null, onReconciled: (e) => void entries.push(e) });
+        opened = await (deps.openReconcilePort ?? defaultOpenPort)({ onReconciled: (e) => void entries.push(e) });
       } catch (err) {
-        fail(EXIT.unreachable, `the service is unreachable (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`, json);
+        reconcileFailure(err, json);
         return;
       }
       try {
-        const result = await reconcile(top, opened.port, { repair: o.repair === true, allowedRoots: loadConfig().allowedRoots });
+        const result = await reconciliation().reconcile(top, opened.port, { repair: o.repair === true, allowedRoots: config().loadConfig().allowedRoots });
         const code = reconcileExit(result);
-        const body = { ok: code === EXIT.ok, ...result, logged: entries };
+        const body = { ok: code === EXIT.ok, ...result, logged: entries, ...(opened.caller ? { principal: opened.caller } : {}) };
         out(json, body, describe(result));
+        if (result.kind === 'conflict' && result.reason === 'worker_mismatch' && !json) process.stderr.write(`od-worktree: ${WORKER_MISMATCH_HINT}\n`);
         if (code !== EXIT.ok) process.exitCode = code;
       } catch (err) {
-        if (err instanceof ReconcileUnavailable) fail(EXIT.unreachable, `the service is unreachable (${err.causeMessage})`, json);
-        else usageOr(err, json);
+        reconcileFailure(err, json);
       } finally {
         await opened.close();
       }

@@ -1,4 +1,4 @@
-/** Shared formatting of the human renderers: unknown is `unknown`, never a guess (spec §12, §17.9). */
+/** Shared formatting of the human renderers: unknown is `unknown`, never a guess (docs/cli.md). */
 
 export const UNKNOWN = 'unknown';
 
@@ -23,7 +23,7 @@ export function runtimeLabel(runtime: string | null | undefined): string {
 }
 
 /**
- * `Label:` padded to the widest label plus one space, as in spec §12 (`Owner runtime: ...`); an
+ * `Label:` padded to the widest label plus one space, as docs/cli.md shows (`Owner runtime: ...`); an
  * empty label continues the field above.
  */
 export function renderFields(fields: readonly Field[]): string {
@@ -33,11 +33,4 @@ export function renderFields(fields: readonly Field[]): string {
 
 export function shortSha(sha: string | null | undefined): string {
   return sha ? sha.slice(0, 12) : UNKNOWN;
-}
-
-/** The later of two ISO instants (either may be missing). */
-export function latest(a: string | null | undefined, b: string | null | undefined): string | null {
-  if (!a) return b ?? null;
-  if (!b) return a;
-  return Date.parse(a) >= Date.parse(b) ? a : b;
 }

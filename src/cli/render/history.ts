@@ -34,6 +34,13 @@ export function renderHistoryEntry(e: Entry): string {
   for (const l of r.landings) {
     lines.push(`  Landed:    ${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}`);
   }
+  if (e.attempts && e.attempts.length > 0) {
+    lines.push('  Attempts (refused):');
+    for (const a of e.attempts) {
+      const what = a.kind === 'wrapper_refused' ? `git ${a.command ?? '?'}` : `move of ${a.ref ?? '?'} ${shortSha(a.oldHead)} -> ${shortSha(a.newHead)}`;
+      lines.push(`    ${a.at}  ${a.code}  ${what} by ${a.executionSessionId ?? 'unidentified'} (owner ${show(a.ownerSessionId)}, epoch ${a.epoch ?? 'unknown'})`);
+    }
+  }
   lines.push('  Events:');
   for (const ev of e.events) {
     const actor = (ev as { actor?: { executionSessionId?: string | null; principal?: string | null } }).actor;

@@ -1,16 +1,19 @@
 import Table from 'cli-table3';
 import type { ListResponse } from '../../api/schemas';
-import { latest, runtimeLabel, shortSha, show } from './format';
+import { isFreeState } from '../../domain/states';
+import { lastActivityAt } from '../../domain/activity';
+import { ago } from '../age';
+import { fitRows, type Shrinkable } from '../fit';
+import { runtimeLabel, shortSha, show } from './format';
 
 /**
- * `od-worktree list --owners`: a compact table (spec §12, §15): worktree, branch, head (ahead/behind), state, liveness,
+ * `od-worktree list --owners`: a compact table (docs/cli.md): worktree, branch, head (ahead/behind), state, liveness,
  * owner runtime, conversation title, last activity, epoch. Unknown cells read `unknown`.
  */
 
-export const LIST_COLUMNS = ['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'OWNER RUNTIME', 'CONVERSATION', 'LAST ACTIVITY', 'EPOCH'] as const;
+export const LIST_COLUMNS = ['WORKTREE', 'BRANCH', 'HEAD', 'STATE', 'LIVENESS', 'RUNTIME', 'CONVERSATION', 'ACTIVITY', 'EPOCH'] as const;
 
 const MAX_PATH = 48;
-const ENDED = new Set(['released', 'landed', 'closed']);
 
 /** Long paths keep their end, which names the worktree: `…/.worktrees/feature-x`. */
 export function shortPath(p: string, max = MAX_PATH): string {
@@ -41,6 +44,10 @@ const NO_BORDERS = {
 
 type Item = ListResponse['items'][number];
 
+function activityCell(at: string | null, now: number | undefined): string {
+  return at && now !== undefined ? ago(at, now) : show(at);
+}
+
 /** `abc1234 +2/-1` against the base branch, as the host agent last saw it; `unknown` without a report. */
 function headCell(b: Item['branchStatus']): string {
   if (!b) return 'unknown';
@@ -48,27 +55,41 @@ function headCell(b: Item['branchStatus']): string {
   return `${shortSha(b.head).slice(0, 7)}${rel}`;
 }
 
-export function listRow(r: Item): string[] {
+/**
+ * `wide`: the whole worktree path (the default keeps its end, up to 48 characters). `now` (the CLI
+ * passes the clock): the last activity as an age (`4 min ago`) rather than an instant, unless wide.
+ */
+export function listRow(r: Item, opts: { wide?: boolean; now?: number } = {}): string[] {
   // Liveness comes from the workflow; without its answer only the durable state can say: `stale`
   // is itself a proof of death, and released/landed/closed have no owner to be live.
-  const liveness = r.liveness ? r.liveness.status : r.state === 'stale' ? 'stale' : ENDED.has(r.state) ? 'unowned' : 'unknown';
+  const liveness = r.liveness ? r.liveness.status : r.state === 'stale' ? 'stale' : isFreeState(r.state) ? 'unowned' : 'unknown';
   return [
-    shortPath(r.worktreePath),
+    opts.wide ? r.worktreePath : shortPath(r.worktreePath),
     show(r.branch),
     headCell(r.branchStatus),
     r.state.toUpperCase(),
     liveness,
     runtimeLabel(r.owner?.runtime),
     show(r.owner?.conversation?.title),
-    show(latest(r.lastSeenAt, r.liveness?.lastHeartbeatAt)),
+    activityCell(lastActivityAt(r, r.liveness), opts.wide ? undefined : opts.now),
     String(r.epoch),
   ];
 }
 
-export function renderOwnersTable(items: readonly Item[]): string {
+/** What gives way when the table is too wide: conversation, branch, runtime, and last the worktree (keeping its end). */
+const SHRINKABLE: readonly Shrinkable[] = [
+  { column: 6, keep: 'start', prefer: 16 },
+  { column: 1, keep: 'start', prefer: 16 },
+  { column: 5, keep: 'start', prefer: 12 },
+  { column: 0, keep: 'end', prefer: 28, cutter: (p, w) => shortPath(p, w) },
+];
+
+/** Fits `width` columns (default 120) by cutting the shrinkable cells; `wide` prints every value whole; `now`: see listRow. */
+export function renderOwnersTable(items: readonly Item[], opts: { wide?: boolean; width?: number; now?: number } = {}): string {
   if (items.length === 0) return 'no ownerships';
   const table = new Table({ head: [...LIST_COLUMNS], chars: NO_BORDERS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 } });
-  for (const r of items) table.push(listRow(r));
+  const rows = items.map((r) => listRow(r, { wide: opts.wide === true, ...(opts.now !== undefined ? { now: opts.now } : {}) }));
+  for (const row of opts.wide ? rows : fitRows(LIST_COLUMNS, rows, opts.width ?? 120, SHRINKABLE)) table.push(row);
   return table
     .toString()
     .split('\n')

@@ -3,7 +3,7 @@ import { renderFields } from './format';
 
 /**
  * `od-worktree provenance <commit>`: landed commit -> source branch/worktree -> session -> worker ->
- * conversation (spec §11, §17.5). The rows are the store's own (provenanceFields), so the CLI and
+ * conversation (docs/operations.md, Landing and provenance). The rows are the store's own (provenanceFields), so the CLI and
  * any other renderer agree; missing links read `unknown`.
  */
 export function renderProvenance(p: Provenance): string {

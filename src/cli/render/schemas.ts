@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BranchStatusWireSchema, HistoryResponseSchema, ListItemSchema, LivenessSchema, OwnershipViewSchema, WireRecordSchema } from '../../api/schemas';
+import { BranchStatusWireSchema, HistoryResponseSchema, ListItemSchema, LivenessSchema, OwnershipItemSchema, OwnershipViewSchema } from '../../api/schemas';
 import { ProvenanceSchema } from '../../store/provenance';
 
 /**
@@ -10,7 +10,17 @@ import { ProvenanceSchema } from '../../store/provenance';
 export const CliErrorSchema = z.strictObject({ ok: z.literal(false), code: z.string(), error: z.string() });
 export type CliError = z.infer<typeof CliErrorSchema>;
 
-export const WhoOutputSchema = z.strictObject({ ok: z.literal(true), ownership: WireRecordSchema, liveness: LivenessSchema.nullable(), branch: BranchStatusWireSchema.nullable().optional() });
+/**
+ * `ownership` has the shape of every item of `list --json` (OwnershipItemSchema: the record with
+ * liveness and branchStatus). `liveness` and `branch` beside it repeat those two for scripts
+ * written against earlier versions.
+ */
+export const WhoOutputSchema = z.strictObject({
+  ok: z.literal(true),
+  ownership: OwnershipItemSchema,
+  liveness: LivenessSchema.nullable(),
+  branch: BranchStatusWireSchema.nullable().optional(),
+});
 export type WhoOutput = z.infer<typeof WhoOutputSchema>;
 
 export const ListOutputSchema = z.strictObject({ ok: z.literal(true), items: z.array(ListItemSchema), nextCursor: z.string().nullable() });

@@ -1,9 +1,11 @@
 import type { BranchStatusWire, Liveness, WireRecord } from '../../api/schemas';
-import { latest, renderFields, runtimeLabel, shortSha, show, type Field } from './format';
+import { lastActivityAt } from '../../domain/activity';
+import { ago } from '../age';
+import { renderFields, runtimeLabel, shortSha, show, type Field } from './format';
 
 /**
- * `od-worktree who`: the fields of spec §12 in its order and layout, then liveness, epoch, handoff,
- * lineage, submitted and landed (spec §15). Pure: a record (and the live liveness, when known) in,
+ * `od-worktree who`: the fields docs/cli.md lists, in its order and layout, then liveness, epoch,
+ * handoff, lineage, submitted and landed. Pure: a record (and the live liveness, when known) in,
  * text out. Values the record does not know read `unknown`; nothing is inferred.
  */
 
@@ -22,14 +24,24 @@ function livenessText(l: Liveness | null): string {
   }
 }
 
-/** HEAD and ahead/behind as the host agent last reported them; `unknown` without a report. */
-export function branchText(b: BranchStatusWire | null | undefined): string {
+/** HEAD and ahead/behind as the host agent last reported them, and (given `now`) how long ago; `unknown` without a report. */
+export function branchText(b: BranchStatusWire | null | undefined, now?: number): string {
   if (!b) return 'unknown';
   const rel = b.base === null ? 'no base branch' : b.ahead === null || b.behind === null ? `vs ${b.base}: unknown` : `${b.ahead} ahead, ${b.behind} behind ${b.base}`;
-  return `${shortSha(b.head)} (${rel}; seen ${b.at})`;
+  return `${shortSha(b.head)} (${rel}; seen ${b.at}${now === undefined ? '' : `, ${ago(b.at, now)}`})`;
 }
 
-export function whoFields(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null): Field[] {
+/** The last preserved WIP, unless a later reclaim could not preserve any: then that, and why. */
+function wipText(r: WireRecord): string {
+  const lost = r.wipNotPreserved ?? null;
+  if (lost && (!r.latestWip || lost.at > r.latestWip.at)) {
+    return `not preserved at ${lost.at} (${lost.reason === 'worktree_missing' ? 'the worktree was gone from its host' : lost.reason}; session ${lost.executionSessionId})`;
+  }
+  return r.latestWip ? `${r.latestWip.ref} (${shortSha(r.latestWip.sha)}, ${r.latestWip.at})` : 'none';
+}
+
+/** `now` (the CLI passes the clock): say how old the Head report is; without it the output depends on the record alone. */
+export function whoFields(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): Field[] {
   const conv = r.owner?.conversation ?? null;
   const fields: Field[] = [
     { label: 'Worktree', value: show(r.worktreePath) },
@@ -42,12 +54,12 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null, branc
     { label: 'Conversation', value: show(conv?.conversationUrl) },
     { label: 'Worker', value: show(r.worker?.workerId) },
     { label: 'Session', value: show(r.owner?.executionSessionId) },
-    { label: 'Last activity', value: show(latest(r.lastSeenAt, liveness?.lastHeartbeatAt)) },
-    { label: 'Latest WIP', value: r.latestWip ? `${r.latestWip.ref} (${shortSha(r.latestWip.sha)}, ${r.latestWip.at})` : 'none' },
+    { label: 'Last activity', value: show(lastActivityAt(r, liveness)) },
+    { label: 'Latest WIP', value: wipText(r) },
     { label: 'Liveness', value: livenessText(liveness) },
     { label: 'Epoch', value: String(r.epoch) },
     { label: 'Ownership', value: r.ownershipId },
-    { label: 'Head', value: branchText(branch) },
+    { label: 'Head', value: branchText(branch, now) },
   ];
   if (r.handoff) fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
   r.lineage.forEach((l, i) => {
@@ -60,6 +72,6 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null, branc
   return fields;
 }
 
-export function renderWho(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null): string {
-  return renderFields(whoFields(r, liveness, branch));
+export function renderWho(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): string {
+  return renderFields(whoFields(r, liveness, branch, now));
 }

@@ -1,0 +1,244 @@
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import type { Cleanup } from '../bench/cleanup';
+import { generateToken, hashToken } from '../src/auth/tokens';
+import { freePort } from '../src/infra/ports';
+import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
+import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server';
+import { PROJECT_ROOT } from '../src/infra/tools';
+import { createPool, migrate } from '../src/store/db';
+import { ManagedProcess } from './procs';
+
+/** Settings the API starts workflows with (OD_* variables of the API process). */
+export const STACK_SETTINGS = {
+  /** no liveness authority answers here (OD_LIVENESS_AUTHORITY=none): a silent owner never goes stale */
+  leaseTtlMs: 60 * 60_000,
+  /** a durable heartbeat event every 2 s of heartbeats, so heartbeats reach the log */
+  heartbeatLogIntervalMs: 2_000,
+  /** short, so handoffs that are never accepted fall back (a system-caused event) within a phase */
+  handoffTimeoutMs: 8_000,
+};
+
+/** The API's bound on a Temporal call (ServiceDeps.temporalTimeoutMs default) and reclaim's (twice that). */
+export const API_DEADLINE_MS = 30_000;
+export const RECLAIM_DEADLINE_MS = 2 * API_DEADLINE_MS;
+
+export interface ExecutorPrincipal {
+  workerId: string;
+  token: string;
+}
+
+export interface Tokens {
+  admin: string;
+  landing: string;
+  reader: string;
+  executors: ExecutorPrincipal[];
+}
+
+export type Component = 'temporal' | 'postgres' | 'worker' | 'hostAgent' | 'api';
+
+/**
+ * The real stack as separate processes the run can kill: a Temporal dev server on a SQLite file,
+ * an embedded PostgreSQL in the run's temp dir, `tsx worker.ts` (workflows, store activities, and
+ * the host activities of a host id no worktree uses), `tsx worker.ts --host-agent` (the git side of
+ * the host the worktrees are on) and `tsx src/api/main.ts` with a principals file.
+ */
+export class FaultStack {
+  readonly root: string;
+  readonly runDir: string;
+  readonly repoDir: string;
+  readonly tag = Math.random().toString(36).slice(2, 8);
+  readonly taskQueue = `faults-${this.tag}`;
+  /** the host of every worktree: the host agent serves it, the API binds on it */
+  readonly hostId = `faults-host-${this.tag}`;
+  /** the main worker's own host id: its built-in host agent serves a queue no worktree uses */
+  readonly workerHostId = `faults-wfhost-${this.tag}`;
+  tokens!: Tokens;
+  temporalPort = 0;
+  pgPort = 0;
+  apiPort = 0;
+  serverUrl = '';
+  databaseUrl = '';
+  pool!: Pool;
+  private temporal: DevServer | null = null;
+  private pg: EmbeddedPg | null = null;
+  worker!: ManagedProcess;
+  hostAgent!: ManagedProcess;
+  api!: ManagedProcess;
+
+  constructor(
+    private readonly cleanup: Cleanup,
+    private readonly log: (line: string) => void,
+    opts: { executors: number; keep: boolean },
+  ) {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-faults-'));
+    chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
+    this.root = realpathSync(tmp);
+    this.runDir = path.join(this.root, 'run');
+    this.repoDir = path.join(this.root, 'repos');
+    mkdirSync(this.runDir, { recursive: true });
+    mkdirSync(this.repoDir, { recursive: true });
+    if (!opts.keep) {
+      cleanup.add('remove temp dir', () => rmSync(this.root, { recursive: true, force: true }), 60_000);
+      cleanup.addLastResort(() => rmSync(this.root, { recursive: true, force: true }));
+    }
+    this.executorsWanted = opts.executors;
+  }
+  private readonly executorsWanted: number;
+
+  get url(): string {
+    return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  async start(): Promise<void> {
+    const t0 = Date.now();
+    this.temporalPort = await freePort();
+    this.pgPort = await freePort();
+    this.apiPort = await freePort();
+    await this.startTemporal();
+    await this.startPostgres();
+    this.databaseUrl = await ensureDatabase(this.serverUrl, 'ownership');
+    await migrate(this.databaseUrl);
+    this.pool = createPool(this.databaseUrl, { max: 4 });
+    this.cleanup.add('close checker pool', () => this.pool.end());
+    this.log(`Temporal (SQLite ${this.temporalDbFile()}) and PostgreSQL (embedded, port ${this.pgPort}) up after ${Date.now() - t0} ms`);
+
+    this.writeTokens();
+    this.worker = this.proc('worker', ['worker.ts'], { OD_HOST_ID: this.workerHostId }, /worker running/, 120_000);
+    this.hostAgent = this.proc('hostAgent', ['worker.ts', '--host-agent'], { OD_HOST_ID: this.hostId }, /worker running/, 60_000);
+    this.api = this.proc('api', ['src/api/main.ts'], { OD_HOST_ID: this.hostId }, /api listening/, 60_000);
+    // The worker bundles the workflow code at start: the slowest; the others start meanwhile.
+    await Promise.all([this.worker.start(), this.hostAgent.start(), this.api.start()]);
+    this.log(`worker (pid ${this.worker.pid}), host agent (pid ${this.hostAgent.pid}) and API ${this.url} (pid ${this.api.pid}) up after ${Date.now() - t0} ms`);
+  }
+
+  temporalDbFile(): string {
+    return path.join(this.root, 'temporal', 'temporal.sqlite');
+  }
+
+  async startTemporal(): Promise<void> {
+    const logs: string[] = [];
+    this.temporal = await startDevServer({
+      port: this.temporalPort,
+      uiPort: null,
+      dbFile: this.temporalDbFile(),
+      logFile: (l) => {
+        logs.push(l);
+        if (logs.length > 100) logs.shift();
+      },
+    });
+    const server = this.temporal;
+    this.cleanup.addLastResort(() => {
+      if (server.process.exitCode === null && server.process.signalCode === null) process.kill(-server.process.pid!, 'SIGKILL');
+    });
+  }
+
+  /** `kill -9` of the dev server's process group; its SQLite file (WAL) stays for the restart. */
+  async killTemporal(): Promise<void> {
+    const s = this.temporal;
+    if (!s) return;
+    const gone = new Promise<void>((resolve) => (s.process.exitCode !== null || s.process.signalCode !== null ? resolve() : s.process.once('exit', () => resolve())));
+    try {
+      process.kill(-s.process.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await gone;
+    this.temporal = null;
+  }
+
+  async stopTemporal(): Promise<void> {
+    await this.temporal?.stop();
+    this.temporal = null;
+  }
+
+  async startPostgres(): Promise<void> {
+    this.pg = await startEmbeddedPostgres({ dataDir: path.join(this.root, 'pg'), port: this.pgPort });
+    this.serverUrl = this.pg.serverUrl;
+  }
+
+  /** A fast shutdown (SIGINT to the postmaster): every connection is cut, the data stays. */
+  async stopPostgres(): Promise<void> {
+    await this.pg?.stop();
+    this.pg = null;
+  }
+
+  temporalUp(): boolean {
+    return this.temporal !== null;
+  }
+  postgresUp(): boolean {
+    return this.pg !== null;
+  }
+
+  /** Stops everything, API first (the reverse of the start). */
+  async stopAll(): Promise<void> {
+    for (const p of [this.api, this.hostAgent, this.worker]) {
+      if (!p) continue;
+      p.signal('SIGCONT');
+      await p.stop().catch(() => undefined);
+    }
+    await this.stopTemporal().catch(() => undefined);
+    await this.stopPostgres().catch(() => undefined);
+  }
+
+  private writeTokens(): void {
+    const executors = Array.from({ length: this.executorsWanted }, (_, i) => ({ workerId: `faults-${this.tag}-w${i}`, token: generateToken() }));
+    this.tokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executors };
+    const principals = [
+      { id: `admin-${this.tag}`, kind: 'admin', tokenSha256: hashToken(this.tokens.admin) },
+      { id: `landing-${this.tag}`, kind: 'landing', tokenSha256: hashToken(this.tokens.landing) },
+      { id: `reader-${this.tag}`, kind: 'reader', tokenSha256: hashToken(this.tokens.reader) },
+      ...executors.map((e, i) => ({ id: `exec-${this.tag}-${i}`, kind: 'executor', workerId: e.workerId, tokenSha256: hashToken(e.token) })),
+    ];
+    // Hashes only; the clear tokens stay in this process's memory.
+    writeFileSync(this.tokensFile(), JSON.stringify({ principals }), { mode: 0o600 });
+  }
+
+  tokensFile(): string {
+    return path.join(this.root, 'principals.json');
+  }
+
+  /** The environment every service process of the stack shares (src/config.ts variables). */
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: `127.0.0.1:${this.temporalPort}`,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      DATABASE_URL: this.databaseUrl,
+      OD_DATA_DIR: path.join(this.root, 'data'),
+      OD_ALLOWED_ROOTS: this.root,
+      OD_API_HOST: '127.0.0.1',
+      OD_API_PORT: String(this.apiPort),
+      OD_TOKENS_FILE: this.tokensFile(),
+      OD_TOKENS: '',
+      OD_LIVENESS_AUTHORITY: 'none',
+      OD_LEASE_TTL_MS: String(STACK_SETTINGS.leaseTtlMs),
+      OD_HEARTBEAT_LOG_INTERVAL_MS: String(STACK_SETTINGS.heartbeatLogIntervalMs),
+      OD_HANDOFF_TIMEOUT_MS: String(STACK_SETTINGS.handoffTimeoutMs),
+      LOG_LEVEL: 'info',
+      ...extra,
+    };
+    // A jest or CI environment must not leak its own stack's settings into ours.
+    delete env.OD_TEST_DATABASE_URL;
+    delete env.OD_TEST_WORKFLOW_BUNDLE;
+    return env;
+  }
+
+  private proc(name: string, args: string[], env: Record<string, string>, readyLine: RegExp, readyTimeoutMs: number): ManagedProcess {
+    const p = new ManagedProcess({
+      name,
+      command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'),
+      args,
+      cwd: PROJECT_ROOT,
+      env: this.env(env),
+      logFile: path.join(this.runDir, `${name}.log`),
+      readyLine,
+      readyTimeoutMs,
+    });
+    this.cleanup.addLastResort(() => p.killSync());
+    return p;
+  }
+}

@@ -1,0 +1,98 @@
+import type { HeartbeatInput } from './commands';
+import type { EventDraft, OwnershipEvent } from './events';
+import type { OwnershipRecord } from './projection';
+import { isFreeState } from './states';
+
+/**
+ * The liveness rules of the ownership workflow as pure decisions: which heartbeat counts and when
+ * it is logged, and when a verdict of the liveness authority marks an owner stale. The workflow
+ * (src/workflows/liveness.ts) feeds them its clock and state; the model test drives the same ones.
+ * Pure and stateless: preloaded into the workflow sandbox.
+ */
+
+export type LivenessStatus = 'live' | 'silent' | 'stale' | 'unowned';
+export type Verdict = 'alive' | 'dead' | 'unknown';
+
+/** A tenure: the owner's session at an epoch. */
+export interface Tenure {
+  executionSessionId: string;
+  epoch: number;
+}
+
+/** Whether the record's current tenure is still `t` (a verdict or heartbeat about another tenure judges nothing). */
+export function sameTenure(r: OwnershipRecord | null, t: Tenure): boolean {
+  return r?.owner?.executionSessionId === t.executionSessionId && r.epoch === t.epoch;
+}
+
+export interface HeartbeatClock {
+  /** liveness as the workflow knows it when the heartbeat arrives */
+  status: LivenessStatus;
+  nowMs: number;
+  /** when a heartbeat event was last logged */
+  lastLoggedMs: number;
+  logIntervalMs: number;
+}
+
+export type HeartbeatDecision = { accepted: false } | { accepted: true; event: EventDraft | null };
+
+/**
+ * A heartbeat counts only for this lifecycle (when it names one), from its current owner at the
+ * current epoch, while the worktree is held. One after silence or on a stale record revives the
+ * owner and is logged at once; others are logged at most once per interval (periodic).
+ */
+export function decideHeartbeat(r: OwnershipRecord | null, ownershipId: string, hb: HeartbeatInput, clock: HeartbeatClock): HeartbeatDecision {
+  if (!r || !r.owner) return { accepted: false };
+  if (hb.ownershipId !== undefined && hb.ownershipId !== ownershipId) return { accepted: false };
+  if (!sameTenure(r, hb) || isFreeState(r.state)) return { accepted: false };
+  const revived = clock.status !== 'live' || r.state === 'stale';
+  if (!revived && clock.nowMs - clock.lastLoggedMs < clock.logIntervalMs) return { accepted: true, event: null };
+  return {
+    accepted: true,
+    event: {
+      type: 'ownership.heartbeat',
+      actorSessionId: hb.executionSessionId,
+      principal: null,
+      data: { executionSessionId: hb.executionSessionId, epoch: hb.epoch, transition: revived ? 'revived' : 'periodic' },
+    },
+  };
+}
+
+/**
+ * A dead verdict marks the owner stale only while the tenure asked about is still the current one
+ * and still active (a heartbeat that arrived while the authority was asked is the workflow's to
+ * weigh first: it wins).
+ */
+export function decideStale(r: OwnershipRecord | null, asked: Tenure, verdict: Verdict, detail: string | null): EventDraft[] {
+  if (!sameTenure(r, asked) || verdict !== 'dead' || r!.state !== 'active') return [];
+  return [
+    {
+      type: 'ownership.stale',
+      actorSessionId: null,
+      principal: 'system:liveness',
+      data: { executionSessionId: asked.executionSessionId, epoch: asked.epoch, verdict: 'dead', detail },
+    },
+  ];
+}
+
+export interface LivenessMove {
+  status: LivenessStatus;
+  verdict: Verdict | null;
+  /** the owner was heard from at this instant: its lease starts again */
+  heardAt?: string;
+}
+
+/**
+ * How an event moves the workflow's view of liveness: a new owner, or one revived, is live and was
+ * just heard from; a stale verdict is dead; a lifecycle that no longer holds the worktree has
+ * nobody to be live. `r` is the record with the event applied.
+ */
+export function livenessAfter(e: OwnershipEvent, r: OwnershipRecord | null): LivenessMove | null {
+  if (e.type === 'ownership.claimed' || e.type === 'ownership.reclaimed' || (e.type === 'ownership.heartbeat' && e.data.transition === 'revived')) {
+    return { status: 'live', verdict: null, heardAt: e.at };
+  }
+  if (e.type === 'ownership.stale') return { status: 'stale', verdict: 'dead' };
+  if ((e.type === 'ownership.released' || e.type === 'ownership.landed' || e.type === 'ownership.worktree_removed') && r && isFreeState(r.state)) {
+    return { status: 'unowned', verdict: null };
+  }
+  return null;
+}

@@ -1,0 +1,163 @@
+/**
+ * `worktree-ownership/schemas`: the wire contract as zod schemas (which are also the TypeScript
+ * types): HTTP request bodies and queries, responses, the error body and each reason code's HTTP
+ * status, ownership events, reason codes, the CLI's --json output. Loads zod and nothing of Temporal, PostgreSQL or fastify. The list is explicit:
+ * what is named here is the contract that WIRE_VERSION versions (README "Integrating").
+ */
+export { PACKAGE_VERSION, WIRE_MAJOR, WIRE_VERSION, VERSION_INFO, type VersionInfo } from '../version';
+
+// --- requests (HTTP bodies and queries) ---------------------------------------------------------
+export {
+  AcceptHandoffBodySchema,
+  BindBodySchema,
+  CancelHandoffBodySchema,
+  GetQuerySchema,
+  HandoffBodySchema,
+  HeartbeatBodySchema,
+  HistoryQuerySchema,
+  LandedBodySchema,
+  LandingBodySchema,
+  ListQuerySchema,
+  OwnershipParamsSchema,
+  PlanBodySchema,
+  ProvenanceParamsSchema,
+  ProvenanceQuerySchema,
+  ReclaimBodySchema,
+  ReleaseBodySchema,
+  RenameBranchBodySchema,
+  SubmitBodySchema,
+  WorktreeRemovedBodySchema,
+  type AcceptHandoffBody,
+  type BindBody,
+  type CancelHandoffBody,
+  type GetQuery,
+  type HandoffBody,
+  type HeartbeatBody,
+  type HistoryQuery,
+  type LandedBody,
+  type LandingBody,
+  type ListQuery,
+  type PlanBody,
+  type ReclaimBody,
+  type ReleaseBody,
+  type RenameBranchBody,
+  type SubmitBody,
+  type WorktreeRemovedBody,
+} from '../api/schemas';
+export { ReconciliationBodySchema, ProvisionalSummarySchema, LOGGED_RECONCILE_KINDS, type ReconciliationBody } from '../api/schemas-reconcile';
+export { ObservationSchema, type Observation } from '../domain/binding';
+
+// --- responses ----------------------------------------------------------------------------------
+export {
+  AcceptedSchema,
+  BranchStatusWireSchema,
+  ConversationReportResponseSchema,
+  HistoryResponseSchema,
+  LandingResponseSchema,
+  ListItemSchema,
+  ListResponseSchema,
+  LivenessSchema,
+  OwnershipViewSchema,
+  ProjectionSyncSchema,
+  WireConversationSchema,
+  WireEventSchema,
+  WireReceiptSchema,
+  WireRecordSchema,
+  type BranchStatusWire,
+  type ConversationReportResponse,
+  type HistoryResponse,
+  type LandingResponse,
+  type ListResponse,
+  type Liveness,
+  type OwnershipViewOut,
+  type WireRecord,
+} from '../api/schemas';
+export { CallerSchema, ReconciliationRecordedSchema, type Caller } from '../api/schemas-reconcile';
+export { ProvenanceSchema, type Provenance } from '../store/provenance';
+export { HealthReportSchema, HealthVersionSchema, type HealthReport } from '../api/health';
+// The error body of every route and the HTTP status of each reason code, as the service answers them.
+export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../api/error-contract';
+
+// --- ownership records and events ---------------------------------------------------------------
+export { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, LineageEntrySchema, type OwnershipRecord, type OwnershipState } from '../domain/projection';
+export {
+  EVENT_TYPES,
+  EventBaseSchema,
+  EventDataSchemas,
+  LandingReceiptSchema,
+  OwnershipEventSchema,
+  parseEvent,
+  type EventOf,
+  type EventType,
+  type LandingReceipt,
+  type OwnershipEvent,
+} from '../domain/events';
+export {
+  AgentWorkerRefSchema,
+  BranchName,
+  ConversationSchema,
+  FreeText,
+  IdString,
+  IsoTime,
+  OwnerSchema,
+  OwnershipIdSchema,
+  PathString,
+  PrincipalSchema,
+  ProcessIdentitySchema,
+  WorktreeRefSchema,
+  type AgentWorkerRef,
+  type Conversation,
+  type Owner,
+  type Principal,
+  type ProcessIdentity,
+  type WorktreeRef,
+} from '../domain/identity';
+
+// --- Temporal-level message inputs (OwnershipClient) --------------------------------------------
+export {
+  AcceptHandoffInputSchema,
+  BindPlanInputSchema,
+  CancelHandoffInputSchema,
+  ClaimInputSchema,
+  HandoffInputSchema,
+  HeartbeatInputSchema,
+  LandedInputSchema,
+  ReclaimInputSchema,
+  ReleaseInputSchema,
+  RenameBranchInputSchema,
+  SubmitInputSchema,
+  WorktreeRemovedInputSchema,
+  type AcceptHandoffInput,
+  type BindPlanInput,
+  type CancelHandoffInput,
+  type ClaimInput,
+  type HandoffInput,
+  type HeartbeatInput,
+  type LandedInput,
+  type ReclaimInput,
+  type ReleaseInput,
+  type RenameBranchInput,
+  type SubmitInput,
+  type WorktreeRemovedInput,
+} from '../domain/commands';
+
+// --- reason codes -------------------------------------------------------------------------------
+export { REASONS, isRefusal, type ReasonCode, type Refusal } from '../domain/reasons';
+
+// --- od-worktree --json output ------------------------------------------------------------------
+export {
+  CliErrorSchema,
+  HeartbeatOutputSchema,
+  HistoryOutputSchema,
+  ListOutputSchema,
+  OwnershipOutputSchema,
+  ProvenanceOutputSchema,
+  WhoOutputSchema,
+  type CliError,
+  type HeartbeatOutput,
+  type HistoryOutput,
+  type ListOutput,
+  type OwnershipOutput,
+  type ProvenanceOutput,
+  type WhoOutput,
+} from '../cli/render/schemas';

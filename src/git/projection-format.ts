@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { FREE_STATES, isFreeState } from '../domain/states';
+import { GitSideError } from './errors';
+
+/**
+ * The local projection's format: the fields, their git config keys, and the one config file
+ * (overdeck.config) od-worktree writes whole and the hooks read (hooks/overdeck-guard.sh, with
+ * shell builtins). Rendering and parsing are inverse over one table of keys. Pure.
+ */
+
+/** Values go into git config and into hook messages: one line, no control characters. */
+const text = z.string().max(2048).regex(/^[^\x00-\x1f\x7f]*$/, 'control characters are not allowed');
+const required = text.min(1);
+const instant = required.refine((s) => !Number.isNaN(Date.parse(s)), 'not a timestamp');
+const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const LocalProjectionSchema = z.object({
+  ownershipId: required,
+  executionSessionId: required,
+  runtime: required,
+  conversationId: text.nullable(),
+  conversationUrl: text.nullable(),
+  workerId: text.nullable(),
+  runId: text.nullable(),
+  lane: text.nullable(),
+  planRef: text.nullable(),
+  epoch: count,
+  seq: count,
+  state: required,
+  claimedAt: instant,
+  lastSeenAt: instant,
+  provisional: z.boolean().optional(),
+  idempotencyKey: text.nullable().optional(),
+});
+
+export type LocalProjection = z.infer<typeof LocalProjectionSchema>;
+
+/** States in which nobody holds the worktree (src/domain/states.ts): the guard lets anyone through and the lock is dropped. */
+export const NON_LIVE_STATES: readonly string[] = FREE_STATES;
+
+/** A local projection's state holds the worktree: any durable held state, and a provisional claim. */
+export function isLiveState(state: string): boolean {
+  return !isFreeState(state);
+}
+
+type Field = keyof LocalProjection;
+
+/** git config key of every field (docs/git-projection.md, Keys): the one table both directions use. */
+export const PROJECTION_KEYS: Readonly<Record<Field, string>> = {
+  ownershipId: 'overdeck.owner.ownership-id',
+  executionSessionId: 'overdeck.owner.execution-session-id',
+  runtime: 'overdeck.owner.runtime',
+  conversationId: 'overdeck.owner.conversation-id',
+  conversationUrl: 'overdeck.owner.conversation-url',
+  workerId: 'overdeck.owner.worker-id',
+  runId: 'overdeck.owner.run-id',
+  lane: 'overdeck.lane',
+  planRef: 'overdeck.plan-ref',
+  epoch: 'overdeck.owner.epoch',
+  seq: 'overdeck.owner.seq',
+  state: 'overdeck.owner.state',
+  claimedAt: 'overdeck.owner.claimed-at',
+  lastSeenAt: 'overdeck.owner.last-seen-at',
+  provisional: 'overdeck.owner.provisional',
+  idempotencyKey: 'overdeck.owner.idempotency-key',
+};
+
+const NUMERIC: ReadonlySet<Field> = new Set<Field>(['epoch', 'seq']);
+const BOOLEAN: ReadonlySet<Field> = new Set<Field>(['provisional']);
+const FIELD_BY_KEY = new Map<string, Field>(Object.entries(PROJECTION_KEYS).map(([f, k]) => [k, f as Field]));
+
+/** Include target, relative so git resolves it next to config.worktree (the private git dir) even if the repo moves. */
+export const PROJECTION_FILE = 'overdeck.config';
+
+function quote(v: string): string {
+  return `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** The whole key set as one config file; absent (null/undefined) fields are simply not written. */
+export function renderProjection(p: LocalProjection): string {
+  const sections = new Map<string, string[]>();
+  for (const [field, key] of Object.entries(PROJECTION_KEYS) as [Field, string][]) {
+    const value = p[field];
+    if (value === null || value === undefined) continue;
+    const parts = key.split('.');
+    const name = parts.pop() as string;
+    const header = parts.length === 2 ? `[${parts[0]} "${parts[1]}"]` : `[${parts[0]}]`;
+    const lines = sections.get(header) ?? [];
+    lines.push(`\t${name} = ${quote(String(value))}`);
+    sections.set(header, lines);
+  }
+  const body = [...sections].map(([header, lines]) => `${header}\n${lines.join('\n')}\n`).join('');
+  return `# Written by od-worktree; replaced as a whole on every change. Do not edit.\n${body}`;
+}
+
+/** Inverse of renderProjection over `git config` output; null when no projection key is present. */
+export function parseProjectionEntries(entries: ReadonlyMap<string, string>): LocalProjection | null {
+  const raw: Record<string, unknown> = {};
+  let any = false;
+  for (const [key, value] of entries) {
+    const field = FIELD_BY_KEY.get(key);
+    if (field === undefined) continue;
+    any = true;
+    if (NUMERIC.has(field)) raw[field] = /^\d+$/.test(value) ? Number(value) : value;
+    else if (BOOLEAN.has(field)) raw[field] = value === 'true' ? true : value === 'false' ? false : value;
+    else raw[field] = value;
+  }
+  if (!any) return null;
+  for (const field of ['conversationId', 'conversationUrl', 'workerId', 'runId', 'lane', 'planRef'] as const) raw[field] ??= null;
+  const parsed = LocalProjectionSchema.safeParse(raw);
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((i) => i.path.join('.')).join(', ');
+    throw new GitSideError('projection_corrupt', `overdeck keys present but invalid (${fields})`);
+  }
+  return parsed.data;
+}
+
+/** `git config -z` output: entries are `key\nvalue\0` (or `key\0` for a valueless boolean). */
+export function parseConfigZ(out: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const entry of out.split('\0')) {
+    if (entry === '') continue;
+    const nl = entry.indexOf('\n');
+    if (nl === -1) map.set(entry, 'true');
+    else map.set(entry.slice(0, nl), entry.slice(nl + 1)); // later entries win, as in git
+  }
+  return map;
+}
+
+/** State of a provisional (offline, docs/git-projection.md) claim not yet submitted to the service. */
+export const PROVISIONAL_STATE = 'provisional';
+/** State of a provisional claim that lost to a durable owner: the guard refuses its session (hooks/overdeck-guard.sh). */
+export const PROVISIONAL_CONFLICT_STATE = 'provisional-conflict';
+/** Every spelling of it the guard honours: projections written by early versions used an underscore. */
+export const PROVISIONAL_CONFLICT_STATES: readonly string[] = [PROVISIONAL_CONFLICT_STATE, 'provisional_conflict'];
+
+export function isProvisionalConflictState(state: string): boolean {
+  return PROVISIONAL_CONFLICT_STATES.includes(state);
+}
+
+/**
+ * The state lists of hooks/overdeck-guard.sh, as the block between its BEGIN/END generated
+ * markers: the guard reads the projection with shell builtins only, so it carries a generated copy
+ * of these lists instead of importing them (test/unit/guard-states.test.ts keeps it in step).
+ */
+export function guardStatesBlock(): string {
+  const words = (list: readonly string[]) => `' ${list.join(' ')} '`;
+  return [`od_free_states=${words(NON_LIVE_STATES)}`, `od_conflict_states=${words(PROVISIONAL_CONFLICT_STATES)}`].join('\n');
+}

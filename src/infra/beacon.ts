@@ -1,0 +1,61 @@
+import os from 'node:os';
+import type { Worker } from '@temporalio/worker';
+import type { Pool } from 'pg';
+
+/**
+ * The worker process's beacon: a row in `worker_beacons` beaten every BEAT_MS while all of its
+ * workers run. /healthz (src/api/health.ts) trusts Temporal's poller list only as far as the
+ * beacon agrees: a poller stays listed for a minute or more after its process was killed, a beacon
+ * goes stale in BEACON_STALE_MS. A process that is frozen (SIGSTOP), killed, or whose workers
+ * stopped, stops beating.
+ */
+export const BEAT_MS = 2_000;
+export const BEACON_STALE_MS = 8_000;
+const RETRY_MS = 250;
+
+export interface BeaconOptions {
+  pool: Pool;
+  taskQueue: string;
+  hostId: string;
+  /** whether this process runs the ownership workflows (else only a host agent) */
+  servesWorkflows: boolean;
+  workers: readonly Worker[];
+}
+
+export function startBeacon(opts: BeaconOptions): { stop(): void } {
+  const processId = `${os.hostname()}:${process.pid}:${Date.now()}`;
+  const started = new Date().toISOString();
+  let stopped = false;
+  let inFlight = false;
+  let failing = false;
+  const beat = async () => {
+    if (stopped || inFlight) return;
+    if (opts.workers.some((w) => w.getState() !== 'RUNNING' && w.getState() !== 'INITIALIZED')) return void (stopped = true);
+    inFlight = true;
+    try {
+      await opts.pool.query(
+        `INSERT INTO worker_beacons (process_id, task_queue, host_id, serves_workflows, started_at, beat_at)
+         VALUES ($1, $2, $3, $4, $5, now())
+         ON CONFLICT (process_id) DO UPDATE SET beat_at = now()`,
+        [processId, opts.taskQueue, opts.hostId, opts.servesWorkflows, started],
+      );
+      failing = false;
+    } catch {
+      // PostgreSQL away: /healthz says so itself; beat again soon, so the beacon is fresh the moment it is back.
+      failing = true;
+    } finally {
+      inFlight = false;
+    }
+    if (failing && !stopped) setTimeout(() => void beat(), RETRY_MS).unref();
+  };
+  void opts.pool.query(`DELETE FROM worker_beacons WHERE beat_at < now() - interval '1 day'`).catch(() => undefined);
+  void beat();
+  const timer = setInterval(() => void beat(), BEAT_MS);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
+}

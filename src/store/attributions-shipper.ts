@@ -1,0 +1,123 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Pool } from 'pg';
+import { JOURNAL_FILE, readShippedOffset } from '../git/journal';
+import type { OwnershipRecord } from '../domain/projection';
+import { recordLandedCommits } from '../landings/commits';
+import { writeProvenanceNote } from '../landings/notes';
+import { shipJournal } from './attributions';
+
+/**
+ * The host agent's journal shipping (docs/git-projection.md#the-journal). The hooks only append to
+ * a file; this process, which already writes the projections of the worktrees it holds, ships what
+ * they appended straight to PostgreSQL when it has a pool: right after each projection write (an
+ * owner change, a landing: the moments whose commits must be attributed before anything else moves
+ * the branch) and every `intervalMs` for the worktrees of this host. One worktree is shipped by one
+ * call at a time; each call is bounded (src/store/attributions.ts MAX_PASSES) and idempotent.
+ *
+ * Without a pool (a host agent given no DATABASE_URL) nothing is shipped: it says so once, and the
+ * journals stay in the worktrees until an agent with a pool ships them (the offset resumes).
+ */
+export interface ShipperLog {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export class JournalShipper {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private warnedFailure = false;
+  /** worktree -> its private git dir, learnt at its first shipping: a periodic pass with nothing new then starts no git */
+  private readonly dirs = new Map<string, string>();
+
+  constructor(
+    private readonly deps: { pool: Pool | null; hostId: string; allowedRoots: readonly string[]; log?: ShipperLog; /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/landings/notes.ts) */ provenanceNotes?: boolean },
+  ) {
+    if (!deps.pool) deps.log?.debug({ hostId: deps.hostId }, 'no DATABASE_URL: commit journals stay local in each worktree (overdeck.journal) until a host agent with a database ships them');
+  }
+
+  /** After a projection write: ship this worktree's journal, then record the landed commits of its receipts. */
+  afterProjection(record: OwnershipRecord): Promise<void> {
+    return this.ship(record.worktreePath, record);
+  }
+
+  ship(worktreePath: string, record?: OwnershipRecord): Promise<void> {
+    const pool = this.deps.pool;
+    if (!pool || this.stopped) return Promise.resolve();
+    const current = this.running.get(worktreePath);
+    if (current) {
+      this.again.add(worktreePath);
+      return current;
+    }
+    const run = (async () => {
+      do {
+        this.again.delete(worktreePath);
+        try {
+          if (record || !(await this.nothingNew(worktreePath))) {
+            const shipped = await shipJournal(pool, worktreePath, { hostId: this.deps.hostId, allowedRoots: this.deps.allowedRoots });
+            this.dirs.set(worktreePath, shipped.privateDir);
+          }
+          for (const receipt of record?.landings ?? []) {
+            await recordLandedCommits(pool, worktreePath, record!.repoRoot, receipt);
+            // After the rows: the note carries the authors those rows give.
+            if (this.deps.provenanceNotes) await writeProvenanceNote(pool, worktreePath, receipt.landedHead);
+          }
+        } catch (err) {
+          // A worktree gone or outside the roots, or PostgreSQL away: the offset did not move, the next pass retries.
+          if (!this.warnedFailure) {
+            this.warnedFailure = true;
+            this.deps.log?.warn({ worktreePath, err: err instanceof Error ? err.message : String(err) }, 'journal shipping failed (said once; retried every pass)');
+          }
+        }
+      } while (this.again.has(worktreePath) && !this.stopped);
+    })().finally(() => this.running.delete(worktreePath));
+    this.running.set(worktreePath, run);
+    return run;
+  }
+
+  /** The journal has not grown past the shipped offset (a stat and a small read; never git). */
+  private async nothingNew(worktreePath: string): Promise<boolean> {
+    const dir = this.dirs.get(worktreePath);
+    if (dir === undefined) return false;
+    try {
+      const size = (await fs.stat(path.join(dir, JOURNAL_FILE))).size;
+      return size <= (await readShippedOffset({ privateDir: dir }));
+    } catch {
+      return true; // no journal (yet), or the worktree is gone
+    }
+  }
+
+  /** Every worktree of this host that may still have journal lines: held ones, and those changed within a day. */
+  async shipAll(): Promise<void> {
+    const pool = this.deps.pool;
+    if (!pool || this.stopped) return;
+    const res = await pool.query<{ worktree_path: string }>(
+      `SELECT DISTINCT worktree_path FROM ownerships WHERE host_id = $1 AND (state <> 'closed' OR updated_at > now() - interval '1 day') LIMIT 1000`,
+      [this.deps.hostId],
+    );
+    for (const r of res.rows) await this.ship(r.worktree_path);
+  }
+
+  start(intervalMs: number): void {
+    if (!this.deps.pool || intervalMs <= 0 || this.timer) return;
+    let busy = false;
+    this.timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      this.shipAll()
+        .catch(() => undefined)
+        .finally(() => (busy = false));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.running.values()]);
+  }
+}

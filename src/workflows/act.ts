@@ -1,0 +1,80 @@
+import { condition } from '@temporalio/workflow';
+import { checkFailure } from '../domain/check';
+import type { Decision } from '../domain/decide';
+import type { EventDraft } from '../domain/events';
+import { refusal } from '../domain/reasons';
+import type { OwnershipView } from './messages';
+import { fail } from './activities';
+import { emit } from './durable-log';
+import { localProjection, projectsHere } from './projection-loop';
+import { view, type RunState } from './run-state';
+
+/** How an update is decided, recorded and answered. */
+
+export function orFail(d: Decision): EventDraft[] {
+  if ('code' in d) fail(d);
+  return d.events;
+}
+
+/**
+ * Validators refuse what does not match its schema (compiled, no zod at run time: check.ts);
+ * handlers then take the accepted input as it is (validators do not run on replay, but what
+ * history holds was accepted).
+ */
+export function validated<T>(accepts: (x: unknown) => x is T, x: unknown): T {
+  if (!accepts(x)) fail(refusal(checkFailure(accepts, x) ?? 'invalid_input'));
+  return x;
+}
+
+/**
+ * Decides, emits and answers once the events are durable (read-your-writes). If the log turns
+ * out to hold another decision at those seqs, the message is decided again on the adopted
+ * record: the answer is always about what the log holds. Owner-changing messages also give the
+ * worktree's projection its chance and say in `projection` whether the hooks enforce it yet.
+ */
+/**
+ * How an update's change reaches the worktree: 'owner' (claim, accept, release, reclaim: the
+ * answer says whether the hooks enforce it), 'state' (submit: written here too when the run does
+ * so, projection-here-states-v1), 'agent' (plan, branch, handoff: the host agent writes it).
+ */
+export type Projected = 'owner' | 'state' | 'agent';
+
+export async function act(s: RunState, decide: () => Decision, projected: Projected, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
+  const waitLocal = projected === 'owner';
+  for (;;) {
+    const drafts = orFail(decide());
+    if (drafts.length > 0) onEvents?.(drafts);
+    // One emit per event, as earlier versions did: each publishes its own search attributes.
+    const mine = drafts.flatMap((d) => emit(s, [d]));
+    const seq = mine.at(-1)?.seq ?? s.record?.seq ?? 0;
+    // On the worktree's own host the projection is a local activity inside this answer (projection-here-v1).
+    const here = projected !== 'agent' && projectsHere(s, projected) && mine.length > 0;
+    if (here) s.hereFor = Math.max(s.hereFor, seq);
+    await condition(() => s.sync.durableSeq >= seq || mine.some((e) => s.lost.has(e)));
+    if (mine.some((e) => s.lost.has(e))) {
+      mine.forEach((e) => s.lost.delete(e));
+      continue;
+    }
+    // Earlier versions waited here on a timer; now the answer is given at durability with
+    // `projection` saying whether the hooks enforce it yet, and the client waits by query
+    // (queries add nothing to history). See OwnershipClient.enforced.
+    if (waitLocal && !s.patches.since('projection-wait-in-client-v1')) await localProjection(s, seq, s.settings.projectionWaitMs);
+    // No timer: the local activity resolves within this task, or the loop gives the promise up (hereFor).
+    if (here) await condition(() => s.sync.localSeq >= seq || s.sync.error !== null || s.hereFor < seq);
+    return view(s)!;
+  }
+}
+
+/** Counts the run's updates: continue-as-new comes well before Temporal's per-run limit. */
+export const counted =
+  <A extends unknown[], R>(s: RunState, fn: (...a: A) => Promise<R>) =>
+  async (...a: A): Promise<R> => {
+    s.updatesThisRun++;
+    try {
+      return await fn(...a);
+    } finally {
+      // An update completing while a local activity projects here tripped the SDK's update state
+      // machine under load (projection-loop.ts): it answers once none runs.
+      if (s.projectStatesHere) await condition(() => s.hereInFlight === 0);
+    }
+  };

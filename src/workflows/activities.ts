@@ -1,0 +1,81 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type { HostActivities, StoreActivities } from '../activities/types';
+import { hostTaskQueue } from '../domain/queues';
+import { REASONS, refusal, type ReasonCode, type Refusal } from '../domain/reasons';
+
+/** The activities an ownership workflow calls, with their bounds, and how their failures read. */
+
+export const store = proxyLocalActivities<StoreActivities>({
+  startToCloseTimeout: '15s',
+  // The durable log is the acknowledgement: keep trying while PostgreSQL is away, never give up silently.
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+/** Git errors no retry changes (the host agent's activities fail with these types too). */
+export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'git_too_old', 'worktree_missing', 'projection_conflict', 'worktree_config_unsafe'];
+
+/**
+ * The projection as a local activity of a workflow worker on the worktree's own host (see
+ * StoreActivities.applyProjectionHere): briefly retried; anything but a final git refusal falls
+ * back to the host agent's queue.
+ */
+export const here = proxyLocalActivities<Pick<StoreActivities, 'applyProjectionHere' | 'preserveWipHere'>>({
+  // Within reclaim's own bound (45 s on the host agent's queue), fallback included.
+  startToCloseTimeout: '20s',
+  retry: { initialInterval: '200ms', maximumInterval: '1s', maximumAttempts: 2, nonRetryableErrorTypes: [...FINAL_HOST_ERRORS, 'not_this_host'] },
+});
+
+/** The host agent's activities as the workflow calls them (with per-call options: summaries). */
+export type HostQueue = ActivityInterfaceFor<HostActivities>;
+
+export interface Hosts {
+  /** the local projection: patient, it catches up whenever the host is back */
+  host: HostQueue;
+  /** inside an acknowledgement (reclaim, a foreign host's first bind): a short, heartbeated bound */
+  hostNow: HostQueue;
+  /** one question (liveness), asked again at the next deadline */
+  hostOnce: HostQueue;
+}
+
+/**
+ * Every host activity is bounded: a host that is down, or a host id no agent serves, costs a
+ * message at most these bounds, never a handler that waits forever (which would also keep the
+ * run from continuing as new or closing).
+ */
+export function hostActivities(hostId: string): Hosts {
+  const nonRetryableErrorTypes = FINAL_HOST_ERRORS;
+  const taskQueue = hostTaskQueue(hostId);
+  return {
+    host: proxyActivities<HostActivities>({
+      taskQueue,
+      startToCloseTimeout: '60s',
+      scheduleToCloseTimeout: '10m',
+      retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 20, nonRetryableErrorTypes },
+    }),
+    hostNow: proxyActivities<HostActivities>({
+      taskQueue,
+      scheduleToCloseTimeout: '45s',
+      startToCloseTimeout: '40s',
+      heartbeatTimeout: '15s',
+      retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3, nonRetryableErrorTypes },
+    }),
+    hostOnce: proxyActivities<HostActivities>({ taskQueue, scheduleToCloseTimeout: '30s', retry: { maximumAttempts: 3 } }),
+  };
+}
+
+/** The reason code a host activity failed with, or null. */
+export function failureType(err: unknown): string | null {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? null) : null;
+}
+
+/** A refusal the caller sees: the host's own reason when it gave one, else host_unavailable. Cancellation passes through. */
+export function hostRefusal(err: unknown): Refusal {
+  if (isCancellation(err)) throw err;
+  const type = failureType(err);
+  return refusal(type !== null && type in REASONS ? (type as ReasonCode) : 'host_unavailable');
+}
+
+/** Refuses the message: the client sees the reason code (src/client/errors.ts). */
+export function fail(r: Refusal): never {
+  throw ApplicationFailure.create({ type: r.code, message: r.message, nonRetryable: true, details: r.details ? [r.details] : [] });
+}

@@ -1,0 +1,59 @@
+import { isCancellation } from '@temporalio/workflow';
+import type { HostQueue } from './activities';
+import { refusal } from '../domain/reasons';
+import { fail, failureType, FINAL_HOST_ERRORS, here, hostRefusal } from './activities';
+import type { RunState } from './run-state';
+import { inspectSummary, wipSummary } from './summaries';
+
+/** What an acknowledgement asks the worktree's host before it is given, within a short bound. */
+
+/**
+ * WIP preservation inside the reclaim's acknowledgement, bounded: a host that does not answer
+ * refuses the reclaim (`host_unavailable`, nothing changed); a worktree that is gone has no WIP
+ * to keep: the reclaim goes on and records why (`ownership.wip_not_preserved`); any other
+ * refusal of the host is the reclaim's refusal.
+ */
+export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePath: string, seq: number): Promise<{ ref: string; sha: string } | 'worktree_missing' | null> {
+  try {
+    // On the worktree's own host, a local activity (projection-here-v1); else, or if it could not, the host agent.
+    if (s.projectHere) {
+      const preserved = await preserveHere(s, worktreePath, seq);
+      if (preserved !== 'elsewhere') return preserved;
+    }
+    return await hostNow.preserveWip.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [worktreePath, s.ownershipId, seq]);
+  } catch (err) {
+    if (!isCancellation(err) && failureType(err) === 'worktree_missing') return 'worktree_missing';
+    fail(hostRefusal(err));
+  }
+}
+
+async function preserveHere(s: RunState, worktreePath: string, seq: number): Promise<{ ref: string; sha: string } | 'worktree_missing' | null | 'elsewhere'> {
+  try {
+    return await here.preserveWipHere.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [s.worktree.hostId, worktreePath, s.ownershipId, seq]);
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    const type = failureType(err);
+    if (type === 'not_this_host') s.projectHere = false;
+    if (type === 'worktree_missing') return 'worktree_missing';
+    if (type !== null && FINAL_HOST_ERRORS.includes(type)) throw err;
+    return 'elsewhere';
+  }
+}
+
+/**
+ * A worktree on another host than the starter's: that host's agent says what it is before the
+ * first claim. A spelling that is not canonical would be a second workflow id for the worktree.
+ */
+export async function verifyOnHost(s: RunState, hostNow: HostQueue): Promise<void> {
+  const { worktree } = s;
+  let seen: { worktreePath: string; repoRoot: string };
+  try {
+    seen = await hostNow.inspectWorktree.executeWithOptions({ summary: inspectSummary(worktree.hostId) }, [worktree.worktreePath]);
+  } catch (err) {
+    fail(hostRefusal(err));
+  }
+  if (seen.worktreePath !== worktree.worktreePath) fail(refusal('worktree_mismatch', { reason: 'not the canonical path of the worktree on its host' }));
+  if (seen.repoRoot !== worktree.repoRoot && worktree.repoRoot !== worktree.worktreePath) fail(refusal('repo_root_mismatch'));
+  s.verifiedRepoRoot = seen.repoRoot;
+  s.verifiedOnHost = true;
+}

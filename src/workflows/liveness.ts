@@ -1,0 +1,105 @@
+import { isCancellation } from '@temporalio/workflow';
+import type { HeartbeatInput } from '../domain/commands';
+import type { EventDraft } from '../domain/events';
+import { decideHeartbeat, decideStale, sameTenure, type Verdict } from '../domain/liveness';
+import type { HostQueue } from './activities';
+import { store } from './activities';
+import { emit, suspectLogAhead } from './durable-log';
+import { now, type RunState } from './run-state';
+import { heartbeatSummary, livenessSummary } from './summaries';
+
+/**
+ * Liveness of the owner: heartbeats renew its lease; a lease that runs out asks the liveness
+ * authority, and only a dead verdict on the tenure asked about, still active, marks it stale. The
+ * rules are pure (src/domain/liveness.ts); this module feeds them the clock and the run's state.
+ */
+
+/** The heartbeat signal, already checked against its schema. */
+export function heartbeat(s: RunState, hb: HeartbeatInput): void {
+  const nowMs = Date.now();
+  const d = decideHeartbeat(s.record, s.ownershipId, hb, { status: s.liveness.status, nowMs, lastLoggedMs: s.lastHeartbeatLoggedMs, logIntervalMs: s.settings.heartbeatLogIntervalMs });
+  if (!d.accepted) {
+    if (hb.ownershipId === undefined || hb.ownershipId === s.ownershipId) suspectLogAhead(s, hb.epoch);
+    return;
+  }
+  heard(s, d.event, nowMs, nowMs);
+  // A plain heartbeat needs no re-armed lease timer: the timer, when it fires, finds the lease
+  // renewed and re-arms from lastHeartbeatMs. (Older runs woke the loop on every heartbeat.)
+  if (!s.patches.since('heartbeat-without-rearm-v1')) s.wake++;
+}
+
+/**
+ * The owner's last heartbeat as the API recorded it: taken as if its signal had arrived then (one
+ * local activity per lease, not a signal and a workflow task per heartbeat). False: none newer.
+ */
+async function heardFromStore(s: RunState): Promise<boolean> {
+  const asked = s.record?.owner ? { executionSessionId: s.record.owner.executionSessionId, epoch: s.record.epoch } : null;
+  if (!asked) return false;
+  const stored = await store.readHeartbeat.executeWithOptions({ summary: heartbeatSummary(asked.executionSessionId, asked.epoch) }, [s.ownershipId]);
+  const nowMs = Date.now();
+  if (!stored || !sameTenure(s.record, asked) || stored.executionSessionId !== asked.executionSessionId || stored.epoch !== asked.epoch) return false;
+  const heardMs = nowMs - stored.ageMs;
+  if (heardMs <= s.lastHeartbeatMs) return false;
+  const d = decideHeartbeat(s.record, s.ownershipId, asked, { status: s.liveness.status, nowMs, lastLoggedMs: s.lastHeartbeatLoggedMs, logIntervalMs: s.settings.heartbeatLogIntervalMs });
+  if (!d.accepted) return false;
+  heard(s, d.event, heardMs, nowMs);
+  return true;
+}
+
+/** An accepted heartbeat, heard at `heardMs`: the lease renewed, the owner live, its event (if due) logged. */
+function heard(s: RunState, event: EventDraft | null, heardMs: number, nowMs: number): void {
+  s.lastHeartbeatMs = heardMs;
+  s.liveness.lastHeartbeatAt = new Date(heardMs).toISOString();
+  if (event) {
+    s.lastHeartbeatLoggedMs = nowMs;
+    emit(s, [event]);
+  }
+  s.liveness.status = 'live';
+  s.liveness.verdict = null;
+}
+
+/** When the current owner's lease runs out, or null when no owner holds an active record. */
+export function leaseDeadline(s: RunState): number | null {
+  const r = s.record;
+  if (r?.state !== 'active' || !r.owner) return null;
+  const base = s.liveness.status === 'live' ? s.lastHeartbeatMs : Math.max(s.lastHeartbeatMs, Date.parse(s.liveness.checkedAt ?? '0'));
+  return base + s.liveness.leaseTtlMs;
+}
+
+/** At a deadline: an owner silent past its lease is asked about (again once a lease after the last answer). */
+export async function checkLease(s: RunState, hostOnce: HostQueue): Promise<void> {
+  const r = s.record;
+  if (r?.state !== 'active' || !r.owner || Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) return;
+  // The API records an owner's heartbeats instead of signalling each (heartbeats-from-store-v1).
+  if (s.heartbeatsInStore && (await heardFromStore(s)) && Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) return;
+  if (s.record?.state !== 'active' || !s.record.owner) return;
+  const lastCheck = Date.parse(s.liveness.checkedAt ?? '0');
+  if (s.liveness.status === 'live' || Date.now() - lastCheck >= s.liveness.leaseTtlMs) await checkLiveness(s, hostOnce);
+}
+
+/** A verdict is about the owner and epoch it was asked about; a new owner meanwhile is not judged by it. */
+async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
+  if (!s.record?.owner) return;
+  const owner = s.record.owner;
+  const asked = { executionSessionId: owner.executionSessionId, epoch: s.record.epoch };
+  s.liveness.status = 'silent';
+  let verdict: Verdict = 'unknown';
+  let detail: string | null = null;
+  try {
+    ({ verdict, detail } = await hostOnce.checkSessionLiveness.executeWithOptions({ summary: livenessSummary(asked.executionSessionId, asked.epoch) }, [owner]));
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    detail = 'liveness authority unreachable';
+  }
+  if (!sameTenure(s.record, asked)) return;
+  s.liveness.verdict = verdict;
+  s.liveness.checkedAt = now();
+  // A heartbeat may have arrived while the authority was being asked: it wins.
+  if (Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) {
+    s.liveness.status = 'live';
+    s.liveness.verdict = null;
+    return;
+  }
+  const stale = decideStale(s.record, asked, verdict, detail);
+  if (stale.length > 0) emit(s, stale);
+}

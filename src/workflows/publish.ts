@@ -1,0 +1,46 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { SEARCH_ATTRIBUTE_NAMES, type SearchAttributeField } from '../domain/search-attributes';
+import type { RunState } from './run-state';
+
+/** Publication: search attributes (names: src/domain/search-attributes.ts) and the UI's one-line summary follow every change. */
+
+const key = (field: Exclude<SearchAttributeField, 'sessions'>) => defineSearchAttributeKey(SEARCH_ATTRIBUTE_NAMES[field], SearchAttributeType.KEYWORD);
+export const SA = {
+  ownershipId: key('ownershipId'),
+  repoRoot: key('repoRoot'),
+  worktree: key('worktree'),
+  branch: key('branch'),
+  state: key('state'),
+  session: key('session'),
+  worker: key('worker'),
+  conversation: key('conversation'),
+  landedHead: key('landedHead'),
+  sessions: defineSearchAttributeKey(SEARCH_ATTRIBUTE_NAMES.sessions, SearchAttributeType.KEYWORD_LIST),
+};
+
+export function publish(s: RunState): void {
+  const r = s.record;
+  if (!r) return;
+  const attributes = [
+    { key: SA.ownershipId, value: r.ownershipId },
+    { key: SA.repoRoot, value: r.repoRoot },
+    { key: SA.worktree, value: r.worktreePath },
+    { key: SA.branch, value: r.branch },
+    { key: SA.state, value: r.state },
+    { key: SA.session, value: r.owner?.executionSessionId ?? null },
+    { key: SA.worker, value: r.worker?.workerId ?? null },
+    { key: SA.conversation, value: r.owner?.conversation?.conversationId ?? null },
+    { key: SA.landedHead, value: r.landings.at(-1)?.landedHead ?? null },
+  ];
+  // Every session that ever owned it (lineage-sessions-attribute-v1): a lineage is searchable after its owners lost it.
+  const lineage = s.lineageAttribute ? [{ key: SA.sessions, value: [...new Set(r.lineage.map((l) => l.executionSessionId))] }] : [];
+  const serialized = JSON.stringify([...attributes.map((a) => a.value), ...lineage.map((a) => a.value)]);
+  // Only a change of some attribute is worth a command in history (most events change none).
+  if (serialized !== s.publishedAttributes || !s.patches.since('upsert-attributes-on-change-v1')) {
+    upsertSearchAttributes([...attributes, ...lineage]);
+    s.publishedAttributes = serialized;
+  }
+  const who = r.owner ? `${r.owner.executionSessionId} (${r.owner.runtime})` : 'unowned';
+  setCurrentDetails(`${r.state.toUpperCase()} · ${who} · branch ${r.branch} · lane ${r.lane ?? 'unknown'} · epoch ${r.epoch} · seq ${r.seq}`);
+}

@@ -1,0 +1,59 @@
+import { log, setHandler } from '@temporalio/workflow';
+import { Checks } from '../domain/commands';
+import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshesTitle, type Decision } from '../domain/decide';
+import { store } from './activities';
+import { emit } from './durable-log';
+import { heartbeat } from './liveness';
+import { projectStateHere } from './projection-loop';
+import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, resyncSignal, worktreeRemovedSignal } from './messages';
+import { view, type RunState } from './run-state';
+import { conversationSummary } from './summaries';
+
+/**
+ * Signals: fire-and-forget, each idempotent; invalid ones are dropped (with a log line). Each is
+ * decided again, from its own `decideAndEmit`, if the log overrides the event it emitted.
+ */
+export function installSignals(s: RunState): void {
+  setHandler(heartbeatSignal, (raw) => {
+    if (Checks.heartbeat(raw)) heartbeat(s, raw);
+  });
+  setHandler(landedSignal, (raw) => {
+    if (!Checks.landed(raw)) return log.warn('landed signal dropped: invalid input');
+    decided('landed', () => decideLanded(s.record, raw));
+    projectStateHere(s);
+  });
+  setHandler(worktreeRemovedSignal, (raw) => {
+    if (!Checks.worktreeRemoved(raw)) return log.warn('worktreeRemoved signal dropped: invalid input');
+    decided('worktreeRemoved', () => decideWorktreeRemoved(s.record, raw));
+  });
+  setHandler(conversationBoundSignal, async (raw) => {
+    if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId) return;
+    const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
+    decided(null, () => {
+      // A title refresh is new behaviour: only where the history has it (or is being written now).
+      const refreshTitle = refreshesTitle(s.record, conversation) && s.patches.sinceV4('conversation-title-refresh-v1');
+      return decideConversationBound(s.record, raw.workerId, conversation, { refreshTitle });
+    });
+  });
+
+  setHandler(resyncSignal, (raw) => {
+    if (!Checks.resync(raw) || (raw.ownershipId !== undefined && raw.ownershipId !== s.ownershipId)) return;
+    if (raw.seq > s.sync.durableSeq) s.resync.wanted = s.logResync;
+  });
+
+  /** Decides and emits; a refusal is logged under `name` (null: dropped silently). */
+  function decided(name: string | null, decide: () => Decision): void {
+    const decideAndEmit = (): void => {
+      const d = decide();
+      if (!('code' in d)) emit(s, d.events, decideAndEmit);
+      else if (name !== null) log.warn(`${name} signal refused`, { code: d.code });
+    };
+    decideAndEmit();
+  }
+}
+
+export function installQueries(s: RunState): void {
+  setHandler(projectionQuery, () => view(s), { description: QUERY_DESCRIPTIONS.projection });
+  // The Temporal UI's Queries tab sends no argument (or null): all recent events, not none.
+  setHandler(eventsQuery, (afterSeq) => s.recentEvents.filter((e) => e.seq > (typeof afterSeq === 'number' ? afterSeq : 0)), { description: QUERY_DESCRIPTIONS.events });
+}

@@ -1,0 +1,159 @@
+import type { UpdateDefinition } from '@temporalio/common';
+import { setHandler, uuid4 } from '@temporalio/workflow';
+import {
+  Checks,
+  type AcceptHandoffInput,
+  type ClaimInput,
+  type HandoffInput,
+  type ReclaimInput,
+} from '../domain/commands';
+import {
+  checkReclaim,
+  isReclaimReplay,
+  decideAcceptHandoff,
+  decideBindPlan,
+  decideCancelHandoff,
+  decideClaim,
+  decideHandoff,
+  decideReclaim,
+  decideRelease,
+  decideRenameBranch,
+  decideSubmit,
+  type Decision,
+} from '../domain/decide';
+import type { EventDraft } from '../domain/events';
+import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
+import { act, counted, orFail, validated, type Projected } from './act';
+import { fail, store, type Hosts } from './activities';
+import { preserveWipNow, verifyOnHost } from './host-checks';
+import {
+  acceptHandoffUpdate,
+  bindPlanUpdate,
+  cancelHandoffUpdate,
+  claimUpdate,
+  handoffUpdate,
+  reclaimUpdate,
+  releaseUpdate,
+  renameBranchUpdate,
+  submitUpdate,
+  type OwnershipView,
+} from './messages';
+import { livenessView, view, type RunState } from './run-state';
+import { conversationSummary } from './summaries';
+
+/**
+ * Updates: each validator refuses before anything enters history (decide.ts on the record as it
+ * is); the handler decides again after its awaits (state may have moved) and answers once the
+ * events are durable (act). Registered in this order, as always: buffered messages of a new
+ * workflow task reach their handlers in registration order.
+ */
+export function installUpdates(s: RunState, hosts: Hosts): void {
+  /** A new owner brings its own lease, or gets the default. */
+  const takeLease = (input: { leaseTtlMs?: number }) => {
+    s.liveness.leaseTtlMs = input.leaseTtlMs ?? s.settings.leaseTtlMs;
+  };
+  const expiry = () => new Date(Date.now() + s.settings.handoffTimeoutMs).toISOString();
+  /** Unguessable (deterministic per run, as workflow randomness is): a reader cannot derive the next one. */
+  /**
+   * Every validator first: while the run drains to continue as new, new updates are refused
+   * (`unavailable`, retry shortly; nothing enters history), so a steady stream of them cannot hold
+   * the run off. The next run takes them.
+   */
+  const open =
+    (validator: (raw: unknown) => void) =>
+    (raw: unknown): void => {
+      if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));
+      validator(raw);
+    };
+  const handoffId = () => (s.patches.since('random-handoff-id-v1') ? `hof_${uuid4().replace(/-/g, '')}` : `hof_${s.ownershipId.slice(4)}_${(s.record?.seq ?? 0) + 1}`);
+
+  setHandler(
+    claimUpdate,
+    counted(s, async (raw) => {
+      const input = raw as ClaimInput;
+      s.claimInFlight = input.executionSessionId;
+      try {
+        if (s.worktree.verified === false && !s.verifiedOnHost) await verifyOnHost(s, hosts.hostNow);
+        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+        return await act(s, () => decideClaim(s.record, input, conversation), 'owner', () => takeLease(input));
+      } finally {
+        if (s.claimInFlight === input.executionSessionId) s.claimInFlight = null;
+      }
+    }),
+    {
+      validator: open((raw) => {
+        const input = validated(Checks.claim, raw);
+        if (s.claimInFlight && s.claimInFlight !== input.executionSessionId) {
+          fail(refusal('worktree_owned', { owner: { executionSessionId: s.claimInFlight, state: 'claiming' } }));
+        }
+        orFail(decideClaim(s.record, input, null));
+      }),
+    },
+  );
+
+  setHandler(
+    acceptHandoffUpdate,
+    counted(s, async (raw) => {
+      const input = raw as AcceptHandoffInput;
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      return await act(s, () => decideAcceptHandoff(s.record, input, conversation), 'owner', () => takeLease(input));
+    }),
+    { validator: open((raw) => void orFail(decideAcceptHandoff(s.record, validated(Checks.acceptHandoff, raw), null))) },
+  );
+
+  setHandler(
+    handoffUpdate,
+    counted(s, async (raw) => {
+      const input = raw as HandoffInput;
+      const id = handoffId();
+      return await act(s, () => decideHandoff(s.record, input, id, expiry()), 'agent');
+    }),
+    { validator: open((raw) => void orFail(decideHandoff(s.record, validated(Checks.handoff, raw), 'hof_validating', expiry()))) },
+  );
+
+  /** An owner-only update whose decision needs nothing but the record: decided, recorded, answered. */
+  function ownerOnly<I>(update: UpdateDefinition<OwnershipView, [I]>, accepts: (x: unknown) => x is I, decide: (r: RunState['record'], input: I) => Decision, projected: Projected): void {
+    setHandler(
+      update,
+      counted(s, async (raw) => act(s, () => decide(s.record, raw as I), projected)),
+      { validator: open((raw) => void orFail(decide(s.record, validated(accepts, raw)))) },
+    );
+  }
+  ownerOnly(cancelHandoffUpdate, Checks.cancelHandoff, decideCancelHandoff, 'agent');
+  ownerOnly(releaseUpdate, Checks.release, decideRelease, 'owner');
+  ownerOnly(submitUpdate, Checks.submit, decideSubmit, 'state');
+  ownerOnly(bindPlanUpdate, Checks.bindPlan, decideBindPlan, 'agent');
+  ownerOnly(renameBranchUpdate, Checks.renameBranch, decideRenameBranch, 'agent');
+
+  setHandler(
+    reclaimUpdate,
+    counted(s, async (raw) => {
+      const input = raw as ReclaimInput;
+      // A retry of a reclaim that took effect: answered with the record, nothing preserved again.
+      if (isReclaimReplay(s.record, input)) return view(s)!;
+      const denied = checkReclaim(s.record, input, livenessView(s));
+      if (denied) fail(denied);
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
+      const r = s.record!;
+      const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;
+      const wip = r.worktreeRemoved ? null : await preserveWipNow(s, hosts.hostNow, r.worktreePath, r.seq + 1);
+      const principal = `${input.principal.kind}:${input.principal.id}`;
+      return await act(
+        s,
+        () => {
+          const d = decideReclaim(s.record, input, livenessView(s), conversation);
+          if ('code' in d || !wip || d.events.length === 0) return d;
+          const preserved: EventDraft =
+            wip === 'worktree_missing'
+              ? { type: 'ownership.wip_not_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, reason: wip } }
+              : { type: 'ownership.wip_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha } };
+          return { events: [preserved, ...d.events] };
+        },
+        'owner',
+        () => takeLease(input),
+      );
+    }),
+    { validator: open((raw) => void orFail(decideReclaim(s.record, validated(Checks.reclaim, raw), livenessView(s), null))) },
+  );
+}

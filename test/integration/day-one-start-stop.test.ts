@@ -1,0 +1,296 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort, isPortFree } from '../../src/infra/ports';
+import { allPids, isRunning, procCommand, procStat } from '../../src/infra/procfs';
+import { startDevServer } from '../../src/infra/temporal-dev-server';
+
+/**
+ * `npm start` as a newcomer runs it, on a fresh data directory, started and stopped again and
+ * again: Ctrl-C (SIGINT to the whole process group), SIGTERM to the group, SIGINT or SIGTERM to
+ * the start process alone, SIGTERM to npm alone (its shell dies and the start process is
+ * orphaned without any signal), and signals in the middle of the start. Each time: `stopped.` is
+ * printed, and no process and no port of the stack is left.
+ *
+ * As root, the data directory is inside a `mktemp -d` directory only root can enter, where the
+ * embedded PostgreSQL (which runs as the postgres user) cannot initialise in place.
+ *
+ * OD_START_STOP_CYCLES (default 6, about 2 minutes here) sets the number of cycles; the long mode
+ * is OD_START_STOP_CYCLES=20.
+ */
+
+const ROOT = path.resolve(__dirname, '../..');
+const CYCLES = Number(process.env.OD_START_STOP_CYCLES ?? 6);
+const AS_ROOT = process.getuid?.() === 0;
+
+type Target = 'group' | 'start' | 'npm';
+interface Cycle {
+  signal: 'SIGINT' | 'SIGTERM';
+  target: Target;
+  /** `starting`: signalled as soon as the start says it is starting PostgreSQL */
+  when: 'running' | 'starting';
+}
+
+const MATRIX: Cycle[] = [
+  { signal: 'SIGINT', target: 'group', when: 'running' },
+  { signal: 'SIGTERM', target: 'group', when: 'running' },
+  { signal: 'SIGINT', target: 'start', when: 'running' },
+  { signal: 'SIGTERM', target: 'start', when: 'running' },
+  { signal: 'SIGTERM', target: 'npm', when: 'running' },
+  { signal: 'SIGINT', target: 'group', when: 'starting' },
+  { signal: 'SIGTERM', target: 'start', when: 'starting' },
+  { signal: 'SIGINT', target: 'start', when: 'starting' },
+  { signal: 'SIGTERM', target: 'npm', when: 'starting' },
+  { signal: 'SIGTERM', target: 'group', when: 'starting' },
+];
+
+interface Ports {
+  api: number;
+  temporal: number;
+  ui: number;
+  pg: number;
+}
+
+interface Run {
+  npm: ChildProcess;
+  stdout: string[];
+  stderr: string[];
+  closed: Promise<number | null>;
+  waitFor(re: RegExp, timeoutMs: number): Promise<void>;
+}
+
+let base: string;
+let dataDir: string;
+
+beforeAll(() => {
+  // mkdtemp makes the directory 0700: as root, only root can enter it.
+  base = mkdtempSync(path.join(os.tmpdir(), 'od-day-one-'));
+  dataDir = path.join(base, 'data');
+});
+
+afterAll(() => {
+  const pgLink = lstatSync(path.join(dataDir, 'pg'), { throwIfNoEntry: false });
+  if (pgLink?.isSymbolicLink()) rmSync(readlinkSync(path.join(dataDir, 'pg')), { recursive: true, force: true });
+  rmSync(base, { recursive: true, force: true });
+});
+
+async function freePorts(): Promise<Ports> {
+  return { api: await freePort(), temporal: await freePort(), ui: await freePort(), pg: await freePort() };
+}
+
+function stackEnv(ports: Ports): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  // What a newcomer has: none of the test run's own stack, default logging, dev tokens.
+  for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_LEVEL', 'OD_TOKENS_FILE', 'OD_TOKENS', 'TEMPORAL_TASK_QUEUE', 'OD_HOST_ID']) delete env[k];
+  for (const k of Object.keys(env)) if (k.startsWith('npm_') || k.startsWith('OD_TEST_')) delete env[k];
+  return {
+    ...env,
+    OD_DATA_DIR: dataDir,
+    OD_API_PORT: String(ports.api),
+    TEMPORAL_PORT: String(ports.temporal),
+    TEMPORAL_UI_PORT: String(ports.ui),
+    OD_PG_PORT: String(ports.pg),
+  };
+}
+
+function npmStart(ports: Ports): Run {
+  // Its own process group, as a terminal gives it: a "Ctrl-C" is SIGINT to that group.
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env: stackEnv(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const waiters: Array<{ re: RegExp; resolve: () => void }> = [];
+  const feed = (into: string[]) => {
+    let partial = '';
+    return (b: Buffer) => {
+      const lines = (partial + b.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      into.push(...lines);
+      for (const w of [...waiters]) if (stdout.some((l) => w.re.test(l))) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+    };
+  };
+  npm.stdout!.on('data', feed(stdout));
+  npm.stderr!.on('data', feed(stderr));
+  // stdout closes when every writer is gone: npm and the start process it launched.
+  const closed = new Promise<number | null>((resolve) => {
+    let code: number | null = null;
+    let pending = 2;
+    const done = () => --pending === 0 && resolve(code);
+    npm.once('exit', (c) => ((code = c), done()));
+    npm.stdout!.once('close', done);
+  });
+  return {
+    npm,
+    stdout,
+    stderr,
+    closed,
+    waitFor(re, timeoutMs) {
+      if (stdout.some((l) => re.test(l))) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`)), timeoutMs);
+        waiters.push({ re, resolve: () => (clearTimeout(t), resolve()) });
+      });
+    },
+  };
+}
+
+/** npm and everything below it, plus anything whose command names this data directory (the dev server and PostgreSQL, in their own groups). */
+function stackPids(npmPid: number): number[] {
+  const pids = allPids() ?? [];
+  const children = new Map<number, number[]>();
+  for (const pid of pids) {
+    const st = procStat(pid);
+    if (st) children.set(st.ppid, [...(children.get(st.ppid) ?? []), pid]);
+  }
+  const out = new Set<number>();
+  const walk = (pid: number) => {
+    out.add(pid);
+    for (const c of children.get(pid) ?? []) walk(c);
+  };
+  walk(npmPid);
+  for (const pid of pids) if ((procCommand(pid) ?? []).some((a) => a.includes(dataDir) || a.includes(path.basename(base)))) out.add(pid);
+  return [...out];
+}
+
+function startProcess(npmPid: number): number {
+  const pid = stackPids(npmPid).find((p) => {
+    const cmd = procCommand(p) ?? [];
+    return cmd[0] !== 'sh' && cmd.some((a) => a.endsWith('scripts/start.ts'));
+  });
+  if (!pid) throw new Error('no start process below npm');
+  return pid;
+}
+
+async function eventually(what: string, ok: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await ok())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function portsFree(ports: Ports): Promise<number[]> {
+  const taken: number[] = [];
+  for (const p of Object.values(ports)) if (!(await isPortFree(p))) taken.push(p);
+  return taken;
+}
+
+function signal(run: Run, c: Cycle): void {
+  const npmPid = run.npm.pid!;
+  if (c.target === 'group') process.kill(-npmPid, c.signal);
+  else if (c.target === 'npm') process.kill(npmPid, c.signal);
+  else process.kill(startProcess(npmPid), c.signal);
+}
+
+const BANNER_END = /^Ctrl-C stops everything\.$/;
+
+async function cycle(n: number, c: Cycle): Promise<{ startMs: number; stopMs: number }> {
+  const ports = await freePorts();
+  const t0 = Date.now();
+  const run = npmStart(ports);
+  try {
+    await run.waitFor(c.when === 'starting' ? /^starting embedded PostgreSQL/ : BANNER_END, 120_000);
+  } catch (err) {
+    for (const p of stackPids(run.npm.pid!)) if (isRunning(p)) process.kill(p, 'SIGKILL');
+    throw err;
+  }
+  const startMs = Date.now() - t0;
+  if (c.when === 'running') {
+    // Quiet after the banner: health polls (as a monitor makes them) print nothing.
+    const api = `http://127.0.0.1:${ports.api}`;
+    await eventually('a healthy service', async () => ((await fetch(`${api}/healthz`).then((r) => r.json(), () => null)) as { ok?: boolean } | null)?.ok === true, 30_000);
+    for (let i = 0; i < 5; i++) await fetch(`${api}/healthz`);
+    await new Promise((r) => setTimeout(r, 500));
+    const after = run.stdout.slice(run.stdout.findIndex((l) => BANNER_END.test(l)) + 1);
+    expect({ cycle: n, afterBanner: after, stderr: run.stderr }).toEqual({ cycle: n, afterBanner: [], stderr: [] });
+  }
+  const pids = stackPids(run.npm.pid!);
+  const t1 = Date.now();
+  signal(run, c);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 20_000)));
+  const result = await Promise.race([run.closed, timeout]);
+  clearTimeout(timer);
+  const stopMs = Date.now() - t1;
+  const left = () => stackPids(run.npm.pid!).concat(pids).filter((p) => p !== run.npm.pid && isRunning(p));
+  const describe = () => left().map((p) => `${p}: ${(procCommand(p) ?? []).join(' ').slice(0, 160)}`);
+  if (result === 'timeout') {
+    const stuck = describe();
+    for (const p of left()) process.kill(p, 'SIGKILL');
+    throw new Error(`cycle ${n} ${JSON.stringify(c)}: the stack did not stop within 20 s; left: ${stuck.join('; ')}\n${run.stdout.join('\n')}\n${run.stderr.join('\n')}`);
+  }
+  await eventually(`cycle ${n}: no process left (${describe().join('; ')})`, () => left().length === 0, 5_000).catch((err) => {
+    for (const p of left()) process.kill(p, 'SIGKILL');
+    throw err;
+  });
+  const stoppedPrinted = run.stdout.includes('stopped.');
+  expect({ cycle: n, ...c, portsTaken: await portsFree(ports), stoppedPrinted, output: stoppedPrinted ? null : { stdout: run.stdout, stderr: run.stderr } }).toEqual({
+    cycle: n,
+    ...c,
+    portsTaken: [],
+    stoppedPrinted: true,
+    output: null,
+  });
+  if (c.when === 'running') {
+    const after = run.stdout.slice(run.stdout.findIndex((l) => BANNER_END.test(l)) + 1);
+    // npm gone: the start says why it stops (`stopping (the process that started this one … is gone)…`).
+    expect(after.filter((l) => l !== '')).toEqual([expect.stringMatching(/^stopping( \(.*\))?…$/), 'stopped.']);
+  }
+  return { startMs, stopMs };
+}
+
+test('a start prints its banner and nothing else; as root, in a directory only root can enter, PostgreSQL gets its data elsewhere and says so in one line', async () => {
+  const ports = await freePorts();
+  const run = npmStart(ports);
+  await run.waitFor(BANNER_END, 180_000);
+  // npm's own two-line header, then ours.
+  const ours = run.stdout.slice(run.stdout.findIndex((l) => l.startsWith('starting Temporal dev server')));
+  const expected = [
+    /^starting Temporal dev server on 127\.0\.0\.1:\d+ \(UI \d+\), data /,
+    /^starting embedded PostgreSQL on 127\.0\.0\.1:\d+, data /,
+    ...(AS_ROOT ? [/^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\/overdeck-pg-[0-9a-f]{12} \(linked from .*\); set OD_DATA_DIR/] : []),
+    /^migrations applied: /,
+    /^$/,
+    /^ {2}API {10}http:\/\/127\.0\.0\.1:\d+ /,
+    /^ {2}Temporal UI {2}http:/,
+    /^ {2}Temporal {5}127\.0\.0\.1:\d+ /,
+    /^ {2}PostgreSQL {3}embedded, /,
+    /^ {2}Dev tokens {3}\S+dev-principals\.json\.secret\.json /,
+    /^$/,
+    BANNER_END,
+  ];
+  expect(ours.length).toBe(expected.length);
+  ours.forEach((line, i) => expect(line).toMatch(expected[i]!));
+  expect(run.stderr).toEqual([]);
+  if (AS_ROOT) expect(lstatSync(path.join(dataDir, 'pg')).isSymbolicLink()).toBe(true);
+  process.kill(-run.npm.pid!, 'SIGINT');
+  await run.closed;
+  expect(run.stdout.slice(-2)).toEqual(['stopping…', 'stopped.']);
+  expect(await portsFree(ports)).toEqual([]);
+}, 240_000);
+
+test(`started and stopped ${CYCLES} times (SIGINT, SIGTERM; to the group, to the start process, to npm; running and mid-start): stopped. each time, no process and no port left`, async () => {
+  const times: Array<{ startMs: number; stopMs: number }> = [];
+  for (let i = 0; i < CYCLES; i++) times.push(await cycle(i + 1, MATRIX[i % MATRIX.length]!));
+  const stops = times.map((t) => t.stopMs).sort((a, b) => a - b);
+  process.stderr.write(`[day-one] ${CYCLES} cycles; stop ms: median ${stops[Math.floor(stops.length / 2)]}, max ${stops[stops.length - 1]}\n`);
+  // The README promises every process stopped within 10 s.
+  expect(stops[stops.length - 1]).toBeLessThan(11_000);
+}, 60_000 + CYCLES * 40_000);
+
+test('a port held by a dev server an earlier start left running is named with its pid and how to stop it', async () => {
+  const ports = await freePorts();
+  const leftover = await startDevServer({ port: ports.temporal, uiPort: null, dbFile: path.join(dataDir, 'temporal.sqlite') });
+  try {
+    const run = npmStart(ports);
+    const code = await run.closed;
+    expect(code).not.toBe(0);
+    const pid = leftover.process.pid!;
+    expect(run.stderr.join('\n')).toContain(
+      `start: port ${ports.temporal} on 127.0.0.1 is held by a Temporal dev server left running by an earlier \`npm start\` (pid ${pid}, data ${path.join(dataDir, 'temporal.sqlite')}): stop it with \`kill -- -${pid}\`; or set TEMPORAL_PORT to another port`,
+    );
+    expect(run.stdout).toContain('stopped.');
+  } finally {
+    await leftover.stop();
+  }
+}, 120_000);

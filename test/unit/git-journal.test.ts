@@ -1,0 +1,106 @@
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { installHooks } from '../../src/git/guard';
+import { commitsOfMove, parseJournalLine, readJournal, reflogMessages, JOURNAL_FILE } from '../../src/git/journal';
+import { writeProjection } from '../../src/git/projection';
+import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
+import { attributionOf } from '../../src/store/attributions';
+import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
+
+/** docs/git-projection.md#the-journal: what the hooks append, and which commits a move made. */
+
+let fx: Fixture;
+let id: WorktreeIdentity;
+
+beforeEach(async () => {
+  fx = makeRepo();
+  await writeProjection(fx.wt1, projection('A', 3, { epoch: 3 }));
+  await installHooks(fx.repo);
+  id = await identifyWorktree(fx.wt1);
+});
+afterEach(() => fx.cleanup());
+
+const as = (session: string | null): Record<string, string> => (session === null ? {} : { OVERDECK_EXECUTION_SESSION_ID: session });
+const head = (wt: string): string => g(wt, 'rev-parse', 'HEAD');
+
+function commit(wt: string, session: string | null, ...extra: string[]): number {
+  writeFileSync(path.join(wt, 'a.txt'), `${Math.random()}\n`);
+  return run('git', ['commit', '-q', '-am', 'change', ...extra], wt, as(session)).status;
+}
+
+async function lines() {
+  return (await readJournal(id, 0)).lines;
+}
+
+async function made(): Promise<string[][]> {
+  const ls = (await lines()).filter((l) => l.kind === 'commit');
+  const reflog = await reflogMessages(id, ls.map((l) => l.ref));
+  return Promise.all(ls.map((l) => commitsOfMove(id, l, reflog)));
+}
+
+test('a commit by the owner: one line with the session, the projection and the move; it made exactly its new head', async () => {
+  const before = head(fx.wt1);
+  expect(commit(fx.wt1, 'session_A')).toBe(0);
+  const [line] = await lines();
+  expect(line).toMatchObject({ kind: 'commit', ref: 'refs/heads/wt1', old: before, new: head(fx.wt1), session: 'session_A', ownership: 'own_A', epoch: '3', owner: 'session_A', state: 'active', worker: 'worker-A', conversation: 'conv-A' });
+  expect(await made()).toEqual([[head(fx.wt1)]]);
+  expect(attributionOf(line!)).toMatchObject({ via: 'session', executionSessionId: 'session_A', epoch: 3, ownershipId: 'own_A' });
+});
+
+test('moves onto existing history make nothing: reset, a fast-forward onto a commit someone else made', async () => {
+  expect(commit(fx.wt1, 'session_A')).toBe(0);
+  expect(run('git', ['reset', '-q', '--hard', 'HEAD~1'], fx.wt1, as('session_A')).status).toBe(0);
+  // A commit made elsewhere (wt2 has no projection, so no journal), then fast-forwarded into wt1.
+  expect(commit(fx.wt2, null)).toBe(0);
+  expect(run('git', ['merge', '-q', '--ff-only', 'wt2'], fx.wt1, as('session_A')).status).toBe(0);
+  expect(head(fx.wt1)).toBe(head(fx.wt2));
+  const [own, reset, ff] = await made();
+  expect(own).toHaveLength(1);
+  expect(reset).toEqual([]);
+  expect(ff).toEqual([]);
+});
+
+test('amend and a real merge each make their new head', async () => {
+  expect(commit(fx.wt1, 'session_A')).toBe(0);
+  expect(commit(fx.wt1, 'session_A', '--amend')).toBe(0);
+  const amended = head(fx.wt1);
+  writeFileSync(path.join(fx.wt2, 'b.txt'), 'b\n');
+  g(fx.wt2, 'add', 'b.txt');
+  g(fx.wt2, 'commit', '-q', '-m', 'b');
+  expect(run('git', ['merge', '-q', '--no-ff', '-m', 'merge wt2', 'wt2'], fx.wt1, as('session_A')).status).toBe(0);
+  const merge = head(fx.wt1);
+  expect((await made()).slice(1)).toEqual([[amended], [merge]]);
+});
+
+test('without a session id: the owner at the time only when nobody else could be committing', async () => {
+  expect(commit(fx.wt1, null)).toBe(0);
+  await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, state: 'handoff_pending' }));
+  expect(commit(fx.wt1, null)).toBe(0);
+  const [active, pending] = await lines();
+  expect(attributionOf(active!)).toMatchObject({ via: 'owner_at_time', executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 3 });
+  expect(attributionOf(pending!)).toEqual({ via: 'unknown', executionSessionId: null, ownershipId: null, epoch: null, workerId: null, conversationId: null });
+});
+
+test('a refused move is journalled as ref_refused with its code, and still refused', async () => {
+  const before = head(fx.wt1);
+  expect(run('git', ['reset', '-q', '--hard', 'HEAD~1'], fx.wt1, as('session_B')).status).not.toBe(0);
+  expect(head(fx.wt1)).toBe(before);
+  const [line] = await lines();
+  expect(line).toMatchObject({ kind: 'ref_refused', code: 'not_owner', session: 'session_B', owner: 'session_A', epoch: '3', ref: 'refs/heads/wt1', old: before });
+});
+
+test('values that could break a line are written !invalid; foreign keys and lines are ignored; a worktree without a projection writes nothing', async () => {
+  expect(commit(fx.wt1, 'bad\tsession')).not.toBe(0); // refused (not the owner), and journalled safely
+  const [line] = await lines();
+  expect(line).toMatchObject({ kind: 'ref_refused', session: '!invalid' });
+  const journal = path.join(id.privateDir, JOURNAL_FILE);
+  appendFileSync(journal, 'garbage line\nod1\tkind=wrapper_refused\tcode=not_owner\tcommand=push\tfuture_key=x\nod1\tkind=commit\tnew=');
+  const chunk = await readJournal(id, 0);
+  expect(chunk.skipped).toBe(1);
+  expect(chunk.lines.map((l) => l.kind)).toEqual(['ref_refused', 'wrapper_refused']); // the unterminated line waits
+  expect(chunk.lines[1]).toMatchObject({ code: 'not_owner', command: 'push' });
+  expect(parseJournalLine('od1\tkind=nope', 0)).toBeNull();
+
+  expect(commit(fx.wt2, 'anyone')).toBe(0);
+  expect(existsSync(path.join((await identifyWorktree(fx.wt2)).privateDir, JOURNAL_FILE))).toBe(false);
+});
