@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cleanup } from '../bench/cleanup';
 import { checkAgreement, checkAnswers, checkHealth, checkLog, loadLog, rebuildCheck, type HealthFinding, type Violation } from './checker';
+import { diagnoseWedge } from './diagnose';
 import { makeWorktrees } from './git';
 import { HealthMonitor, Timeline } from './health';
 import { call, CallLog } from './http';
@@ -148,6 +149,13 @@ export async function runFaults(opts: FaultsOptions, cleanup: Cleanup): Promise<
     await Promise.all(drivers.map((d) => d.stop({ abandon: true })));
     const probes = await Promise.all(drivers.map((d) => d.probe(opts.probeBoundMs, healed)));
     log(`${fault.id}: healed after ${fmtMs(healed - t0)}; next message taken by all within ${fmtMs(Math.max(0, ...probes.map((x) => x.ms)))}; load goes on for ${fmtMs(opts.settleMs)}`);
+    // A wedge is diagnosed while it still stands: before the load goes on and may move it.
+    for (const [k, pr] of probes.entries()) {
+      if (pr.ok) continue;
+      const d = drivers[k]!;
+      const lines = await diagnoseWedge({ pool: stack.pool, temporalAddress: `127.0.0.1:${stack.temporalPort}`, runDir: stack.runDir, worktreePath: d.wt.path, ownershipId: d.belief.ownershipId });
+      for (const l of lines) log(`  wedge ${fault.id} ${d.wt.name}: ${l}`);
+    }
     drivers.forEach((d) => d.start());
     await sleep(opts.settleMs);
     await Promise.all(drivers.map((d) => d.stop()));

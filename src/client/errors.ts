@@ -23,6 +23,20 @@ function isReason(x: string | undefined | null): x is ReasonCode {
 /** Turns Temporal's failure wrappers into OwnershipError; anything unrecognised is rethrown as is. */
 /** The message of an update the server dropped unprocessed (see translateError): the client tries it again. */
 export const UNPROCESSED = 'the ownership did not take the message in time; retry shortly';
+/** The message of an update the server refused for the updates already in flight to the ownership: tried again briefly. */
+export const IN_FLIGHT = 'too many messages in flight to this ownership; retry shortly';
+
+/**
+ * An update-with-start whose update leg the server could not admit (FAILED_PRECONDITION or ABORTED
+ * under a multi-operation failure: the workflow was closing or continuing as new, its updates
+ * cleared, a limit reached). Nothing was started or applied by it, so it is tried again like the
+ * other seams; a bind is idempotent for its own session, so a retry cannot claim twice.
+ */
+export function unadmittedUpdateWithStart(err: unknown): OwnershipError | null {
+  const e = (err instanceof Error && err.cause instanceof Error ? [err, err.cause] : [err]) as Array<{ code?: unknown; metadata?: unknown }>;
+  const grpc = e.find((x) => typeof x?.code === 'number' && typeof x.metadata === 'object' && x.metadata !== null);
+  return grpc && (grpc.code === 9 || grpc.code === 10) ? new OwnershipError('unavailable', UNPROCESSED) : null;
+}
 
 export function translateError(err: unknown): unknown {
   if (err instanceof OwnershipError) return err;
@@ -33,7 +47,7 @@ export function translateError(err: unknown): unknown {
   }
   // Too many updates in flight to one ownership at once: load, not a refusal; retry after a moment.
   if (err instanceof Error && /concurrent in-flight updates|resource ?exhausted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
-    return new OwnershipError('unavailable', 'too many messages in flight to this ownership; retry shortly');
+    return new OwnershipError('unavailable', IN_FLIGHT);
   }
   const cause = err instanceof WorkflowUpdateFailedError || err instanceof WorkflowFailedError ? err.cause : err;
   if (cause instanceof ApplicationFailure && isReason(cause.type)) {

@@ -55,7 +55,7 @@ import {
   type OwnershipView,
 } from '../workflows/messages';
 import { DEFAULT_SETTINGS, type OwnershipSettings, type ownershipWorkflow } from '../workflows/ownership';
-import { CONTINUING_AS_NEW, OwnershipError, translateError, UNPROCESSED } from './errors';
+import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
 
 export { OwnershipError } from './errors';
 export type { OwnershipView } from '../workflows/messages';
@@ -115,7 +115,7 @@ async function throughContinueAsNew<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (err) {
-      const seam = err instanceof OwnershipError && err.code === 'unavailable' && (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED);
+      const seam = err instanceof OwnershipError && err.code === 'unavailable' && (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED || err.message === IN_FLIGHT);
       if (!seam || Date.now() + delay > deadline) throw err;
       await new Promise((r) => setTimeout(r, delay));
     }
@@ -238,7 +238,8 @@ export class OwnershipClient {
           }
           return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: startOperation() });
         } catch (err) {
-          throw translateError(err);
+          const translated = translateError(err);
+          throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
         }
       });
       return await this.enforced(workflowId, answer);

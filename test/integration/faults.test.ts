@@ -47,7 +47,7 @@ test('faults (short): every acknowledged event exactly once, answers bounded, 50
     child.once('exit', (c) => resolve(c));
   });
   const text = out.join('');
-  process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation/.test(l)).join('\n') + '\n');
+  process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\]   wedge /.test(l)).join('\n') + '\n');
   const lines = text.split('\n').filter((l) => /^\[faults\] \S+ (PASS|FAIL) acked=/.test(l));
   expect(lines.map((l) => l.split(' ')[1])).toEqual(['a1', 'b', 'c', 'd1', 'e']);
   expect(text.split('\n').filter((l) => /violation /.test(l))).toEqual([]);
