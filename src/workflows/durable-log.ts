@@ -1,4 +1,4 @@
-import { condition, log, workflowInfo } from '@temporalio/workflow';
+import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
 import { store } from './activities';
@@ -58,8 +58,19 @@ export async function persistLoop(s: RunState): Promise<never> {
       s.sync.durableSeq = durableSeq;
       applyAdopted(s, { durableRecord: gap.record, record: gap.record, lost: [...eventsAfter(s, durableSeq), ...batch, ...s.pending], pending: [], canonical: [] }, true);
     } else {
-      applyAdopted(s, adopt(s.durableRecord, s.record, batch, replaced, s.pending), replaced.length > 0);
-      s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
+      const adopted = adopt(s.durableRecord, s.record, batch, replaced, s.pending);
+      applyAdopted(s, adopted, replaced.length > 0);
+      const adoptedTo = adopted.durableRecord?.seq ?? 0;
+      // The log holds more than this batch (a lost workflow task wrote past it): only what the run
+      // adopted counts as durable, or an event decided at a seq the log holds for another would be
+      // answered as durable, and a later tail read would fold from the wrong record. The tail is
+      // read and adopted next. Asked only when it happens, so ordinary runs carry no marker.
+      if (durableSeq > adoptedTo && patched('log-ahead-of-batch-v1')) {
+        s.sync.durableSeq = Math.max(s.sync.durableSeq, adoptedTo);
+        s.resync.wanted = true;
+      } else {
+        s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
+      }
     }
     for (const e of batch) s.redoOf.delete(e);
   }

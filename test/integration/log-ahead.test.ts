@@ -29,7 +29,7 @@ let repo: RepoFixture;
 
 beforeAll(async () => {
   s = await startApiStack();
-  repo = makeRepo(5);
+  repo = makeRepo(6);
 });
 afterAll(async () => s?.stop());
 
@@ -195,4 +195,61 @@ test('a retried handoff or reclaim whose first answer was lost (in doubt) is ans
   const types = (await readEvents(s.h.pool, id)).map((e) => e.type);
   expect(types.filter((t) => t === 'ownership.handoff_started')).toHaveLength(1);
   expect(types.filter((t) => t === 'ownership.reclaimed')).toHaveLength(1);
+});
+
+test('a log ahead of the batch it took as sent: nothing is answered as durable that the log holds otherwise', async () => {
+  const wt = repo.worktrees[5]!;
+  const ownershipId = newOwnershipId();
+  const workflowId = `ahead-of-batch-${ownershipId}`;
+  const principal = executorPrincipal(s.workerId);
+  const worker = { workerId: s.workerId, runId: null };
+  const place = { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId, seq: 0 };
+  const claimInput: ClaimInput = { ownershipId, branch: wt.branch, executionSessionId: 'ahead-owner', runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null };
+  const claimed = stampEvent(ownershipId, place, events(decideClaim(null, claimInput, null))[0]!, new Date().toISOString());
+  const plan = (record: OwnershipRecord, planRef: string) =>
+    stampEvent(ownershipId, record, events(decideBindPlan(record, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef, principal }))[0]!, new Date().toISOString());
+  // The log, as a workflow task that Temporal then lost wrote it: the plan the run will decide
+  // again (the same decision at seq 2), and one more it will never hear of (seq 3).
+  const p1 = plan(applyEvent(null, claimed), 'p-1');
+  const lostTask = plan(fold([claimed, p1])!, 'p-from-a-lost-task');
+  await appendEvents(s.h.pool, workflowId, [claimed, p1, lostTask]);
+  // The run knows the claim only.
+  const known = fold([claimed])!;
+  const handle = await s.h.temporal.workflow.start('ownershipWorkflow', {
+    workflowId,
+    taskQueue: s.h.taskQueue,
+    args: [
+      {
+        ownershipId,
+        worktree: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId },
+        settings: DEFAULT_SETTINGS,
+        carried: {
+          record: known,
+          durableRecord: known,
+          recentEvents: [claimed],
+          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
+          projectionSync: { hostId: s.h.hostId, localSeq: 1, durableSeq: 1, error: null },
+          lastHeartbeatMs: Date.now(),
+          lastHeartbeatLoggedMs: Date.now(),
+        },
+      },
+    ],
+  });
+  try {
+    const ref = { workflowId, ownershipId };
+    const first = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal });
+    expect(first).toMatchObject({ seq: 2, planRef: 'p-1' });
+    // Before the fix this was answered at seq 3 at once, "durable" because the log reached seq 3,
+    // while the log's seq 3 is another plan: an acknowledged event that is in no log.
+    const second = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-2', principal });
+    const log = await readEvents(s.h.pool, ownershipId);
+    const answered = log.find((e) => e.seq === second.seq);
+    expect(answered).toMatchObject({ type: 'ownership.plan_bound', data: { planRef: 'p-2' } });
+    expect(log.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(log[2]).toMatchObject({ data: { planRef: 'p-from-a-lost-task' } });
+    expect(second).toMatchObject({ seq: 4, planRef: 'p-2' });
+    expect(await eventually(() => live(workflowId), (v) => v?.projectionSync.durableSeq === 4)).toMatchObject({ seq: 4, planRef: 'p-2', projectionSync: { durableSeq: 4 } });
+  } finally {
+    await handle.terminate('test done').catch(() => undefined);
+  }
 });

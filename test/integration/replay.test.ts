@@ -5,7 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
 import { recordObservation } from '../../src/store/bindings';
 import type { ClaimInput } from '../../src/domain/commands';
-import { decideClaim, type Decision } from '../../src/domain/decide';
+import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { DEFAULT_SETTINGS } from '../../src/domain/settings';
@@ -27,7 +27,7 @@ const bundle = () => ({ codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! });
 const RECORD = process.env.OD_RECORD_HISTORIES;
 
 /** Every scenario that has fixtures; each must keep at least one. */
-const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap'];
+const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap', 'log-ahead-of-batch'];
 
 let h: Harness;
 /** A short history bound and a configured worker: continue-as-new within seconds, taking the worker's configuration. */
@@ -173,7 +173,7 @@ async function laterScenarios(): Promise<Recorded[]> {
  * the owner's first heartbeat) and a sequence gap (a run believing in events the log never got).
  */
 async function logScenarios(): Promise<Recorded[]> {
-  const repo = makeRepo(2);
+  const repo = makeRepo(3);
   const workerId = 'replay-log';
   const principal = executor(workerId);
   const worker = { runId: null, workerId };
@@ -228,6 +228,43 @@ async function logScenarios(): Promise<Recorded[]> {
   await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
   await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
   out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
+
+  // Since v9: the log ahead of a batch the run took as sent (log-ahead-of-batch-v1). The run knows
+  // the claim; the log also holds the plan it decides again (the same decision) and one more.
+  const batchWt = repo.worktrees[2]!;
+  const batchOwnership = newOwnershipId();
+  const batchId = `replay-ahead-of-batch-${batchOwnership}`;
+  const batchPlace = { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId, seq: 0 };
+  const batchClaim = stampEvent(batchOwnership, batchPlace, drafts(decideClaim(null, claimInput(batchOwnership, batchWt.branch, 's-33'), null))[0]!, new Date().toISOString());
+  const planOn = (r: OwnershipRecord, planRef: string) => stampEvent(batchOwnership, r, drafts(decideBindPlan(r, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef, principal }))[0]!, new Date().toISOString());
+  const sameAgain = planOn(fold([batchClaim])!, 'p-1');
+  await appendEvents(h.pool, batchId, [batchClaim, sameAgain, planOn(fold([batchClaim, sameAgain])!, 'p-lost-task')]);
+  const known = fold([batchClaim])!;
+  await h.temporal.workflow.start('ownershipWorkflow', {
+    workflowId: batchId,
+    taskQueue: h.taskQueue,
+    args: [
+      {
+        ownershipId: batchOwnership,
+        worktree: { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId },
+        settings: DEFAULT_SETTINGS,
+        carried: {
+          record: known,
+          durableRecord: known,
+          recentEvents: [batchClaim],
+          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
+          projectionSync: { hostId: h.hostId, localSeq: 1, durableSeq: 1, error: null },
+          lastHeartbeatMs: Date.now(),
+          lastHeartbeatLoggedMs: Date.now(),
+        },
+      },
+    ],
+  });
+  const batchRef = { workflowId: batchId, ownershipId: batchOwnership };
+  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-1', principal });
+  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-2', principal });
+  await h.client.release(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, principal });
+  out.push({ name: 'log-ahead-of-batch', workflowId: batchId, on: h });
   return out;
 }
 
