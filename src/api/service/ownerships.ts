@@ -110,14 +110,24 @@ export async function heartbeat(deps: ServiceDeps, principal: Principal, ownersh
   throwRefusal(staleHeartbeat(row, body));
   if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
   // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
-  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first (the
-  // workflow learns of a tenure it may have missed: the log ahead of it) and a stale owner's (its
-  // revival is an event, due now).
+  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first when the
+  // workflow does not hold that tenure yet (the log ahead of it: it learns of the tenure it
+  // missed), and a stale owner's (its revival is an event, due now).
   const first = await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
-  if (row.state === 'active' && !first) return { accepted: true };
+  if (row.state === 'active' && (!first || (await holdsTenure(deps, { workflowId: row.workflowId, ownershipId }, row, body)))) return { accepted: true };
   // The client coalesces identical heartbeats in flight (OwnershipClient.heartbeat).
   await withTemporal(deps, () => deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }));
   return { accepted: true };
+}
+
+/**
+ * Whether the workflow already holds the durable row's tenure, asked by query (nothing enters its
+ * history): then a tenure's first heartbeat needs no signal either. Any doubt (no answer in a
+ * few seconds, another lifecycle, a workflow behind the log) is a no, and the signal goes.
+ */
+async function holdsTenure(deps: ServiceDeps, ref: Ref, row: OwnershipRow, body: HeartbeatBody): Promise<boolean> {
+  const v = await withTemporal(deps, () => deps.client.projection(ref), 5_000).catch(() => null);
+  return v !== null && v.ownershipId === ref.ownershipId && v.seq >= row.seq && v.epoch === body.epoch && v.owner?.executionSessionId === body.executionSessionId;
 }
 
 function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null {
