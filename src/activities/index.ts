@@ -9,7 +9,7 @@ import { confineDirs } from '../git/confine';
 import { GitSideError, type GitSideErrorCode } from '../git/errors';
 import { git } from '../git/exec';
 import { applyRecord } from '../git/record';
-import { identifyWorktree, pinnedGit } from '../git/repo';
+import { identifyWorktree, pinnedGit, worktreeDirs } from '../git/repo';
 import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
@@ -102,9 +102,13 @@ export function createHostActivities(deps: {
     async applyLocalProjection(record: OwnershipRecord) {
       try {
         const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
+        // Observability only (a failure to describe the branch never fails the projection), and
+        // independent of the write: asked beside it, so its git processes add no time of their own;
+        // only once the worktree's git dirs are known to be under the roots (git reads their config).
+        const dirs = await worktreeDirs(worktreePath).catch(() => null);
+        const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
         const result = await applyRecord(worktreePath, record, { allowedRoots: roots, ...lockWait });
-        // Observability only: a failure to describe the branch never fails the projection.
-        const branch = result === 'cleared' ? null : await describeBranch(worktreePath).catch(() => null);
+        const branch = result === 'cleared' ? null : await described;
         return { localSeq: record.seq, result, branch };
       } catch (err) {
         throw hostFailure(err);

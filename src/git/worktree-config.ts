@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { assertDirUnchanged } from './confine';
 import { GitSideError } from './errors';
@@ -67,6 +68,8 @@ export interface Probed {
  */
 export async function probe(dirs: WorktreeDirs): Promise<Probed> {
   const file = path.join(dirs.privateDir, 'config.worktree');
+  // A fresh worktree has no config.worktree: nothing to read, and the include is all it holds.
+  if (await createWithInclude(dirs, file)) return { seq: null, current: null };
   const opts = pinnedGit(dirs);
   const res = await git(['config', '-z', '--file', file, '--includes', '--get-regexp', '^(include\\.path|overdeck\\..*)$'], { ...opts, okCodes: [1] });
   const entries = parseConfigZ(res.stdout);
@@ -88,4 +91,52 @@ export async function probe(dirs: WorktreeDirs): Promise<Probed> {
     await git(['config', '--file', file, '--add', 'include.path', PROJECTION_FILE], opts);
   }
   return { seq, current };
+}
+
+/** What `git config --file F --add include.path overdeck.config` writes into a file that does not exist. */
+export const INCLUDE_ONLY = `[include]\n\tpath = ${PROJECTION_FILE}\n`;
+
+/**
+ * Creates config.worktree holding only our include, without a git process (a first projection
+ * into a fresh worktree is inside the bind's acknowledgement), by git's own protocol for config
+ * writes: take `config.worktree.lock` exclusively, then look, then rename the lock over the file.
+ * False, changing nothing, when the file exists or another writer holds the lock: the caller
+ * then goes through git as before.
+ */
+async function createWithInclude(dirs: WorktreeDirs, file: string): Promise<boolean> {
+  if (await exists(file)) return false;
+  await assertDirUnchanged(dirs.privateDir);
+  const lock = `${file}.lock`;
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(lock, 'wx', 0o644);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  try {
+    if (await exists(file)) {
+      await handle.close();
+      await fs.rm(lock, { force: true });
+      return false;
+    }
+    await handle.writeFile(INCLUDE_ONLY);
+    await handle.close();
+    await fs.rename(lock, file);
+    return true;
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(lock, { force: true });
+    throw err;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.lstat(p);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }

@@ -58,6 +58,35 @@ describe('writeProjection / readProjection', () => {
     expect(existsSync(path.join(fx.repo, '.git/worktrees/wt1/overdeck.config'))).toBe(true);
   });
 
+  it("creates a fresh worktree's config.worktree as git would, and keeps an existing one's own keys", async () => {
+    await writeProjection(fx.wt1, projection('A', 1));
+    const made = path.join(fx.repo, '.git/worktrees/wt1/config.worktree');
+    const byGit = path.join(fx.repo, 'by-git.worktree');
+    run('git', ['config', '--file', byGit, '--add', 'include.path', 'overdeck.config'], fx.repo);
+    expect(readFileSync(made, 'utf8')).toBe(readFileSync(byGit, 'utf8'));
+    expect(existsSync(`${made}.lock`)).toBe(false);
+
+    // A worktree whose config.worktree exists already (someone's own setting): kept, one include added.
+    const own = path.join(fx.repo, '.git/worktrees/wt2/config.worktree');
+    run('git', ['config', '--file', own, 'core.sparseCheckout', 'false'], fx.repo);
+    await writeProjection(fx.wt2, projection('B', 1));
+    expect(g(fx.wt2, 'config', '--worktree', 'core.sparseCheckout')).toBe('false');
+    expect(g(fx.wt2, 'config', '--worktree', '--get-all', 'include.path')).toBe('overdeck.config');
+    expect(await readProjection(fx.wt2)).toEqual(projection('B', 1));
+  });
+
+  it('leaves config.worktree to git while another writer holds its lock', async () => {
+    const lock = path.join(fx.repo, '.git/worktrees/wt1/config.worktree.lock');
+    writeFileSync(lock, '');
+    try {
+      await expect(writeProjection(fx.wt1, projection('A', 1))).rejects.toMatchObject({ code: 'git_failed' });
+      expect(existsSync(path.join(fx.repo, '.git/worktrees/wt1/config.worktree'))).toBe(false);
+    } finally {
+      rmSync(lock, { force: true });
+    }
+    expect(await writeProjection(fx.wt1, projection('A', 1))).toBe('written');
+  });
+
   it('works for the main worktree (git dir .git) without leaking into linked ones', async () => {
     const p = projection('M', 1);
     await writeProjection(fx.repo, p);
@@ -153,7 +182,7 @@ describe('git process budget', () => {
   });
   afterAll(() => rmSync(shim, { recursive: true, force: true }));
 
-  it('uses one git process per write once a worktree is known, three for a new worktree', async () => {
+  it('uses one git process per write once a worktree is known, one for a new worktree', async () => {
     const oldPath = process.env.PATH;
     process.env.PATH = `${shim}:${oldPath ?? ''}`;
     const calls = (): string[] => (existsSync(path.join(shim, 'calls')) ? readFileSync(path.join(shim, 'calls'), 'utf8').trim().split('\n') : []);
@@ -164,10 +193,10 @@ describe('git process budget', () => {
         await fresh.writeProjection(fx.wt1, projection('A', 1));
         const cold = calls().length;
         expect(cold).toBeLessThanOrEqual(6);
-        // New worktree of a known repository: rev-parse, probe, add include.
+        // New worktree of a known repository: rev-parse only (its config.worktree is created without git).
         await fresh.writeProjection(fx.wt2, projection('B', 1));
         const second = calls().length;
-        expect(second - cold).toBeLessThanOrEqual(3);
+        expect(calls().slice(cold)).toEqual([expect.stringMatching(/^rev-parse /)]);
         await fresh.writeProjection(fx.wt1, projection('A', 2));
         await fresh.writeProjection(fx.wt1, projection('A', 3));
         await fresh.writeProjection(fx.wt2, projection('B', 2));
