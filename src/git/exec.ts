@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { GitSideError } from './errors';
+import { gitSpawner, type GitSpawner } from './spawner';
 
 export interface GitResult {
   stdout: string;
@@ -35,6 +36,8 @@ const REDIRECTING_VARS = [
   'GIT_CONFIG_COUNT',
 ];
 
+const MAX_BUFFER = 64 * 1024 * 1024;
+
 export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REDIRECTING_VARS) delete env[name];
@@ -44,11 +47,13 @@ export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> 
 }
 
 export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  const spawner = gitSpawner();
+  if (spawner !== null) return viaSpawner(spawner, args, opts);
   return new Promise((resolve, reject) => {
     execFile(
       'git',
       [...args],
-      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: 64 * 1024 * 1024, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
+      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
       (err, stdout, stderr) => {
         if (err !== null && opts.signal?.aborted === true) {
           const reason: unknown = opts.signal.reason;
@@ -71,6 +76,25 @@ export function git(args: readonly string[], opts: GitOptions): Promise<GitResul
       },
     );
   });
+}
+
+/** The same run through the helper process (src/git/spawner.ts), answered exactly as above. */
+async function viaSpawner(spawner: GitSpawner, args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  let r;
+  try {
+    r = await spawner.run(args, { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}) });
+  } catch (err) {
+    throw new GitSideError('git_failed', `could not run git (${(err as Error).message})`);
+  }
+  if (r.exit !== 0 && opts.signal?.aborted === true) {
+    const reason: unknown = opts.signal.reason;
+    throw reason instanceof Error ? reason : new GitSideError('git_failed', 'git was cancelled');
+  }
+  const code = r.exit ?? -1;
+  if (code === 0 || (opts.okCodes ?? []).includes(code)) return { stdout: r.stdout, stderr: r.stderr, code };
+  if (r.errno !== null) throw new GitSideError('git_failed', `could not run git (${r.errno})`);
+  const first = r.stderr.split('\n').find((l) => l.trim() !== '') ?? 'no message';
+  throw new GitSideError('git_failed', `git ${args[0] ?? ''} exited ${code}: ${first.slice(0, 200)}`);
 }
 
 let versionCheck: Promise<void> | undefined;

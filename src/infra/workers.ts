@@ -11,6 +11,7 @@ import { hostTaskQueue } from '../domain/queues';
 import { LandingScanJob } from '../landings/periodic';
 import { JournalShipper, type ShipperLog } from '../store/attributions-shipper';
 import type { HostActivities } from '../activities/types';
+import { useGitSpawner } from '../git/spawner';
 import { startBeacon } from './beacon';
 import { dataConverterOf } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
@@ -104,6 +105,8 @@ export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 /** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const workers: Worker[] = [];
+  // A worker's heap makes every process it starts slow to create: git goes through a small helper.
+  useGitSpawner();
   const workflowBundle = deps.workflowBundle ?? prebuiltWorkflowBundle();
   // One set of this host's git activities: the host agent's queue, and the workflow worker's local
   // activity for worktrees of this very host (no activity task, no extra workflow task).
