@@ -22,7 +22,7 @@ interface Block {
  *    workflows: the same number of calls, round-robin over the N workflows, with the same number
  *    in flight. Ours is the API's heartbeat (src/api/service/ownerships.ts): the durable row
  *    checked and the heartbeat recorded in PostgreSQL, which the workflow reads when the lease
- *    runs out; only a stale owner's heartbeat, and a tenure's first one the workflow has not heard of, is also a signal (a query asks). Blocks run ours, base, base, ours (drift cancels). Throughput is sustained: signals
+ *    runs out; only a stale owner's heartbeat, and a tenure's first one whose owner change the API did not answer itself, is also a signal. Blocks run ours, base, base, ours (drift cancels). Throughput is sustained: signals
  *    divided by the time until they were all accepted AND the worker had processed them (drained,
  *    nothing in flight for 1 s); the accept-only rate is in the details. The accept latency is each
  *    signal RPC's own time under that load.
@@ -45,7 +45,7 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
   const send = {
     ours: (j: number) => {
       const o = live[j % n];
-      // The API's path (what orchestrators call): the durable row checked, the heartbeat recorded; a tenure's first asked about by query, signalled when the workflow is behind.
+      // The API's path (what orchestrators call): the durable row checked, the heartbeat recorded; a tenure's first signalled (these ownerships were bound through the client, not the API).
       return apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool }, o.principal, o.ownershipId, { executionSessionId: o.executionSessionId, epoch: o.epoch });
     },
     base: (j: number) => noops[j % n].signal(noopSignal, 1),

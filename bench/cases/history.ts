@@ -3,20 +3,30 @@ import { temporal } from '@temporalio/proto';
 import type { BenchContext } from '../context';
 import { bindRequest, executor, type Worktree } from '../fixtures';
 import { judge, type Row } from '../report';
-import { heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
+import { bind as apiBind, heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
 
 /**
- * 11. History events of the 5-step lifecycle a user sees most (bind, a few heartbeats, a forced
- * reclaim, submit, land), counted by type over every run of the ownership: what each step costs
+ * 11. History events of the 5-step lifecycle a user sees most (bind and heartbeats through the API's
+ * service, a forced reclaim, submit, land), counted by type over every run of the ownership: what each step costs
  * in the Temporal UI and in the server's storage. Goal: at most 40.
  */
 export async function benchLifecycleHistory(ctx: BenchContext, wt: Worktree, heartbeats = 3): Promise<Row> {
   const { stack } = ctx;
   const req = bindRequest(wt, 9_999);
-  const view = await stack.ownership.bind(req);
+  // Through the API's service, as an orchestrator binds and heartbeats (MCP takes the same path).
+  const api = { client: stack.ownership, temporal: stack.temporal, pool: stack.pool };
+  const view = await apiBind(api, req.principal, {
+    repoRoot: req.repoRoot,
+    worktreePath: req.worktreePath,
+    branch: req.branch,
+    executionSessionId: req.executionSessionId,
+    runtime: req.runtime,
+    lane: req.lane ?? null,
+    planRef: req.planRef ?? null,
+  });
   const ref = { workflowId: await stack.ownership.workflowIdOf({ worktreePath: wt.path, hostId: view.hostId }), ownershipId: view.ownershipId };
   for (let i = 0; i < heartbeats; i++) {
-    await apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool }, req.principal, view.ownershipId, { executionSessionId: req.executionSessionId, epoch: view.epoch });
+    await apiHeartbeat(api, req.principal, view.ownershipId, { executionSessionId: req.executionSessionId, epoch: view.epoch });
     await new Promise((r) => setTimeout(r, 50));
   }
   const reclaimed = await stack.ownership.reclaim(ref, {

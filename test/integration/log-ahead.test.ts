@@ -249,6 +249,16 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
     expect(log[2]).toMatchObject({ data: { planRef: 'p-from-a-lost-task' } });
     expect(second).toMatchObject({ seq: 4, planRef: 'p-2' });
     expect(await eventually(() => live(workflowId), (v) => v?.projectionSync.durableSeq === 4)).toMatchObject({ seq: 4, planRef: 'p-2', projectionSync: { durableSeq: 4 } });
+
+    // The log moves on without the run again (another lost task): a read of its tail folds onto
+    // exactly what the run adopted. Before the fix the run's durable seq was past its durable
+    // record here, the fold met a gap, and every workflow task failed from then on: wedged.
+    const more = plan(fold(await readEvents(s.h.pool, ownershipId))!, 'p-second-lost-task');
+    await appendEvents(s.h.pool, workflowId, [more]);
+    const caught = await s.h.client.catchUp(ref, more.seq);
+    expect(caught).toMatchObject({ seq: 5, planRef: 'p-second-lost-task' });
+    const after = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-3', principal });
+    expect(after).toMatchObject({ seq: 6, planRef: 'p-3' });
   } finally {
     await handle.terminate('test done').catch(() => undefined);
   }

@@ -51,7 +51,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
     body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
   );
-  return redact(principal, view);
+  return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
 }
 
 /**
@@ -110,24 +110,28 @@ export async function heartbeat(deps: ServiceDeps, principal: Principal, ownersh
   throwRefusal(staleHeartbeat(row, body));
   if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
   // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
-  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first when the
-  // workflow does not hold that tenure yet (the log ahead of it: it learns of the tenure it
-  // missed), and a stale owner's (its revival is an event, due now).
+  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first that the
+  // store has not seen (the workflow may never have heard of the tenure: the log ahead of it, when
+  // the answer to its claim was lost), and a stale owner's (its revival is an event, due now).
   const first = await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
-  if (row.state === 'active' && (!first || (await holdsTenure(deps, { workflowId: row.workflowId, ownershipId }, row, body)))) return { accepted: true };
+  if (row.state === 'active' && !first) return { accepted: true };
   // The client coalesces identical heartbeats in flight (OwnershipClient.heartbeat).
   await withTemporal(deps, () => deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }));
   return { accepted: true };
 }
 
 /**
- * Whether the workflow already holds the durable row's tenure, asked by query (nothing enters its
- * history): then a tenure's first heartbeat needs no signal either. Any doubt (no answer in a
- * few seconds, another lifecycle, a workflow behind the log) is a no, and the signal goes.
+ * A tenure the workflow itself just answered for (a bind, an accepted handoff, a reclaim) is known
+ * to it: recorded as heard now, so its owner's first heartbeat is no tenure's first and needs no
+ * signal (no history). A tenure whose answer was lost is not recorded here: its first heartbeat is
+ * signalled, and the workflow learns of it (the log ahead of it).
  */
-async function holdsTenure(deps: ServiceDeps, ref: Ref, row: OwnershipRow, body: HeartbeatBody): Promise<boolean> {
-  const v = await withTemporal(deps, () => deps.client.projection(ref), 5_000).catch(() => null);
-  return v !== null && v.ownershipId === ref.ownershipId && v.seq >= row.seq && v.epoch === body.epoch && v.owner?.executionSessionId === body.executionSessionId;
+async function answeredTenure(deps: ServiceDeps, v: OwnershipView, executionSessionId: string): Promise<OwnershipView> {
+  if (v.state === 'active' && v.owner?.executionSessionId === executionSessionId) {
+    // Observability of the lease only: a failure here never fails the answer already given.
+    await recordHeartbeat(deps.pool, v.ownershipId, executionSessionId, v.epoch).catch(() => undefined);
+  }
+  return v;
 }
 
 function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null {
@@ -192,7 +196,8 @@ export async function acceptHandoff(deps: ServiceDeps, principal: Principal, own
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }))));
+  const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId })));
+  return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
 }
 
 export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody): Promise<OwnershipViewOut> {
@@ -203,7 +208,8 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.reclaim(ref, input)), (deps.temporalTimeoutMs ?? 30_000) * 2));
+  const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.reclaim(ref, input)), (deps.temporalTimeoutMs ?? 30_000) * 2);
+  return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
 }
 
 export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<{ accepted: true }> {
