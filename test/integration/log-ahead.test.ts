@@ -3,14 +3,13 @@ import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
-import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import { appendEvents, readEvents } from '../../src/store/event-store';
 import { newOwnershipId } from '../../src/domain/workflow-id';
 import type { OwnershipView } from '../../src/workflows/messages';
 import { projectionQuery } from '../../src/workflows/messages';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
-import { executorPrincipal } from '../support/harness';
+import { executorPrincipal, startBelieving } from '../support/harness';
 
 /**
  * The log and the workflow must never disagree for long. Two ways they can, each forged here the
@@ -140,26 +139,7 @@ test('a sequence gap (the run holds events the log never got) is repaired from t
   const logRecord = fold([claimed, planned])!;
   // The next run believes two more events are durable (seq 4): they are not in the log.
   const ahead: OwnershipRecord = { ...logRecord, seq: 4, planRef: 'p-never-logged' };
-  const handle = await s.h.temporal.workflow.start('ownershipWorkflow', {
-    workflowId,
-    taskQueue: s.h.taskQueue,
-    args: [
-      {
-        ownershipId,
-        worktree: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId },
-        settings: DEFAULT_SETTINGS,
-        carried: {
-          record: ahead,
-          durableRecord: ahead,
-          recentEvents: [claimed, planned],
-          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
-          projectionSync: { hostId: s.h.hostId, localSeq: 0, durableSeq: 4, error: null },
-          lastHeartbeatMs: Date.now(),
-          lastHeartbeatLoggedMs: Date.now(),
-        },
-      },
-    ],
-  });
+  const handle = await startBelieving(s.h, { workflowId, ownershipId, repoRoot: repo.repoRoot, worktree: wt, record: ahead, recentEvents: [claimed, planned], sync: { localSeq: 0, durableSeq: 4 } });
   try {
     // Before the fix this update never answered: the persist of seq 5 was refused and retried forever.
     const view = await s.h.client.bindPlan({ workflowId, ownershipId }, { ownershipId, executionSessionId: 'gap-owner', epoch: 1, planRef: 'p-2', principal });
@@ -215,26 +195,7 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
   await appendEvents(s.h.pool, workflowId, [claimed, p1, lostTask]);
   // The run knows the claim only.
   const known = fold([claimed])!;
-  const handle = await s.h.temporal.workflow.start('ownershipWorkflow', {
-    workflowId,
-    taskQueue: s.h.taskQueue,
-    args: [
-      {
-        ownershipId,
-        worktree: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId },
-        settings: DEFAULT_SETTINGS,
-        carried: {
-          record: known,
-          durableRecord: known,
-          recentEvents: [claimed],
-          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
-          projectionSync: { hostId: s.h.hostId, localSeq: 1, durableSeq: 1, error: null },
-          lastHeartbeatMs: Date.now(),
-          lastHeartbeatLoggedMs: Date.now(),
-        },
-      },
-    ],
-  });
+  const handle = await startBelieving(s.h, { workflowId, ownershipId, repoRoot: repo.repoRoot, worktree: wt, record: known, recentEvents: [claimed], sync: { localSeq: 1, durableSeq: 1 } });
   try {
     const ref = { workflowId, ownershipId };
     const first = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal });

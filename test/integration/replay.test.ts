@@ -8,10 +8,9 @@ import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
-import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import { newOwnershipId } from '../../src/domain/workflow-id';
 import { appendEvents, readEvents } from '../../src/store/event-store';
-import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
+import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 
@@ -205,26 +204,7 @@ async function logScenarios(): Promise<Recorded[]> {
   const claimed = stampEvent(ownershipId, place, drafts(decideClaim(null, claimInput(ownershipId, gapWt.branch, 's-32'), null))[0]!, new Date().toISOString());
   await appendEvents(h.pool, gapId, [claimed]);
   const ahead = { ...fold([claimed])!, seq: 3 };
-  await h.temporal.workflow.start('ownershipWorkflow', {
-    workflowId: gapId,
-    taskQueue: h.taskQueue,
-    args: [
-      {
-        ownershipId,
-        worktree: { repoRoot: repo.repoRoot, worktreePath: gapWt.path, branch: gapWt.branch, hostId: h.hostId },
-        settings: DEFAULT_SETTINGS,
-        carried: {
-          record: ahead,
-          durableRecord: ahead,
-          recentEvents: [claimed],
-          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
-          projectionSync: { hostId: h.hostId, localSeq: 0, durableSeq: 3, error: null },
-          lastHeartbeatMs: Date.now(),
-          lastHeartbeatLoggedMs: Date.now(),
-        },
-      },
-    ],
-  });
+  await startBelieving(h, { workflowId: gapId, ownershipId, repoRoot: repo.repoRoot, worktree: gapWt, record: ahead, recentEvents: [claimed], sync: { localSeq: 0, durableSeq: 3 } });
   await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
   await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
   out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
@@ -240,26 +220,7 @@ async function logScenarios(): Promise<Recorded[]> {
   const sameAgain = planOn(fold([batchClaim])!, 'p-1');
   await appendEvents(h.pool, batchId, [batchClaim, sameAgain, planOn(fold([batchClaim, sameAgain])!, 'p-lost-task')]);
   const known = fold([batchClaim])!;
-  await h.temporal.workflow.start('ownershipWorkflow', {
-    workflowId: batchId,
-    taskQueue: h.taskQueue,
-    args: [
-      {
-        ownershipId: batchOwnership,
-        worktree: { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId },
-        settings: DEFAULT_SETTINGS,
-        carried: {
-          record: known,
-          durableRecord: known,
-          recentEvents: [batchClaim],
-          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
-          projectionSync: { hostId: h.hostId, localSeq: 1, durableSeq: 1, error: null },
-          lastHeartbeatMs: Date.now(),
-          lastHeartbeatLoggedMs: Date.now(),
-        },
-      },
-    ],
-  });
+  await startBelieving(h, { workflowId: batchId, ownershipId: batchOwnership, repoRoot: repo.repoRoot, worktree: batchWt, record: known, recentEvents: [batchClaim], sync: { localSeq: 1, durableSeq: 1 } });
   const batchRef = { workflowId: batchId, ownershipId: batchOwnership };
   await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-1', principal });
   await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-2', principal });

@@ -10,6 +10,9 @@ import { createWorkers, installTemporalLogging } from '../../src/infra/workers';
 import { dropDatabase, ensureDatabase } from '../../src/infra/postgres';
 import { createPool, migrate } from '../../src/store/db';
 import type { OwnershipSettings } from '../../src/workflows/ownership';
+import type { OwnershipEvent } from '../../src/domain/events';
+import type { OwnershipRecord } from '../../src/domain/projection';
+import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import type { DataConverter } from '@temporalio/common';
 
 export interface Harness {
@@ -143,4 +146,35 @@ export async function waitForView(client: OwnershipClient, ref: OwnershipRef, pr
     if (Date.now() > deadline) throw new Error(`condition not reached; last state ${v?.state}, sync ${JSON.stringify(v?.projectionSync)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * A run started as continue-as-new would start it, believing `record` and the log's position
+ * `sync.durableSeq` about a worktree: how a test puts a run and the log at odds on purpose (a
+ * sequence gap, a log ahead of the run).
+ */
+export function startBelieving(
+  h: Pick<Harness, 'temporal' | 'taskQueue' | 'hostId'>,
+  run: { workflowId: string; ownershipId: string; repoRoot: string; worktree: { path: string; branch: string }; record: OwnershipRecord; recentEvents: OwnershipEvent[]; sync: { localSeq: number; durableSeq: number } },
+) {
+  return h.temporal.workflow.start('ownershipWorkflow', {
+    workflowId: run.workflowId,
+    taskQueue: h.taskQueue,
+    args: [
+      {
+        ownershipId: run.ownershipId,
+        worktree: { repoRoot: run.repoRoot, worktreePath: run.worktree.path, branch: run.worktree.branch, hostId: h.hostId },
+        settings: DEFAULT_SETTINGS,
+        carried: {
+          record: run.record,
+          durableRecord: run.record,
+          recentEvents: run.recentEvents,
+          liveness: { status: 'live', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: DEFAULT_SETTINGS.leaseTtlMs },
+          projectionSync: { hostId: h.hostId, error: null, ...run.sync },
+          lastHeartbeatMs: Date.now(),
+          lastHeartbeatLoggedMs: Date.now(),
+        },
+      },
+    ],
+  });
 }
