@@ -37,21 +37,24 @@ interface Request {
   maxBuffer: number;
 }
 
-/** The helper, as plain JavaScript for `node -e`: one JSON line per request and per answer; {kill:id} ends a run. */
+/** The helper, as plain JavaScript for `node -e`: one JSON line per request and per answer; {kill:id} ends a run; {close:true}, or its stdin closing, ends it once the runs it holds have answered. */
 const HELPER = String.raw`
 const { execFile } = require('node:child_process');
 const running = new Map();
+let closed = false;
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
   const m = JSON.parse(line);
   if (m.kill !== undefined) { const c = running.get(m.kill); if (c) c.kill('SIGTERM'); return; }
+  if (m.close === true) { closed = true; if (running.size === 0) process.exit(0); return; }
   const child = execFile('git', m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (err, stdout, stderr) => {
     running.delete(m.id);
     out({ id: m.id, stdout, stderr, exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
           errno: err !== null && typeof err.code === 'string' ? err.code : null, signal: err !== null ? err.signal ?? null : null });
+    if (closed && running.size === 0) process.exit(0);
   });
   running.set(m.id, child);
-}).on('close', () => process.exit(0));
+}).on('close', () => { closed = true; if (running.size === 0) process.exit(0); });
 `;
 
 export class GitSpawner {
@@ -82,9 +85,15 @@ export class GitSpawner {
     });
   }
 
-  /** Ends the helper; runs still pending are failed (their callers retry, as after any git failure). */
+  /** The helper's pid while one runs (diagnostics, tests). */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** Ends the helper once the runs it holds have answered; later runs start a new one. */
   stop(): void {
-    this.child?.stdin.end();
+    // Not the end of its stdin: a run still held may yet be cancelled ({kill}).
+    this.child?.stdin.write(`${JSON.stringify({ close: true })}\n`);
     this.child = null;
   }
 

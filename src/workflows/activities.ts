@@ -19,9 +19,21 @@ export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found'
  * StoreActivities.applyProjectionHere): briefly retried; anything but a final git refusal falls
  * back to the host agent's queue.
  */
-export const here = proxyLocalActivities<Pick<StoreActivities, 'applyProjectionHere' | 'preserveWipHere'>>({
+export const here = proxyLocalActivities<Pick<StoreActivities, 'preserveWipHere'>>({
   // Within reclaim's own bound (45 s on the host agent's queue), fallback included.
   startToCloseTimeout: '20s',
+  retry: { initialInterval: '200ms', maximumInterval: '1s', maximumAttempts: 2, nonRetryableErrorTypes: [...FINAL_HOST_ERRORS, 'not_this_host'] },
+});
+
+/**
+ * The projection written here, inside an owner change's answer: bounded like the wait it replaces
+ * (projectionWaitMs, 10 s), so a slow worktree (its writer lock held, git starved) makes the answer
+ * say `projection: "pending"` and leaves the write to the host agent, never holds the answer past
+ * the API's deadline. A projection normally takes milliseconds.
+ */
+export const projectHere = proxyLocalActivities<Pick<StoreActivities, 'applyProjectionHere'>>({
+  startToCloseTimeout: '5s',
+  scheduleToCloseTimeout: '10s',
   retry: { initialInterval: '200ms', maximumInterval: '1s', maximumAttempts: 2, nonRetryableErrorTypes: [...FINAL_HOST_ERRORS, 'not_this_host'] },
 });
 

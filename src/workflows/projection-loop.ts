@@ -2,7 +2,7 @@ import { condition, isCancellation } from '@temporalio/workflow';
 import type { HostActivities } from '../activities/types';
 import type { HostQueue } from './activities';
 import type { OwnershipRecord } from '../domain/projection';
-import { failureType, FINAL_HOST_ERRORS, here } from './activities';
+import { failureType, FINAL_HOST_ERRORS, projectHere as projectHereActivity } from './activities';
 import type { RunState } from './run-state';
 import { projectionSummary } from './summaries';
 
@@ -51,7 +51,7 @@ const herePays = (s: RunState): boolean => s.projectHere && s.hereFor > s.sync.l
 async function projectHere(s: RunState, target: OwnershipRecord): Promise<Awaited<ReturnType<HostActivities['applyLocalProjection']>> | null> {
   s.hereInFlight++;
   try {
-    return await here.applyProjectionHere.executeWithOptions({ summary: projectionSummary(target) }, [target]);
+    return await projectHereActivity.applyProjectionHere.executeWithOptions({ summary: projectionSummary(target) }, [target]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     const type = failureType(err);

@@ -135,7 +135,12 @@ test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo,
   }
   for (const [kind, vs] of groups) {
     process.stderr.write(`[fuzz] VIOLATION x${vs.length}: ${kind}\n`);
-    for (const v of vs.slice(0, 2)) process.stderr.write(`  request: ${v.request}\n  response: ${v.response}\n`);
+    for (const v of vs.slice(0, 2)) {
+      process.stderr.write(`  request: ${v.request}\n  response: ${v.response}\n`);
+      // A 5xx names its ownership's stalls: where its history waited longest, and on what.
+      const id = /own_[0-9A-HJKMNP-TV-Z]{26}/.exec(v.request)?.[0];
+      if ((v.status ?? 0) >= 500 && id) for (const line of await historyStalls(id)) process.stderr.write(`  history: ${line}\n`);
+    }
   }
 
   // Every route of the document was exercised, and a share of each was aimed at seeded ownerships.
@@ -178,3 +183,24 @@ test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo,
     unusable,
   }).toEqual({ violations: {}, changed: [], drift: [], unusable: [] });
 }, 900_000);
+
+/** The ownership's history around its longest waits (over 3 s between events): what it was doing. */
+async function historyStalls(ownershipId: string): Promise<string[]> {
+  try {
+    const { rows } = await s.h.pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE ownership_id = $1', [ownershipId]);
+    if (!rows[0]) return [`no row for ${ownershipId}`];
+    const events = (await s.h.temporal.workflow.getHandle(rows[0].workflow_id).fetchHistory()).events ?? [];
+    const at = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
+    const name = (e: object) => Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])?.replace(/EventAttributes$/, '') ?? 'event';
+    const out: string[] = [];
+    for (let i = 1; i < events.length; i++) {
+      const gap = at(events[i]!) - at(events[i - 1]!);
+      if (gap < 3_000) continue;
+      const around = events.slice(Math.max(0, i - 3), i + 2).map((e) => `${String(e.eventId)}:${name(e)}`).join(' ');
+      out.push(`${gap} ms before event ${String(events[i]!.eventId)}: ${around}`);
+    }
+    return out.length ? out : ['no wait over 3 s in its history'];
+  } catch (err) {
+    return [`history unreadable: ${(err as Error).message.slice(0, 200)}`];
+  }
+}

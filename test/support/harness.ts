@@ -7,6 +7,7 @@ import { OwnershipClient, type OwnershipRef, type OwnershipView } from '../../sr
 import type { Principal } from '../../src/domain/identity';
 import { createLogger } from '../../src/infra/logger';
 import { createWorkers, installTemporalLogging } from '../../src/infra/workers';
+import { stopGitSpawner } from '../../src/git/spawner';
 import { dropDatabase, ensureDatabase } from '../../src/infra/postgres';
 import { createPool, migrate } from '../../src/store/db';
 import type { OwnershipSettings } from '../../src/workflows/ownership';
@@ -101,6 +102,8 @@ export async function startHarness(
       await connection.close();
       await pool.end();
       if (own) await dropDatabase(runDatabase, own.name);
+      // The workers' git helper (src/git/spawner.ts) goes with them: one test file, one helper at most.
+      stopGitSpawner();
     },
   };
 }

@@ -66,10 +66,36 @@ test('a helper that dies fails the runs it held, and the next run starts a new h
   const spawner = useGitSpawner();
   const held = git(['cat-file', '--batch'], { cwd: fx.wt1 });
   await new Promise((r) => setTimeout(r, 200));
-  spawner.stop();
+  process.kill(spawner.pid!, 'SIGKILL');
   await expect(held).rejects.toMatchObject({ code: 'git_failed' });
   expect((await git(['rev-parse', '--is-inside-work-tree'], { cwd: fx.wt1 })).stdout.trim()).toBe('true');
   expect(existsSync(fx.wt1)).toBe(true);
+});
+
+test('stopping lets the runs it holds answer, then the helper ends', async () => {
+  const spawner = useGitSpawner();
+  const ac = new AbortController();
+  const held = git(['cat-file', '--batch'], { cwd: fx.wt1, signal: ac.signal });
+  await new Promise((r) => setTimeout(r, 200));
+  const pid = spawner.pid!;
+  const ended = new Promise<void>((resolve) => {
+    const poll = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 20);
+  });
+  stopGitSpawner();
+  let settled = false;
+  void held.catch(() => undefined).finally(() => (settled = true));
+  await new Promise((r) => setTimeout(r, 200));
+  expect(settled).toBe(false);
+  ac.abort(new Error('done waiting'));
+  await expect(held).rejects.toThrow('done waiting');
+  await ended;
 });
 
 test('is off unless a process turns it on', () => {
