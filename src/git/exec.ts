@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { GitSideError } from './errors';
-import { gitSpawner, type GitSpawner } from './spawner';
+import { gitSpawner, type SpawnedResult } from './spawner';
 
 export interface GitResult {
   stdout: string;
@@ -46,46 +46,35 @@ export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> 
   return env;
 }
 
-export function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
+  const env = cleanGitEnv(opts.env);
   const spawner = gitSpawner();
-  if (spawner !== null) return viaSpawner(spawner, args, opts);
-  return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      [...args],
-      { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
-      (err, stdout, stderr) => {
-        if (err !== null && opts.signal?.aborted === true) {
-          const reason: unknown = opts.signal.reason;
-          reject(reason instanceof Error ? reason : new GitSideError('git_failed', 'git was cancelled'));
-          return;
-        }
-        const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-        if (code === 0 || (opts.okCodes ?? []).includes(code)) {
-          resolve({ stdout, stderr, code });
-          return;
-        }
-        if (err !== null && typeof err.code === 'string') {
-          reject(new GitSideError('git_failed', `could not run git (${err.code})`));
-          return;
-        }
-        // The first stderr line says what failed; git's messages may quote paths, which is fine for
-        // local diagnostics but callers exporting errors should use the code.
-        const first = stderr.split('\n').find((l) => l.trim() !== '') ?? 'no message';
-        reject(new GitSideError('git_failed', `git ${args[0] ?? ''} exited ${code}: ${first.slice(0, 200)}`));
-      },
-    );
-  });
+  let ran: SpawnedResult;
+  if (spawner !== null) {
+    // Through the workers' helper process (src/git/spawner.ts), answered exactly as a direct run.
+    try {
+      ran = await spawner.run(args, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}) });
+    } catch (err) {
+      throw new GitSideError('git_failed', `could not run git (${(err as Error).message})`);
+    }
+  } else {
+    ran = await new Promise<SpawnedResult>((resolve) => {
+      execFile('git', [...args], { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
+        resolve({
+          stdout,
+          stderr,
+          exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
+          errno: err !== null && typeof err.code === 'string' ? err.code : null,
+          signal: err?.signal ?? null,
+        }),
+      );
+    });
+  }
+  return answerOf(args, opts, ran);
 }
 
-/** The same run through the helper process (src/git/spawner.ts), answered exactly as above. */
-async function viaSpawner(spawner: GitSpawner, args: readonly string[], opts: GitOptions): Promise<GitResult> {
-  let r;
-  try {
-    r = await spawner.run(args, { cwd: opts.cwd, env: cleanGitEnv(opts.env), maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}) });
-  } catch (err) {
-    throw new GitSideError('git_failed', `could not run git (${(err as Error).message})`);
-  }
+/** What a finished git run means to the caller: its output, an answer among okCodes, or a refusal. */
+function answerOf(args: readonly string[], opts: GitOptions, r: SpawnedResult): GitResult {
   if (r.exit !== 0 && opts.signal?.aborted === true) {
     const reason: unknown = opts.signal.reason;
     throw reason instanceof Error ? reason : new GitSideError('git_failed', 'git was cancelled');
@@ -93,6 +82,8 @@ async function viaSpawner(spawner: GitSpawner, args: readonly string[], opts: Gi
   const code = r.exit ?? -1;
   if (code === 0 || (opts.okCodes ?? []).includes(code)) return { stdout: r.stdout, stderr: r.stderr, code };
   if (r.errno !== null) throw new GitSideError('git_failed', `could not run git (${r.errno})`);
+  // The first stderr line says what failed; git's messages may quote paths, which is fine for
+  // local diagnostics but callers exporting errors should use the code.
   const first = r.stderr.split('\n').find((l) => l.trim() !== '') ?? 'no message';
   throw new GitSideError('git_failed', `git ${args[0] ?? ''} exited ${code}: ${first.slice(0, 200)}`);
 }

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
 type Helper = ChildProcessByStdio<Writable, Readable, null>;
-import { createInterface } from 'node:readline';
 
 /**
  * git processes started by a small helper process instead of by the worker itself.
