@@ -59,7 +59,7 @@ export async function diagnoseWedge(opts: { pool: Pool; temporalAddress: string;
 }
 
 /** The attribute set an event carries names its type (the proto's enum needs no import here). */
-function eventName(e: object): string {
+export function eventName(e: object): string {
   const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k]);
   return key ? key.replace(/EventAttributes$/, '') : 'event';
 }

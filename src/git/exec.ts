@@ -65,7 +65,6 @@ export async function git(args: readonly string[], opts: GitOptions): Promise<Gi
           stderr,
           exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
           errno: err !== null && typeof err.code === 'string' ? err.code : null,
-          signal: err?.signal ?? null,
         }),
       );
     });

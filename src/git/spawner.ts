@@ -26,7 +26,6 @@ export interface SpawnedResult {
   exit: number | null;
   /** execFile's error code when git could not be run or its output overflowed (ENOENT, ERR_CHILD_PROCESS_STDIO_MAXBUFFER…) */
   errno: string | null;
-  signal: string | null;
 }
 
 interface Request {
@@ -50,7 +49,7 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   const child = execFile('git', m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (err, stdout, stderr) => {
     running.delete(m.id);
     out({ id: m.id, stdout, stderr, exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
-          errno: err !== null && typeof err.code === 'string' ? err.code : null, signal: err !== null ? err.signal ?? null : null });
+          errno: err !== null && typeof err.code === 'string' ? err.code : null });
     if (closed && running.size === 0) process.exit(0);
   });
   running.set(m.id, child);

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { eventName } from '../../faults/diagnose';
 import { git, makeRepo } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { makePathFixtures } from '../support/fuzz/hostile';
@@ -191,12 +192,11 @@ async function historyStalls(ownershipId: string): Promise<string[]> {
     if (!rows[0]) return [`no row for ${ownershipId}`];
     const events = (await s.h.temporal.workflow.getHandle(rows[0].workflow_id).fetchHistory()).events ?? [];
     const at = (e: (typeof events)[number]) => Number(e.eventTime?.seconds ?? 0) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6);
-    const name = (e: object) => Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])?.replace(/EventAttributes$/, '') ?? 'event';
     const out: string[] = [];
     for (let i = 1; i < events.length; i++) {
       const gap = at(events[i]!) - at(events[i - 1]!);
       if (gap < 3_000) continue;
-      const around = events.slice(Math.max(0, i - 3), i + 2).map((e) => `${String(e.eventId)}:${name(e)}`).join(' ');
+      const around = events.slice(Math.max(0, i - 3), i + 2).map((e) => `${String(e.eventId)}:${eventName(e)}`).join(' ');
       out.push(`${gap} ms before event ${String(events[i]!.eventId)}: ${around}`);
     }
     return out.length ? out : ['no wait over 3 s in its history'];
