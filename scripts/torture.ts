@@ -3,22 +3,34 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cleanup } from '../bench/cleanup';
-import { startStack } from '../bench/stack';
+import { maxCached, startStack } from '../bench/stack';
 import { OwnershipClient } from '../src/client';
 import { startTortureApi } from '../torture/api';
-import { runTorture } from '../torture';
+import { runTorture, type Violation } from '../torture';
 import { freshSeed } from '../torture/rng';
+import { WorkerRestarter } from '../torture/worker-restart';
 
 /**
  * npm run torture: concurrent legal and illegal traffic over HTTP against the real stack (its own
  * Temporal dev server, database and production workers, as npm run bench starts them), then the
  * checker of "exactly one live owner per worktree, and nothing acknowledged is lost". Exits 1 on
  * any violation, 5xx or unanswered call; 2 on bad arguments.
+ *
+ * Lanes (default): --concurrency independent random lanes for --duration seconds.
+ * Bursts (--rounds N --burst M): each round fires M intents at once from the same seeded mix and
+ * waits for every answer: M over --worktrees W is about M/W concurrent writers per ownership.
+ * --restart-worker (bursts): the workflow worker is replaced mid-round (in-process, see
+ * torture/worker-restart.ts). --cache-size K: the workers' maxCachedWorkflows (OD_MAX_CACHED_WORKFLOWS),
+ * small to force evictions and replays.
  */
 
 const log = (line: string) => process.stderr.write(`[torture] ${line}\n`);
 
-const USAGE = `usage: npm run torture -- [--seed N] [--duration SECONDS] [--ops CALLS] [--workers N] [--sessions N] [--worktrees N] [--concurrency N] [--out DIR]`;
+const USAGE = [
+  'usage: npm run torture -- [--seed N] [--workers N] [--sessions N] [--worktrees N] [--out DIR] [--cache-size K]',
+  '         lanes:  [--duration SECONDS] [--ops CALLS] [--concurrency N]',
+  '         bursts: --rounds N --burst M [--restart-worker]',
+].join('\n');
 
 function intArg(v: string | undefined, name: string, dflt: number, min = 1): number {
   if (v === undefined) return dflt;
@@ -39,6 +51,10 @@ async function main(): Promise<number> {
         sessions: { type: 'string' },
         worktrees: { type: 'string' },
         concurrency: { type: 'string' },
+        rounds: { type: 'string' },
+        burst: { type: 'string' },
+        'restart-worker': { type: 'boolean' },
+        'cache-size': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean' },
       },
@@ -56,7 +72,12 @@ async function main(): Promise<number> {
       worktrees: intArg(values.worktrees, 'worktrees', 6),
       concurrency: intArg(values.concurrency, 'concurrency', 8),
       runDir: values.out ? path.resolve(values.out) : mkdtempSync(path.join(os.tmpdir(), 'od-torture-')),
+      ...(values.rounds !== undefined || values.burst !== undefined ? { rounds: intArg(values.rounds, 'rounds', 3), burst: intArg(values.burst, 'burst', 200) } : {}),
+      restartWorker: values['restart-worker'] === true,
+      ...(values['cache-size'] !== undefined ? { cacheSize: intArg(values['cache-size'], 'cache-size', 0) } : {}),
     };
+    if (opts.restartWorker && opts.rounds === undefined) throw new Error('--restart-worker needs burst mode (--rounds N --burst M)');
+    if (opts.rounds !== undefined && opts.workers < 2) throw new Error('burst mode needs --workers >= 2 (sessions of at least two agent workers)');
   } catch (err) {
     process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
     return 2;
@@ -76,6 +97,8 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
+    // The stack's workers take their cache cap from OD_MAX_CACHED_WORKFLOWS (bench/stack.ts maxCached()).
+    if (opts.cacheSize !== undefined) process.env.OD_MAX_CACHED_WORKFLOWS = String(opts.cacheSize);
     const stack = await startStack(cleanup);
     // Short handoff timeouts race accepts; a periodic heartbeat event every 2 s puts heartbeats in the log.
     // The lease stays long: no liveness authority answers here, so a silent owner never goes stale.
@@ -90,15 +113,52 @@ async function main(): Promise<number> {
     cleanup.add('stop API server', () => api.stop());
     const baseDir = path.join(stack.root, 'torture');
     mkdirSync(baseDir, { recursive: true });
-    const result = await runTorture({ ...api.target, pool: stack.pool, baseDir }, { ...opts, log });
-    for (const v of result.violations.slice(0, 40)) log(`violation ${v.check}: ${v.message}`);
-    if (result.violations.length > 40) log(`… ${result.violations.length - 40} more in ${path.join(opts.runDir, 'violations.jsonl')}`);
+    let restarter: WorkerRestarter | undefined;
+    if (opts.restartWorker) {
+      restarter = new WorkerRestarter({
+        temporalAddress: stack.temporalAddress,
+        taskQueue: stack.taskQueue,
+        hostId: stack.hostId,
+        allowedRoots: [stack.root],
+        pool: stack.workerPool,
+        bundlePath: stack.bundlePath,
+        maxCachedWorkflows: maxCached(),
+        initial: stack.workers,
+        log,
+      });
+      const r = restarter;
+      cleanup.add('stop restarted workers', () => r.stop(), 30_000);
+    }
+    const { restartWorker: _r, ...runOpts } = opts;
+    const result = await runTorture(
+      { ...api.target, pool: stack.pool, baseDir },
+      {
+        ...runOpts,
+        ...(restarter ? { disturb: restarter } : {}),
+        ...(maxCached() > 0 ? { cacheSize: maxCached() } : {}),
+        temporal: { client: stack.temporal, workflowBundle: { codePath: stack.bundlePath } },
+        log,
+      },
+    );
+    printViolations(result.violations, path.join(opts.runDir, 'violations.jsonl'));
     process.stdout.write(`${result.summary}\n`);
     log(`requests, violations and figures in ${opts.runDir}`);
     return result.ok ? 0 : 1;
   } finally {
     await cleanup.run(log);
   }
+}
+
+/** The first few violations of each check, then how many more there are of each. */
+function printViolations(violations: readonly Violation[], file: string): void {
+  const PER_CHECK = 5;
+  const byCheck = new Map<string, Violation[]>();
+  for (const v of violations) byCheck.set(v.check, [...(byCheck.get(v.check) ?? []), v]);
+  for (const [name, vs] of byCheck) {
+    for (const v of vs.slice(0, PER_CHECK)) log(`violation ${name}: ${v.message}`);
+    if (vs.length > PER_CHECK) log(`… ${vs.length - PER_CHECK} more ${name}`);
+  }
+  if (violations.length) log(`all ${violations.length} violations in ${file}`);
 }
 
 main().then(

@@ -3,7 +3,12 @@ import type { AnswerSummary } from './record';
 export interface Answer {
   status: number;
   body: unknown;
+  /** the response's x-od-message-id header, when present */
+  messageId?: string;
 }
+
+/** The response header naming the message (the idempotency key its events carry as `messageId`) a write was. */
+export const MESSAGE_ID_HEADER = 'x-od-message-id';
 
 /** One call; never throws: no answer (refused connection, client timeout) is status 0. */
 export async function send(baseUrl: string, method: 'GET' | 'POST', pathAndQuery: string, token: string, body: unknown, timeoutMs: number): Promise<Answer> {
@@ -23,7 +28,8 @@ export async function send(baseUrl: string, method: 'GET' | 'POST', pathAndQuery
     } catch {
       parsed = text.slice(0, 200);
     }
-    return { status: res.status, body: parsed };
+    const messageId = res.headers.get(MESSAGE_ID_HEADER);
+    return { status: res.status, body: parsed, ...(messageId ? { messageId } : {}) };
   } catch {
     return { status: 0, body: null };
   }

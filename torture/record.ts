@@ -62,6 +62,10 @@ export interface CallRecord {
   status: number;
   code?: string;
   answer?: AnswerSummary;
+  /** the message id the service gave this write (response header x-od-message-id), when it gave one */
+  messageId?: string;
+  /** burst mode: the round the call was fired in */
+  round?: number;
 }
 
 /** In memory for the checker, and one JSON line per answered call in the run dir. */

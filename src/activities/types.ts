@@ -3,6 +3,7 @@ import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
 import type { BranchStatus } from '../git/status';
+import type { Appended } from '../store/event-store';
 
 /** Activities on the main task queue (local activities of the workflow): the durable store. */
 export interface StoreActivities {
@@ -10,7 +11,7 @@ export interface StoreActivities {
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
    * `replaced`: events already recorded under the same seq with other content; the log wins.
    */
-  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<{ durableSeq: number; replaced: OwnershipEvent[]; gap?: { record: OwnershipRecord | null } }>;
+  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Appended>;
   /**
    * The log after `afterSeq`, at most `limit` events: what the workflow adopts when the log is
    * ahead of it (an event written by a workflow task Temporal never recorded).

@@ -1,10 +1,11 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefault } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Operation } from '../auth/policy';
 import { OwnershipError } from '../client/errors';
 import type { Principal } from '../domain/identity';
 import { ErrorBodySchema } from './errors';
+import { messageIdFor, type MessageContext } from './service/messages';
 
 /** Fastify wiring shared by the route modules: the typed instance, route config and request state. */
 
@@ -26,6 +27,24 @@ export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 export function principalOf(req: FastifyRequest): Principal {
   if (!req.principal) throw new OwnershipError('unauthenticated');
   return req.principal;
+}
+
+/** The header that carries a caller's idempotency key in, and the message id of every write out. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const MESSAGE_ID_HEADER = 'x-od-message-id';
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:@/+-]{1,200}$/;
+
+/**
+ * The message a write request is (src/api/service/messages.ts): its id from the caller's
+ * Idempotency-Key (a retry of the same request is the same message) or a fresh one, answered in
+ * x-od-message-id on every answer, refusals included. A malformed key is refused, never guessed at.
+ */
+export function messageOf(req: FastifyRequest, reply: FastifyReply, principal: Principal): MessageContext {
+  const raw = req.headers[IDEMPOTENCY_KEY_HEADER];
+  if (raw !== undefined && (typeof raw !== 'string' || !IDEMPOTENCY_KEY.test(raw))) throw new OwnershipError('invalid_input', undefined, { fields: ['Idempotency-Key'] });
+  const messageId = messageIdFor(principal, raw);
+  void reply.header(MESSAGE_ID_HEADER, messageId);
+  return { messageId };
 }
 
 /** Documented error answers of authenticated routes (the body shape is the same for all). */

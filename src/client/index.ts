@@ -56,6 +56,18 @@ import {
 } from '../workflows/messages';
 import { DEFAULT_SETTINGS, type OwnershipSettings, type ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
+import { PerOwnershipQueue } from './inflight';
+
+
+/**
+ * The message an update is: every attempt of one request carries the same id (Temporal's update id),
+ * so a retry after a seam or a lost task is the same message, answered from the event bearing it.
+ * The API sets it to its idempotency key; without one, each call is a message of its own.
+ */
+export interface MessageOptions {
+  messageId?: string;
+}
+const updateIdOf = (opts: MessageOptions): { updateId?: string } => (opts.messageId !== undefined ? { updateId: opts.messageId } : {});
 
 export { OwnershipError } from './errors';
 export type { OwnershipView } from '../workflows/messages';
@@ -195,12 +207,15 @@ export class OwnershipClient {
     return { worktreePath: await this.normalize(id.worktreePath), repoRoot };
   }
 
+  /** Updates to one ownership: at most 8 in flight from this process (under the server's 10), up to 256 waiting, 10 s each. */
+  private readonly queue = new PerOwnershipQueue(8, 256, 10_000);
+
   handle(workflowId: string): WorkflowHandle<typeof ownershipWorkflow> {
     return this.opts.client.workflow.getHandle<typeof ownershipWorkflow>(workflowId);
   }
 
   /** Update-with-start: the first bind creates the ownership; a replay by the same session returns it unchanged. */
-  async bind(request: BindRequest): Promise<OwnershipView> {
+  async bind(request: BindRequest, opts: MessageOptions = {}): Promise<OwnershipView> {
     const req = parseOrRefuse(BindRequestSchema, request);
     const hostId = req.hostId ?? this.opts.hostId;
     const local = hostId === this.opts.hostId;
@@ -234,9 +249,11 @@ export class OwnershipClient {
         try {
           if (this.opts.updateWithStart === false) {
             await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
-            return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)] });
+            return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)], ...updateIdOf(opts) });
           }
-          return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: startOperation() });
+          return await this.queue.run(workflowId, () =>
+            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: startOperation(), ...updateIdOf(opts) }),
+          );
         } catch (err) {
           const translated = translateError(err);
           throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
@@ -271,17 +288,17 @@ export class OwnershipClient {
     return answer;
   }
 
-  private async ownerChange<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I): Promise<OwnershipView> {
-    const answer = await this.update(ref, def, schema, input);
+  private async ownerChange<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions): Promise<OwnershipView> {
+    const answer = await this.update(ref, def, schema, input, opts);
     return this.enforced(await this.workflowIdOf(ref), answer);
   }
 
-  private async update<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I): Promise<OwnershipView> {
+  private async update<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions = {}): Promise<OwnershipView> {
     const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
     return throughContinueAsNew(async () => {
       try {
-        return await this.handle(workflowId).executeUpdate(def, { args: [arg] });
+        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, { args: [arg], ...updateIdOf(opts) }));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }
@@ -315,29 +332,29 @@ export class OwnershipClient {
     return running ? new OwnershipError('unavailable', CONTINUING_AS_NEW) : translateError(err);
   }
 
-  handoff(ref: OwnershipRef, input: HandoffInput) {
-    return this.update(ref, handoffUpdate, HandoffInputSchema, input);
+  handoff(ref: OwnershipRef, input: HandoffInput, opts: MessageOptions = {}) {
+    return this.update(ref, handoffUpdate, HandoffInputSchema, input, opts);
   }
-  acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput) {
-    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input);
+  acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput, opts: MessageOptions = {}) {
+    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input, opts);
   }
-  cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput) {
-    return this.update(ref, cancelHandoffUpdate, CancelHandoffInputSchema, input);
+  cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput, opts: MessageOptions = {}) {
+    return this.update(ref, cancelHandoffUpdate, CancelHandoffInputSchema, input, opts);
   }
-  release(ref: OwnershipRef, input: ReleaseInput) {
-    return this.ownerChange(ref, releaseUpdate, ReleaseInputSchema, input);
+  release(ref: OwnershipRef, input: ReleaseInput, opts: MessageOptions = {}) {
+    return this.ownerChange(ref, releaseUpdate, ReleaseInputSchema, input, opts);
   }
-  reclaim(ref: OwnershipRef, input: ReclaimInput) {
-    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, input);
+  reclaim(ref: OwnershipRef, input: ReclaimInput, opts: MessageOptions = {}) {
+    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, input, opts);
   }
-  submit(ref: OwnershipRef, input: SubmitInput) {
-    return this.update(ref, submitUpdate, SubmitInputSchema, input);
+  submit(ref: OwnershipRef, input: SubmitInput, opts: MessageOptions = {}) {
+    return this.update(ref, submitUpdate, SubmitInputSchema, input, opts);
   }
-  bindPlan(ref: OwnershipRef, input: BindPlanInput) {
-    return this.update(ref, bindPlanUpdate, BindPlanInputSchema, input);
+  bindPlan(ref: OwnershipRef, input: BindPlanInput, opts: MessageOptions = {}) {
+    return this.update(ref, bindPlanUpdate, BindPlanInputSchema, input, opts);
   }
-  renameBranch(ref: OwnershipRef, input: RenameBranchInput) {
-    return this.update(ref, renameBranchUpdate, RenameBranchInputSchema, input);
+  renameBranch(ref: OwnershipRef, input: RenameBranchInput, opts: MessageOptions = {}) {
+    return this.update(ref, renameBranchUpdate, RenameBranchInputSchema, input, opts);
   }
 
   /**

@@ -78,6 +78,12 @@ export const EventBaseSchema = z.strictObject({
   worktreePath: z.string(),
   branch: z.string(),
   hostId: z.string(),
+  /**
+   * The message (update) that decided this event: the API's idempotency key, or Temporal's update
+   * id. Absent on system events (timeouts, liveness, signals) and on events written before v8.
+   * One message, one event of each type: the log's unique key (ownership_id, message_id, type).
+   */
+  messageId: IdString.optional(),
 });
 
 export const OwnershipEventSchema = z.discriminatedUnion(
@@ -106,7 +112,7 @@ export type EventPlace = Pick<OwnershipEvent, 'repoRoot' | 'worktreePath' | 'bra
  * A decision's draft as the event the log records: the next seq, its time and actor, and the
  * worktree identity at that moment (a rename moves the branch with the event itself).
  */
-export function stampEvent(ownershipId: string, place: EventPlace, d: EventDraft, at: string): OwnershipEvent {
+export function stampEvent(ownershipId: string, place: EventPlace, d: EventDraft, at: string, messageId?: string): OwnershipEvent {
   return {
     ownershipId,
     seq: place.seq + 1,
@@ -116,6 +122,7 @@ export function stampEvent(ownershipId: string, place: EventPlace, d: EventDraft
     worktreePath: place.worktreePath,
     branch: d.type === 'ownership.branch_renamed' ? d.data.to : place.branch,
     hostId: place.hostId,
+    ...(messageId !== undefined ? { messageId } : {}),
     type: d.type,
     data: d.data,
   } as OwnershipEvent;

@@ -21,6 +21,13 @@ export interface Appended {
    * on (the log wins), and `durableSeq` the log's last seq.
    */
   gap?: { record: OwnershipRecord | null };
+  /**
+   * The batch stopped at a message whose outcome was settled before (nothing from `seq` on was
+   * written): refused (the API answered it with a refusal, or gave up on it), so it is answered
+   * with `code`; or applied at an earlier seq, so it is answered from the log. The writer decides
+   * the messages behind it again.
+   */
+  settled?: { messageId: string; seq: number } & ({ outcome: 'refused'; code: string } | { outcome: 'applied'; firstSeq: number });
 }
 
 export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
@@ -41,19 +48,44 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
       return { durableSeq: record?.seq ?? 0, replaced: [], gap: { record } };
     }
     const replaced: OwnershipEvent[] = [];
+    let settled: Appended['settled'];
+    /** messages of this batch and the seq of their first event, as message_outcomes has it */
+    const firstSeqOf = new Map<string, number>();
     for (const e of events) {
+      const messageId = e.messageId;
+      // A message's outcome is settled with its first event, undone with it if the seq is taken.
+      const opensMessage = messageId !== undefined && !firstSeqOf.has(messageId);
+      if (opensMessage) {
+        await client.query('SAVEPOINT message');
+        const outcome = await settleApplied(client, e);
+        if (outcome.outcome === 'refused') {
+          settled = { messageId, seq: e.seq, outcome: 'refused', code: outcome.code ?? 'unavailable' };
+          break;
+        }
+        firstSeqOf.set(messageId, outcome.firstSeq);
+      }
+      // Applied before this batch, with an event of this type: the run decided the message twice, and
+      // its first events are the answer. (An event at this seq already is met by the insert below.)
+      if (messageId !== undefined && firstSeqOf.get(messageId)! < events[0].seq && e.seq > logSeq) {
+        const twice = await client.query<{ seq: number }>('SELECT seq FROM ownership_events WHERE ownership_id = $1 AND message_id = $2 AND type = $3', [ownershipId, messageId, e.type]);
+        if (twice.rows[0]) {
+          settled = { messageId, seq: e.seq, outcome: 'applied', firstSeq: twice.rows[0].seq };
+          break;
+        }
+      }
       const recorded = await insertEvent(client, e);
       if (recorded === null) continue;
       if (recorded.sameDecision) {
         replaced.push(recorded.event);
         continue;
       }
+      if (opensMessage) await client.query('ROLLBACK TO SAVEPOINT message');
       replaced.push(...(await readEvents(client, ownershipId, e.seq - 1)));
       break;
     }
     const record = await foldProjection(client, workflowId, ownershipId);
     await client.query('COMMIT');
-    return { durableSeq: record?.seq ?? 0, replaced };
+    return { durableSeq: record?.seq ?? 0, replaced, ...(settled ? { settled } : {}) };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
@@ -66,10 +98,10 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
 async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<{ event: OwnershipEvent; sameDecision: boolean } | null> {
   const json = JSON.stringify(e);
   const inserted = await client.query(
-    `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+    `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event, message_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)
      ON CONFLICT (ownership_id, seq) DO NOTHING`,
-    [e.ownershipId, e.seq, e.type, e.at, e.actor.executionSessionId, e.repoRoot, e.worktreePath, e.branch, e.hostId, json],
+    [e.ownershipId, e.seq, e.type, e.at, e.actor.executionSessionId, e.repoRoot, e.worktreePath, e.branch, e.hostId, json, e.messageId ?? null],
   );
   if (inserted.rowCount === 1) return null;
   const existing = await client.query<{ same: boolean; same_decision: boolean; event: unknown }>(
@@ -80,6 +112,43 @@ async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<{ eve
   const row = existing.rows[0];
   if (!row) throw new Error(`appendEvents: seq ${e.seq} of ${e.ownershipId} neither inserted nor recorded`);
   return row.same ? null : { event: parseEvent(row.event), sameDecision: row.same_decision };
+}
+
+/**
+ * Settles a message as applied at its first event's seq, unless it is settled already: then the
+ * settled outcome stands (refused: its events must not be written; applied: at the seq it names).
+ * The primary key serialises this with the API's settleRefused, whichever comes first.
+ */
+async function settleApplied(client: PoolClient, e: OwnershipEvent): Promise<{ outcome: 'applied'; firstSeq: number } | { outcome: 'refused'; code: string | null }> {
+  const mine = await client.query(
+    `INSERT INTO message_outcomes (message_id, ownership_id, outcome, first_seq) VALUES ($1, $2, 'applied', $3) ON CONFLICT (message_id) DO NOTHING`,
+    [e.messageId, e.ownershipId, e.seq],
+  );
+  if (mine.rowCount === 1) return { outcome: 'applied', firstSeq: e.seq };
+  const row = (await client.query<{ outcome: string; first_seq: number | null; code: string | null }>('SELECT outcome, first_seq, code FROM message_outcomes WHERE message_id = $1', [e.messageId])).rows[0];
+  if (!row) throw new Error(`appendEvents: message ${e.messageId} neither settled nor recorded`);
+  return row.outcome === 'refused' ? { outcome: 'refused', code: row.code } : { outcome: 'applied', firstSeq: row.first_seq! };
+}
+
+/** What became of a message, as the log has it: applied (its ownership and first seq), refused, or unsettled (null). */
+export type MessageOutcome = { outcome: 'applied'; ownershipId: string; firstSeq: number } | { outcome: 'refused'; ownershipId: string | null; code: string | null };
+
+/**
+ * The API's side of "an answer is the log's answer": before it answers a message with a refusal
+ * (or gives up on it: 503), it settles the message as refused, so no workflow task can write its
+ * events afterwards. If the message was applied first, that is the answer instead.
+ */
+export async function settleRefused(pool: Pool, messageId: string, ownershipId: string | null, code: string): Promise<MessageOutcome> {
+  await pool.query(`INSERT INTO message_outcomes (message_id, ownership_id, outcome, code) VALUES ($1, $2, 'refused', $3) ON CONFLICT (message_id) DO NOTHING`, [messageId, ownershipId, code]);
+  const outcome = await messageOutcome(pool, messageId);
+  if (!outcome) throw new Error(`settleRefused: message ${messageId} neither settled nor recorded`);
+  return outcome;
+}
+
+export async function messageOutcome(pool: Pool | PoolClient, messageId: string): Promise<MessageOutcome | null> {
+  const row = (await pool.query<{ ownership_id: string | null; outcome: string; first_seq: number | null; code: string | null }>('SELECT ownership_id, outcome, first_seq, code FROM message_outcomes WHERE message_id = $1', [messageId])).rows[0];
+  if (!row) return null;
+  return row.outcome === 'applied' ? { outcome: 'applied', ownershipId: row.ownership_id!, firstSeq: row.first_seq! } : { outcome: 'refused', ownershipId: row.ownership_id, code: row.code };
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */

@@ -1,8 +1,8 @@
-import { condition } from '@temporalio/workflow';
+import { condition, currentUpdateInfo } from '@temporalio/workflow';
 import { checkFailure } from '../domain/check';
 import type { Decision } from '../domain/decide';
-import type { EventDraft } from '../domain/events';
-import { refusal } from '../domain/reasons';
+import type { EventDraft, OwnershipEvent } from '../domain/events';
+import { REASONS, refusal, type ReasonCode } from '../domain/reasons';
 import type { OwnershipView } from './messages';
 import { fail } from './activities';
 import { emit } from './durable-log';
@@ -41,11 +41,17 @@ export type Projected = 'owner' | 'state' | 'agent';
 
 export async function act(s: RunState, decide: () => Decision, projected: Projected, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
   const waitLocal = projected === 'owner';
+  const messageId = messageIdOf(s);
   for (;;) {
+    // The log's answer first: a message it already holds (or refused) is never decided again.
+    if (messageId !== undefined) {
+      const known = await fromLog(s, messageId);
+      if (known) return known;
+    }
     const drafts = orFail(decide());
     if (drafts.length > 0) onEvents?.(drafts);
     // One emit per event, as earlier versions did: each publishes its own search attributes.
-    const mine = drafts.flatMap((d) => emit(s, [d]));
+    const mine = drafts.flatMap((d) => emit(s, [d], undefined, messageId));
     const seq = mine.at(-1)?.seq ?? s.record?.seq ?? 0;
     // On the worktree's own host the projection is a local activity inside this answer (projection-here-v1).
     const here = projected !== 'agent' && projectsHere(s, projected) && mine.length > 0;
@@ -65,12 +71,59 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
   }
 }
 
+/**
+ * The message an update carries (message-ids-v1): Temporal's update id, which the API sets to its
+ * idempotency key, so every retry of one request is one message. Its events record it.
+ */
+export function messageIdOf(s: RunState): string | undefined {
+  return s.messageIds ? currentUpdateInfo()?.id : undefined;
+}
+
+/** The event of this run that bears the message's id, if any (recent events: the log as adopted, plus what is pending). */
+function eventOf(s: RunState, messageId: string): OwnershipEvent | undefined {
+  for (let i = s.recentEvents.length - 1; i >= 0; i--) if (s.recentEvents[i]!.messageId === messageId) return s.recentEvents[i];
+  return undefined;
+}
+
+/**
+ * What the log already says of a message: settled as refused (its refusal is the answer), or an
+ * event bearing its id (answered once durable: another task of this run, or one Temporal lost,
+ * decided it, and a retry or a redelivery is the same message). undefined: the log has nothing
+ * of it, so it is decided now.
+ */
+async function fromLog(s: RunState, messageId: string): Promise<OwnershipView | undefined> {
+  for (;;) {
+    const code = s.refusedMessages.get(messageId);
+    if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
+    if (s.appliedMessages.has(messageId)) return view(s)!;
+    const e = eventOf(s, messageId);
+    if (!e) return undefined;
+    await condition(() => s.sync.durableSeq >= e.seq || !s.recentEvents.includes(e) || s.refusedMessages.has(messageId));
+    if (s.recentEvents.includes(e) && s.sync.durableSeq >= e.seq) return view(s)!;
+  }
+}
+
+/** A validator's side of fromLog: true when the message is known to the log and the handler answers from it. */
+export function knownToLog(s: RunState): boolean {
+  const messageId = messageIdOf(s);
+  if (messageId === undefined) return false;
+  const code = s.refusedMessages.get(messageId);
+  if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
+  return s.appliedMessages.has(messageId) || eventOf(s, messageId) !== undefined;
+}
+
 /** Counts the run's updates: continue-as-new comes well before Temporal's per-run limit. */
 export const counted =
-  <A extends unknown[], R>(s: RunState, fn: (...a: A) => Promise<R>) =>
-  async (...a: A): Promise<R> => {
+  <A extends unknown[]>(s: RunState, fn: (...a: A) => Promise<OwnershipView>) =>
+  async (...a: A): Promise<OwnershipView> => {
     s.updatesThisRun++;
     try {
+      // A message the log already holds is answered from it, before any other step of its handler.
+      const messageId = messageIdOf(s);
+      if (messageId !== undefined) {
+        const known = await fromLog(s, messageId);
+        if (known) return known;
+      }
       return await fn(...a);
     } finally {
       // An update completing while a local activity projects here tripped the SDK's update state

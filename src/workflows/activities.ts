@@ -11,6 +11,30 @@ export const store = proxyLocalActivities<StoreActivities>({
   retry: { initialInterval: '200ms', maximumInterval: '10s' },
 });
 
+/**
+ * The same store activities as ordinary activities, on the workflow's own task queue (log-by-activity-v1).
+ *
+ * Why not local: a local activity runs inside the workflow task and its result is recorded as a
+ * marker when the task completes. Under a burst of updates on one ownership that broke the run two
+ * ways. (1) An update accepted in a task and completed in the same task after a local activity it
+ * waited for (its events durable) does not replay: the SDK applies the completion before the
+ * acceptance ("UpdateMachine in state CompletedCommandCreated ... WorkflowExecutionUpdateAccepted");
+ * two local activities in flight resolve live in the order they finished and on replay in another
+ * ("recorded marker 'readExecutorConversation' does not match ... 'persistEvents'"). (2) Tasks held
+ * open by local activities time out ("Task not found when completing") and are lost after their
+ * activities wrote to PostgreSQL: the log ahead of the run, every time. An ordinary activity's
+ * result is an event in history, in the order the server recorded it, live and on replay alike.
+ */
+const storeTask = proxyActivities<StoreActivities>({
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+/** The store as this run calls it: ordinary activities since log-by-activity-v1, local ones before. */
+export function storeOf(s: { readonly logByActivity: boolean }): typeof store {
+  return s.logByActivity ? storeTask : store;
+}
+
 /** Git errors no retry changes (the host agent's activities fail with these types too). */
 export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'git_too_old', 'worktree_missing', 'projection_conflict', 'worktree_config_unsafe'];
 

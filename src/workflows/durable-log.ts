@@ -1,7 +1,7 @@
 import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
-import { store } from './activities';
+import { storeOf } from './activities';
 import { adopt, type Adopted } from './adoption';
 import { publish } from './publish';
 import { persistSummary, tailSummary } from './summaries';
@@ -17,12 +17,12 @@ import { followOwnerChange, now, type RunState } from './run-state';
 const RECENT_EVENTS = 200;
 
 /** Stamps drafts into events, folds them into the record, and queues them for the durable log. */
-export function emit(s: RunState, drafts: EventDraft[], redo?: () => void): OwnershipEvent[] {
+export function emit(s: RunState, drafts: EventDraft[], redo?: () => void, messageId?: string): OwnershipEvent[] {
   const out: OwnershipEvent[] = [];
   const { worktree } = s;
   for (const d of drafts) {
     const base = s.record ?? { repoRoot: s.verifiedRepoRoot ?? worktree.repoRoot, worktreePath: worktree.worktreePath, branch: worktree.branch, hostId: worktree.hostId, seq: 0 };
-    const event = stampEvent(s.ownershipId, base, d, now());
+    const event = stampEvent(s.ownershipId, base, d, now(), messageId);
     s.record = applyEvent(s.record, event);
     s.pending.push(event);
     out.push(event);
@@ -50,8 +50,20 @@ export async function persistLoop(s: RunState): Promise<never> {
     }
     const batch = s.pending;
     s.pending = [];
-    const { durableSeq, replaced, gap } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
-    if (gap) {
+    const { durableSeq, replaced, gap, settled } = await storeOf(s).persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
+    if (settled) {
+      // The log settled a message of this batch before its events were written (message-ids-v1):
+      // refused (the API answered it so, or gave up on it) or applied already. Nothing from its seq
+      // on was written; its handler answers from that outcome, the messages behind it decide again.
+      if (settled.outcome === 'refused') s.refusedMessages.set(settled.messageId, settled.code);
+      else s.appliedMessages.add(settled.messageId);
+      const written = batch.filter((e) => e.seq < settled.seq);
+      const adopted = adopt(s.durableRecord, s.record, written, replaced, []);
+      applyAdopted(s, { ...adopted, record: adopted.durableRecord, lost: [...adopted.lost, ...batch.filter((e) => e.seq >= settled.seq), ...s.pending], pending: [] }, true);
+      s.sync.durableSeq = Math.max(s.sync.durableSeq, adopted.durableRecord?.seq ?? 0);
+      // The log may hold more past what was adopted (a lost task's events): read and adopted next.
+      if (durableSeq > s.sync.durableSeq) s.resync.wanted = true;
+    } else if (gap) {
       // The record holds events the log never got: the log wins, and says so in this history (the
       // persist marker carries the log's record); every message behind the lost events decides again.
       log.warn('sequence gap: rebuilding on the log', { logSeq: durableSeq, batchFrom: batch[0]!.seq });
@@ -96,7 +108,7 @@ async function readLogTail(s: RunState): Promise<void> {
 async function adoptLogTail(s: RunState): Promise<void> {
   for (;;) {
     const from = s.sync.durableSeq;
-    const tail = await store.readLog.executeWithOptions({ summary: tailSummary(from) }, [s.ownershipId, from, TAIL_PAGE]);
+    const tail = await storeOf(s).readLog.executeWithOptions({ summary: tailSummary(from) }, [s.ownershipId, from, TAIL_PAGE]);
     if (tail.length === 0 || tail[0]!.seq !== from + 1 || s.sync.durableSeq !== from) return;
     log.warn('the log is ahead of this run: adopting its events', { fromSeq: from + 1, toSeq: tail.at(-1)!.seq });
     let durableRecord = s.durableRecord;

@@ -3,7 +3,7 @@ import type { HeartbeatInput } from '../domain/commands';
 import type { EventDraft } from '../domain/events';
 import { decideHeartbeat, decideStale, sameTenure, type Verdict } from '../domain/liveness';
 import type { HostQueue } from './activities';
-import { store } from './activities';
+import { storeOf } from './activities';
 import { emit, suspectLogAhead } from './durable-log';
 import { now, type RunState } from './run-state';
 import { heartbeatSummary, livenessSummary } from './summaries';
@@ -35,7 +35,7 @@ export function heartbeat(s: RunState, hb: HeartbeatInput): void {
 async function heardFromStore(s: RunState): Promise<boolean> {
   const asked = s.record?.owner ? { executionSessionId: s.record.owner.executionSessionId, epoch: s.record.epoch } : null;
   if (!asked) return false;
-  const stored = await store.readHeartbeat.executeWithOptions({ summary: heartbeatSummary(asked.executionSessionId, asked.epoch) }, [s.ownershipId]);
+  const stored = await storeOf(s).readHeartbeat.executeWithOptions({ summary: heartbeatSummary(asked.executionSessionId, asked.epoch) }, [s.ownershipId]);
   const nowMs = Date.now();
   if (!stored || !sameTenure(s.record, asked) || stored.executionSessionId !== asked.executionSessionId || stored.epoch !== asked.epoch) return false;
   const heardMs = nowMs - stored.ageMs;

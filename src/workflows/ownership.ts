@@ -1,7 +1,7 @@
 import { CancellationScope, continueAsNew, log } from '@temporalio/workflow';
 import type { OwnershipRecord } from '../domain/projection';
 import { nextRunSettings } from '../domain/settings';
-import { hostActivities, store } from './activities';
+import { hostActivities, storeOf } from './activities';
 import { persistLoop } from './durable-log';
 import { projectionLoop } from './projection-loop';
 import { publish } from './publish';
@@ -51,7 +51,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
   // The next run follows the configuration (src/domain/settings.ts); read before the drain, which
   // takes care of whatever was handled during the read.
   const goesOn = !closed(s) && s.record !== null && s.patches.sinceV4('settings-follow-config-v1');
-  const nextSettings = goesOn ? nextRunSettings(s.settings, await store.readSettings()) : s.settings;
+  const nextSettings = goesOn ? nextRunSettings(s.settings, await storeOf(s).readSettings()) : s.settings;
 
   await drain(s);
   background.cancel();

@@ -48,16 +48,19 @@ export interface Patches {
   sinceV6(patch: string): boolean;
   /** changes since ownership-v6 (v7 fixtures and earlier replay without them) */
   sinceV7(patch: string): boolean;
+  /** changes since ownership-v7 (v9 fixtures and earlier replay without them) */
+  sinceV8(patch: string): boolean;
 }
 
 /** Called first in a run, so the markers lead its history as they always have. */
 export function openPatches(): Patches {
-  const v7 = patched('ownership-v7');
+  const v8 = patched('ownership-v8');
+  const v7 = v8 || patched('ownership-v7');
   const v6 = v7 || patched('ownership-v6');
   const v5 = v6 || patched('ownership-v5');
   const v4 = v5 || patched('ownership-v4');
   const v3 = v4 || patched('ownership-v3');
-  return { since: (p) => v3 || patched(p), sinceV4: (p) => v4 || patched(p), sinceV5: (p) => v5 || patched(p), sinceV6: (p) => v6 || patched(p), sinceV7: (p) => v7 || patched(p) };
+  return { since: (p) => v3 || patched(p), sinceV4: (p) => v4 || patched(p), sinceV5: (p) => v5 || patched(p), sinceV6: (p) => v6 || patched(p), sinceV7: (p) => v7 || patched(p), sinceV8: (p) => v8 || patched(p) };
 }
 
 export interface RunState {
@@ -119,6 +122,21 @@ export interface RunState {
   readonly lineageAttribute: boolean;
   /** at a lease's end, the heartbeat the API recorded is read first (heartbeats-from-store-v1) */
   readonly heartbeatsInStore: boolean;
+  /**
+   * Updates carry their message id into their events, and are answered from the log's event
+   * bearing it (message-ids-v1): see messageAnswer in act.ts.
+   */
+  readonly messageIds: boolean;
+  /** Messages the log settled as refused before their events were written (the API refused or gave up on them): id -> reason code. */
+  readonly refusedMessages: Map<string, string>;
+  /** Messages the log holds as applied at a seq this run may not have among its recent events. */
+  readonly appliedMessages: Set<string>;
+  /**
+   * The log is written, and every store read made, by ordinary activities, never local ones
+   * (log-by-activity-v1; see storeOf in activities.ts). Nothing is projected here then: the host
+   * agent writes every projection.
+   */
+  readonly logByActivity: boolean;
 }
 
 export function startRun(input: OwnershipWorkflowInput, patches: Patches): RunState {
@@ -152,12 +170,16 @@ export function startRun(input: OwnershipWorkflowInput, patches: Patches): RunSt
     resync: { wanted: false, checkedEpoch: -1, reads: 0 },
     logResync: patches.sinceV5('log-resync-v1'),
     abandonChecked: false,
-    projectHere: patches.sinceV6('projection-here-v1'),
+    projectHere: patches.sinceV6('projection-here-v1') && !patches.sinceV8('log-by-activity-v1'),
     hereFor: 0,
     projectStatesHere: patches.sinceV7('projection-here-states-v1'),
     hereInFlight: 0,
     lineageAttribute: patches.sinceV6('lineage-sessions-attribute-v1'),
     heartbeatsInStore: patches.sinceV6('heartbeats-from-store-v1'),
+    messageIds: patches.sinceV8('message-ids-v1'),
+    refusedMessages: new Map(),
+    appliedMessages: new Set(),
+    logByActivity: patches.sinceV8('log-by-activity-v1'),
   };
 }
 

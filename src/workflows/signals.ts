@@ -1,7 +1,7 @@
 import { log, setHandler } from '@temporalio/workflow';
 import { Checks } from '../domain/commands';
 import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshesTitle, type Decision } from '../domain/decide';
-import { store } from './activities';
+import { storeOf } from './activities';
 import { emit } from './durable-log';
 import { heartbeat } from './liveness';
 import { projectStateHere } from './projection-loop';
@@ -28,7 +28,7 @@ export function installSignals(s: RunState): void {
   });
   setHandler(conversationBoundSignal, async (raw) => {
     if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId) return;
-    const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
+    const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
     decided(null, () => {
       // A title refresh is new behaviour: only where the history has it (or is being written now).
       const refreshTitle = refreshesTitle(s.record, conversation) && s.patches.sinceV4('conversation-title-refresh-v1');

@@ -23,8 +23,8 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, counted, orFail, validated, type Projected } from './act';
-import { fail, store, type Hosts } from './activities';
+import { act, counted, knownToLog, orFail, validated, type Projected } from './act';
+import { fail, storeOf, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
   acceptHandoffUpdate,
@@ -62,6 +62,8 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
   const open =
     (validator: (raw: unknown) => void) =>
     (raw: unknown): void => {
+      // A message the log already holds (a retry, a redelivery after a lost task) is accepted and answered from it.
+      if (knownToLog(s)) return;
       if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));
       validator(raw);
     };
@@ -74,7 +76,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       s.claimInFlight = input.executionSessionId;
       try {
         if (s.worktree.verified === false && !s.verifiedOnHost) await verifyOnHost(s, hosts.hostNow);
-        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+        const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
         return await act(s, () => decideClaim(s.record, input, conversation), 'owner', () => takeLease(input));
       } finally {
         if (s.claimInFlight === input.executionSessionId) s.claimInFlight = null;
@@ -95,7 +97,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     acceptHandoffUpdate,
     counted(s, async (raw) => {
       const input = raw as AcceptHandoffInput;
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
       return await act(s, () => decideAcceptHandoff(s.record, input, conversation), 'owner', () => takeLease(input));
     }),
     { validator: open((raw) => void orFail(decideAcceptHandoff(s.record, validated(Checks.acceptHandoff, raw), null))) },
@@ -133,7 +135,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       if (isReclaimReplay(s.record, input)) return view(s)!;
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;

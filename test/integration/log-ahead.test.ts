@@ -186,11 +186,11 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
   const place = { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId, seq: 0 };
   const claimInput: ClaimInput = { ownershipId, branch: wt.branch, executionSessionId: 'ahead-owner', runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null };
   const claimed = stampEvent(ownershipId, place, events(decideClaim(null, claimInput, null))[0]!, new Date().toISOString());
-  const plan = (record: OwnershipRecord, planRef: string) =>
-    stampEvent(ownershipId, record, events(decideBindPlan(record, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef, principal }))[0]!, new Date().toISOString());
+  const plan = (record: OwnershipRecord, planRef: string, messageId?: string) =>
+    stampEvent(ownershipId, record, events(decideBindPlan(record, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef, principal }))[0]!, new Date().toISOString(), messageId);
   // The log, as a workflow task that Temporal then lost wrote it: the plan the run will decide
-  // again (the same decision at seq 2), and one more it will never hear of (seq 3).
-  const p1 = plan(applyEvent(null, claimed), 'p-1');
+  // again (the same message, the same decision at seq 2), and one more it will never hear of (seq 3).
+  const p1 = plan(applyEvent(null, claimed), 'p-1', `msg-${ownershipId}-p1`);
   const lostTask = plan(fold([claimed, p1])!, 'p-from-a-lost-task');
   await appendEvents(s.h.pool, workflowId, [claimed, p1, lostTask]);
   // The run knows the claim only.
@@ -198,7 +198,7 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
   const handle = await startBelieving(s.h, { workflowId, ownershipId, repoRoot: repo.repoRoot, worktree: wt, record: known, recentEvents: [claimed], sync: { localSeq: 1, durableSeq: 1 } });
   try {
     const ref = { workflowId, ownershipId };
-    const first = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal });
+    const first = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal }, { messageId: `msg-${ownershipId}-p1` });
     expect(first).toMatchObject({ seq: 2, planRef: 'p-1' });
     // Before the fix this was answered at seq 3 at once, "durable" because the log reached seq 3,
     // while the log's seq 3 is another plan: an acknowledged event that is in no log.

@@ -1,14 +1,17 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
-import { runTorture, type Target } from '../../torture';
+import { runTorture, type Target, type TemporalAccess } from '../../torture';
 import { check } from '../../torture/checker';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 
 /**
  * The torture run's short mode on the jest stack: a few seconds of concurrent legal and illegal
- * traffic over real HTTP (two executors of different workers, admin, landing), then the checker
- * over PostgreSQL's log and the worktrees. A fixed seed, so a failure here repeats with
- * this test (TORTURE_SEED picks another seed) or `npm run torture -- --seed <seed>` (long mode, own stack).
+ * traffic over real HTTP (two executors of different workers, admin, landing), then a short burst
+ * (every ownership addressed by some 20 writers at once), each followed by the checker over
+ * PostgreSQL's log, the worktrees, the live workflows and every workflow history of the run
+ * (failed workflow tasks, replay against the workers' bundle). A fixed seed, so a failure here
+ * repeats with this test (TORTURE_SEED picks another seed) or `npm run torture -- --seed <seed>`
+ * (long mode, own stack; `--rounds N --burst M` for bursts).
  */
 
 /** TORTURE_SEED runs the short mode on another seed (the figures line prints it). */
@@ -20,9 +23,11 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
-test('torture (short): one live owner per worktree, nothing acknowledged lost, no 5xx', async () => {
-  const baseDir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'torture-'));
-  const target: Target = {
+/** The stack's Temporal client and the bundle its workers run (global setup builds it). */
+const temporalOf = (stack: ApiStack): TemporalAccess => ({ client: stack.h.temporal, workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! } });
+
+function targetOf(baseDir: string): Target {
+  return {
     url: s.url,
     pool: s.h.pool,
     hostId: s.h.hostId,
@@ -35,13 +40,18 @@ test('torture (short): one live owner per worktree, nothing acknowledged lost, n
       { workerId: s.otherWorkerId, token: s.tokens.otherExecutor },
     ],
   };
-  const result = await runTorture(target, {
+}
+
+test('torture (short): one live owner per worktree, nothing acknowledged lost, no 5xx', async () => {
+  const baseDir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'torture-'));
+  const result = await runTorture(targetOf(baseDir), {
     seed: SEED,
     durationMs: 6_000,
     maxCalls: 400,
     sessionsPerWorker: 3,
     worktrees: 3,
     concurrency: 4,
+    temporal: temporalOf(s),
     runDir: path.join(baseDir, 'run'),
   });
   process.stderr.write(`${result.summary}\n`);
@@ -56,6 +66,34 @@ test('torture (short): one live owner per worktree, nothing acknowledged lost, n
   expect(result.figures.events).toBeGreaterThan(result.figures.lifecycles);
   const bound = result.checked.calls.find((r) => r.op === 'bind' && r.status === 200)!;
   const forged = { ...bound, n: 1_000_000, body: { ...bound.body, executionSessionId: 'forged-session' } };
-  const again = await check({ ...result.checked, calls: [forged] });
+  const again = await check({ ...result.checked, temporal: undefined, calls: [forged] });
   expect(again.violations.map((v) => v.check)).toContain('acknowledged_in_log');
 }, 180_000);
+
+test('torture (short burst): 2 rounds of 60 at once over 3 worktrees (20 writers per ownership), every answer against the log', async () => {
+  const baseDir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'torture-burst-'));
+  const result = await runTorture(targetOf(baseDir), {
+    seed: SEED + 1,
+    durationMs: 0,
+    maxCalls: 0,
+    sessionsPerWorker: 3,
+    worktrees: 3,
+    concurrency: 0,
+    rounds: 2,
+    burst: 60,
+    temporal: temporalOf(s),
+    runDir: path.join(baseDir, 'run'),
+    log: (line) => process.stderr.write(`[torture] ${line}\n`),
+  });
+  process.stderr.write(`${result.summary}\n`);
+  expect(result.figures.roundStats).toHaveLength(2);
+  expect(result.figures.calls).toBeGreaterThanOrEqual(120);
+  // The Temporal side was looked at: every history of the run fetched and replayed.
+  expect(result.figures.historiesReplayed).toBeGreaterThan(0);
+  expect(result.figures.historiesReplayed).toBe(result.figures.historyRuns);
+  // The service names every write's message (x-od-message-id): the message-id checks are not vacuous.
+  expect(result.figures.messageIds).toBeGreaterThan(0);
+  expect(result.violations.map((v) => `${v.check}: ${v.message}`)).toEqual([]);
+  expect(result.figures.status5xx).toBe(0);
+  expect(result.figures.noAnswer).toBe(0);
+}, 240_000);

@@ -1,7 +1,7 @@
 import { OwnershipError } from '../../client/errors';
 import { BindBodySchema, namesConversation, OwnershipViewSchema } from '../schemas';
 import type { OwnershipService } from '../service';
-import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
+import { ERROR_RESPONSES, messageOf, principalOf, SECURITY, type App } from '../http';
 
 /** POST /v1/bind: ownership.bind (docs/operations.md, Bind). */
 export function registerBindRoutes(app: App, svc: OwnershipService): void {
@@ -21,6 +21,9 @@ export function registerBindRoutes(app: App, svc: OwnershipService): void {
         response: { 200: OwnershipViewSchema, ...ERROR_RESPONSES },
       },
     },
-    async (req) => svc.bind(principalOf(req), req.body),
+    async (req, reply) => {
+      const principal = principalOf(req);
+      return svc.bind(principal, req.body, messageOf(req, reply, principal));
+    },
   );
 }

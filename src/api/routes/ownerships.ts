@@ -3,7 +3,8 @@ import type { z } from 'zod';
 import type { Operation } from '../../auth/policy';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
-import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
+import { ERROR_RESPONSES, messageOf, principalOf, SECURITY, type App } from '../http';
+import type { MessageContext } from '../service/messages';
 import {
   AcceptedSchema,
   AcceptHandoffBodySchema,
@@ -36,7 +37,7 @@ interface WriteRoute<B extends z.ZodType, R extends z.ZodType> {
   newOwner?: boolean;
   /** a landing answers 202 instead when its receipt is not durable yet */
   accepted?: (out: z.output<R>) => boolean;
-  run: (p: Principal, id: string, body: z.output<B>) => Promise<z.output<R>>;
+  run: (p: Principal, id: string, body: z.output<B>, ctx: MessageContext) => Promise<z.output<R>>;
 }
 
 function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute<B, R>): void {
@@ -59,7 +60,8 @@ function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute
     },
     handler: async (req, reply) => {
       const params = req.params as z.output<typeof OwnershipParamsSchema>;
-      const out = await r.run(principalOf(req), params.id, req.body as z.output<B>);
+      const principal = principalOf(req);
+      const out = await r.run(principal, params.id, req.body as z.output<B>, messageOf(req, reply, principal));
       return reply.code(r.accepted?.(out) ? 202 : r.status).send(out);
     },
   });

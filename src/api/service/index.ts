@@ -4,6 +4,7 @@ import type { ServiceDeps } from './context';
 import { reportConversation } from './executor';
 import { land, landed } from './landings';
 import { get, history, list, provenance } from './lookups';
+import type { MessageContext } from './messages';
 import * as own from './ownerships';
 import type {
   AcceptHandoffBody,
@@ -33,16 +34,16 @@ export type { ServiceDeps } from './context';
  */
 export function createService(deps: ServiceDeps) {
   return {
-    bind: (p: Principal, b: BindBody) => own.bind(deps, p, b),
+    bind: (p: Principal, b: BindBody, c?: MessageContext) => own.bind(deps, p, b, c),
     heartbeat: (p: Principal, id: string, b: HeartbeatBody) => own.heartbeat(deps, p, id, b),
-    handoff: (p: Principal, id: string, b: HandoffBody) => own.handoff(deps, p, id, b),
-    acceptHandoff: (p: Principal, id: string, b: AcceptHandoffBody) => own.acceptHandoff(deps, p, id, b),
-    cancelHandoff: (p: Principal, id: string, b: CancelHandoffBody) => own.cancelHandoff(deps, p, id, b),
-    release: (p: Principal, id: string, b: ReleaseBody) => own.release(deps, p, id, b),
-    reclaim: (p: Principal, id: string, b: ReclaimBody) => own.reclaim(deps, p, id, b),
-    submit: (p: Principal, id: string, b: SubmitBody) => own.submit(deps, p, id, b),
-    bindPlan: (p: Principal, id: string, b: PlanBody) => own.bindPlan(deps, p, id, b),
-    renameBranch: (p: Principal, id: string, b: RenameBranchBody) => own.renameBranch(deps, p, id, b),
+    handoff: (p: Principal, id: string, b: HandoffBody, c?: MessageContext) => own.handoff(deps, p, id, b, c),
+    acceptHandoff: (p: Principal, id: string, b: AcceptHandoffBody, c?: MessageContext) => own.acceptHandoff(deps, p, id, b, c),
+    cancelHandoff: (p: Principal, id: string, b: CancelHandoffBody, c?: MessageContext) => own.cancelHandoff(deps, p, id, b, c),
+    release: (p: Principal, id: string, b: ReleaseBody, c?: MessageContext) => own.release(deps, p, id, b, c),
+    reclaim: (p: Principal, id: string, b: ReclaimBody, c?: MessageContext) => own.reclaim(deps, p, id, b, c),
+    submit: (p: Principal, id: string, b: SubmitBody, c?: MessageContext) => own.submit(deps, p, id, b, c),
+    bindPlan: (p: Principal, id: string, b: PlanBody, c?: MessageContext) => own.bindPlan(deps, p, id, b, c),
+    renameBranch: (p: Principal, id: string, b: RenameBranchBody, c?: MessageContext) => own.renameBranch(deps, p, id, b, c),
     landed: (p: Principal, id: string, b: LandedBody) => landed(deps, p, id, b),
     worktreeRemoved: (p: Principal, id: string, b: WorktreeRemovedBody) => own.worktreeRemoved(deps, p, id, b),
     getById: (p: Principal, id: string) => own.getById(deps, p, id),

@@ -4,6 +4,7 @@ import type { OwnershipView } from '../../client';
 import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';
+import { settleRefused } from '../../store/event-store';
 import { getOwnership } from '../../store/lookups';
 import { heardOf, recordHeartbeat, withHeard } from '../../store/heartbeats';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
@@ -23,13 +24,15 @@ import type {
   WorktreeRemovedBody,
 } from '../schemas';
 import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
+import { asMessage, messageIdFor, type Message, type MessageContext } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
 
 /** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
-export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody): Promise<OwnershipViewOut> {
+export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), null, async (m) => {
   const view = await withTemporal(deps, () =>
     deps.client.bind({
       ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
@@ -46,12 +49,13 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
       lane: body.lane ?? null,
       planRef: body.planRef ?? null,
       requestId: body.requestId ?? null,
-    }),
+    }, { messageId: m.id }),
     // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
     body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
   );
   return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
+  });
 }
 
 /**
@@ -85,16 +89,21 @@ type Ref = { workflowId: string; ownershipId: string };
  * about the log: the workflow catches up (OwnershipClient.catchUp) and the message is sent once
  * more. A refusal changed nothing, so sending it again is safe.
  */
-async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, call: () => Promise<T>): Promise<T> {
+async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, message: Message, call: (messageId: string) => Promise<T>): Promise<T> {
   try {
-    return await call();
+    return await call(message.id);
   } catch (err) {
     if (!(err instanceof OwnershipError) || isUnavailable(err) || row.seq <= 0) throw err;
     const live = await deps.client.projection(ref).catch(() => null);
     if (!live || live.ownershipId !== ref.ownershipId || live.seq >= row.seq) throw err;
     const caught = await deps.client.catchUp(ref, row.seq).catch(() => null);
     if (!caught) throw err;
-    return call();
+    // The first message stays refused for ever (settled so); the request goes on as a new message.
+    // Applied after all (its events reached the log first): asMessage answers from the log.
+    const first = await settleRefused(deps.pool, message.id, ref.ownershipId, err.code);
+    if (first.outcome === 'applied') throw err;
+    message.id = `${message.id}.1`;
+    return call(message.id);
   }
 }
 
@@ -142,37 +151,49 @@ function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null 
   return null;
 }
 
-export async function handoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: HandoffBody): Promise<OwnershipViewOut> {
+export async function handoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: HandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'handoff', ownershipId);
   // The successor's worker: named, or the owner's own (a restart or resume of the same worker).
   const toWorkerId = body.toWorkerId ?? row.ownerWorkerId;
   if (!toWorkerId) throw new OwnershipError('invalid_input', undefined, { fields: ['toWorkerId'] });
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.handoff(ref, { ...body, toWorkerId, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.handoff(ref, { ...body, toWorkerId, principal }, { messageId })))),
+  );
 }
 
-export async function cancelHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody): Promise<OwnershipViewOut> {
+export async function cancelHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.cancelHandoff(ref, { ...body, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.cancelHandoff(ref, { ...body, principal }, { messageId })))),
+  );
 }
 
-export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody): Promise<OwnershipViewOut> {
+export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.release(ref, { ...body, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId })))),
+  );
 }
 
-export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody): Promise<OwnershipViewOut> {
+export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.submit(ref, { ...body, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId })))),
+  );
 }
 
-export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody): Promise<OwnershipViewOut> {
+export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.bindPlan(ref, { ...body, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.bindPlan(ref, { ...body, principal }, { messageId })))),
+  );
 }
 
-export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody): Promise<OwnershipViewOut> {
+export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
-  return view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.renameBranch(ref, { ...body, principal }))));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId })))),
+  );
 }
 
 /** A new owner (accept, reclaim) acts for its own worker, whoever owned the worktree before. */
@@ -191,16 +212,18 @@ function newOwnerFields(principal: Principal, body: AcceptHandoffBody | ReclaimB
   };
 }
 
-export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody): Promise<OwnershipViewOut> {
+export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'acceptHandoff');
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId })));
-  return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) => {
+    const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId })));
+    return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
+  });
 }
 
-export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody): Promise<OwnershipViewOut> {
+export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'reclaim');
   if (body.force === true && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
   const { worker, fields } = newOwnerFields(principal, body);
@@ -208,8 +231,10 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, () => deps.client.reclaim(ref, input)), (deps.temporalTimeoutMs ?? 30_000) * 2);
-  return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
+  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) => {
+    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId })), (deps.temporalTimeoutMs ?? 30_000) * 2);
+    return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
+  });
 }
 
 export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<{ accepted: true }> {

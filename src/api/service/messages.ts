@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { ulid } from 'ulidx';
+import { OwnershipError } from '../../client/errors';
+import type { Principal } from '../../domain/identity';
+import { getOwnership } from '../../store/lookups';
+import { settleRefused } from '../../store/event-store';
+import { isUnavailable } from '../errors';
+import type { OwnershipViewOut } from '../schemas';
+import { ownershipRow, redact, withTemporal, type ServiceDeps } from './context';
+
+/**
+ * An answer is the log's answer. Every update the API sends is a message with an id (Temporal's
+ * update id, the same for every attempt of one request); its events record the id, and the log
+ * keeps one outcome per message (message_outcomes). Before the API answers a message with a
+ * refusal or gives up on it (503), it settles it as refused, so no workflow task can write its
+ * events afterwards; if its events got there first, they are the answer instead (a 2xx).
+ */
+
+/** What a write route knows of the message it carries: the caller's Idempotency-Key, if any. */
+export interface MessageContext {
+  /** an id already derived for this request (see messageIdFor) */
+  messageId?: string;
+}
+
+/**
+ * The message id of a request: derived from the caller's Idempotency-Key, scoped to the caller (two
+ * principals' keys never name one message), else a fresh one. Opaque: no key is ever stored as sent.
+ */
+export function messageIdFor(principal: Principal | null, idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return `msg_${ulid()}`;
+  const who = principal ? `${principal.kind}:${principal.id}` : 'anonymous';
+  return `msg_${createHash('sha256').update(`${who}\0${idempotencyKey}`).digest('hex').slice(0, 32)}`;
+}
+
+/** The refusal code a failed call answers with, as it is settled: a refusal's own, else unavailable. */
+export function settledCode(err: unknown): string {
+  return err instanceof OwnershipError ? err.code : isUnavailable(err) ? 'unavailable' : 'internal';
+}
+
+/** The message a request is now: a retry against the log sends it again under a new id (see againstTheLog). */
+export interface Message {
+  id: string;
+}
+
+/**
+ * Runs one message and settles it when it does not answer 2xx. `ownershipId`: the ownership it is
+ * addressed to (null for a bind, which may start one). A message the log holds as applied is
+ * answered from the log, even when the call itself was refused, failed or timed out.
+ */
+export async function asMessage(
+  deps: ServiceDeps,
+  principal: Principal,
+  messageId: string,
+  ownershipId: string | null,
+  call: (message: Message) => Promise<OwnershipViewOut>,
+): Promise<OwnershipViewOut> {
+  const message: Message = { id: messageId };
+  try {
+    return await call(message);
+  } catch (err) {
+    // Settled before the caller hears it: a refusal the workflow gave, and every failure in doubt.
+    const outcome = await settleRefused(deps.pool, message.id, ownershipId, settledCode(err)).catch(() => null);
+    if (outcome?.outcome !== 'applied') throw err;
+    if (ownershipId !== null && outcome.ownershipId !== ownershipId) throw err;
+    const answer = await fromLog(deps, outcome.ownershipId);
+    if (!answer) throw err;
+    return redact(principal, answer);
+  }
+}
+
+/** The ownership as it stands once a message of it is applied: the live view if Temporal answers in time, else the durable record. */
+async function fromLog(deps: ServiceDeps, ownershipId: string): Promise<OwnershipViewOut | null> {
+  const row = await ownershipRow(deps, ownershipId).catch(() => null);
+  if (!row) return null;
+  const live = await withTemporal(deps, () => deps.client.projection({ workflowId: row.workflowId, ownershipId }), 2_000).catch(() => null);
+  if (live && live.ownershipId === ownershipId && live.seq >= row.seq) return live;
+  const record = await getOwnership(deps.pool, { ownershipId });
+  return record ? { ...record, liveness: null, projectionSync: null, projection: null } : null;
+}

@@ -1,0 +1,341 @@
+import { temporal } from '@temporalio/proto';
+import { buildLog, type EventRow, type Log, type OwnershipRow } from '../../torture/checker/load';
+import { checkAcknowledgedMessages, checkDuplicateMessages, checkRefusedMessages } from '../../torture/checker/messages';
+import { checkHistories, checkLiveVsLog, checkReplays, type History, type LiveView, type RunHistory } from '../../torture/checker/temporal';
+import type { Violation } from '../../torture/checker/types';
+import type { CallRecord } from '../../torture/record';
+
+/**
+ * The torture checker's message-id and Temporal-side checks are pure functions over (calls, log,
+ * histories, replay outcomes, live views): each is shown to fail on doctored input and to stay
+ * quiet on clean input, without a stack.
+ */
+
+const OWN = 'own_01JTORTURE0000000000000001';
+const WF = 'ownership/wt-0/0123456789ab';
+const HOST = 'host-torture';
+const WT = '/tmp/torture/repo/.worktrees/wt-0';
+const REPO = '/tmp/torture/repo';
+const T0 = Date.parse('2026-12-01T10:00:00.000Z');
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const owner = (session: string, workerId: string) => ({
+  executionSessionId: session,
+  runtime: 'codex-cli',
+  parentExecutionSessionId: null,
+  conversation: null,
+  worker: { runId: null, workerId },
+  process: null,
+});
+
+type Data = Record<string, unknown>;
+interface Ev {
+  type: string;
+  data: Data;
+  session?: string | null;
+  messageId?: string;
+  /** ms after T0 */
+  at: number;
+}
+
+/** Raw rows of ownership_events for one lifecycle: seq 1.. in order, recorded when they happened. */
+function rows(events: Ev[], ownershipId = OWN): EventRow[] {
+  return events.map((e, i) => ({
+    ownership_id: ownershipId,
+    seq: i + 1,
+    worktree_path: WT,
+    repo_root: REPO,
+    host_id: HOST,
+    recorded_at: new Date(T0 + e.at),
+    event: {
+      ownershipId,
+      seq: i + 1,
+      at: iso(T0 + e.at),
+      actor: { executionSessionId: e.session ?? null, principal: 'executor:exec-1' },
+      repoRoot: REPO,
+      worktreePath: WT,
+      branch: 'wt/wt-0',
+      hostId: HOST,
+      ...(e.messageId ? { messageId: e.messageId } : {}),
+      type: e.type,
+      data: e.data,
+    },
+  }));
+}
+
+const claimed = (at: number, messageId?: string): Ev => ({
+  type: 'ownership.claimed',
+  session: 's1',
+  at,
+  ...(messageId ? { messageId } : {}),
+  data: { owner: owner('s1', 'w1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null },
+});
+const released = (at: number, messageId?: string): Ev => ({
+  type: 'ownership.released',
+  session: 's1',
+  at,
+  ...(messageId ? { messageId } : {}),
+  data: { executionSessionId: 's1', epoch: 1, reason: null },
+});
+const planBound = (at: number, lane: string, messageId?: string): Ev => ({
+  type: 'ownership.plan_bound',
+  session: 's1',
+  at,
+  ...(messageId ? { messageId } : {}),
+  data: { lane, planRef: 'docs/plans/p.md', requestId: null },
+});
+const handoffStarted = (at: number, messageId?: string): Ev => ({
+  type: 'ownership.handoff_started',
+  session: 's1',
+  at,
+  ...(messageId ? { messageId } : {}),
+  data: { handoffId: 'hof_1', fromExecutionSessionId: 's1', toExecutionSessionId: 's2', toWorkerId: 'w1', reason: null, expiresAt: iso(T0 + 60_000) },
+});
+const handoffCancelled = (at: number, messageId?: string): Ev => ({
+  type: 'ownership.handoff_cancelled',
+  session: 's1',
+  at,
+  ...(messageId ? { messageId } : {}),
+  data: { handoffId: 'hof_1', reason: 'cancelled' },
+});
+
+const row = (state: string, seq: number, ownerSession: string | null = 's1'): OwnershipRow => ({
+  ownership_id: OWN,
+  workflow_id: WF,
+  worktree_path: WT,
+  host_id: HOST,
+  state,
+  epoch: 1,
+  seq,
+  owner_session_id: ownerSession,
+  owner_worker_id: ownerSession ? 'w1' : null,
+});
+
+function logOf(events: Ev[], r?: OwnershipRow): Log {
+  const violations: Violation[] = [];
+  const log = buildLog(rows(events), r ? [r] : [], violations, (p) => p);
+  expect(violations).toEqual([]);
+  return log;
+}
+
+let n = 0;
+function call(c: Partial<CallRecord> & Pick<CallRecord, 'op' | 'status'>): CallRecord {
+  return {
+    n: n++,
+    intent: n,
+    variant: 'owner',
+    mustRefuse: false,
+    caller: { kind: 'executor', worker: 0, workerId: 'w1' },
+    slot: 0,
+    target: OWN,
+    method: 'POST',
+    path: `/v1/ownerships/${OWN}/${c.op}`,
+    t0: T0 + 1_000,
+    t1: T0 + 1_500,
+    ...c,
+  };
+}
+
+const checks = (vs: Violation[]) => vs.map((v) => v.check);
+
+describe('buildLog', () => {
+  test('keeps each event’s messageId beside it and indexes the log by message', () => {
+    const log = logOf([claimed(0, 'm-bind'), planBound(100, 'lane-a')]);
+    const l = log.lifecycles.get(OWN)!;
+    expect(l.messageIds).toEqual(['m-bind', null]);
+    expect(l.folds.map((f) => f.seq)).toEqual([1, 2]);
+    expect(log.byMessage.get('m-bind')).toEqual([{ ownershipId: OWN, seq: 1, type: 'ownership.claimed', index: 0 }]);
+  });
+});
+
+describe('duplicate_message', () => {
+  test('two events of one lifecycle with the same (messageId, type) are reported', () => {
+    const out: Violation[] = [];
+    checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm2'), planBound(200, 'lane-a', 'm2')]), out);
+    expect(checks(out)).toEqual(['duplicate_message']);
+    expect(out[0]!.message).toContain('m2');
+    expect(out[0]!.seq).toBe(3);
+  });
+
+  test('one message with events of different types, distinct messages, and events without a message id are clean', () => {
+    const out: Violation[] = [];
+    checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm1'), planBound(200, 'lane-b'), planBound(300, 'lane-c'), planBound(400, 'lane-d', 'm3')]), out);
+    expect(out).toEqual([]);
+  });
+});
+
+describe('refused_yet_logged and unavailable_took_effect', () => {
+  const log = logOf([claimed(0, 'm-bind'), planBound(1_200, 'lane-a', 'm-plan')]);
+
+  test('a 409 whose message id an event carries is refused_yet_logged', () => {
+    const out: Violation[] = [];
+    checkRefusedMessages(log, [call({ op: 'plan', status: 409, code: 'stale_epoch', messageId: 'm-plan', body: { executionSessionId: 's1', epoch: 1, lane: 'lane-a', planRef: 'docs/plans/p.md' } })], out);
+    expect(checks(out)).toEqual(['refused_yet_logged']);
+    expect(out[0]).toMatchObject({ ownershipId: OWN, seq: 2 });
+  });
+
+  test('a 503 whose message id an event carries is unavailable_took_effect', () => {
+    const out: Violation[] = [];
+    checkRefusedMessages(log, [call({ op: 'plan', status: 503, code: 'unavailable', messageId: 'm-plan' })], out);
+    expect(checks(out)).toEqual(['unavailable_took_effect']);
+  });
+
+  test('refusals and 5xx whose message is not in the log, and answers without a message id, are clean', () => {
+    const out: Violation[] = [];
+    checkRefusedMessages(
+      log,
+      [
+        call({ op: 'plan', status: 409, code: 'stale_epoch', messageId: 'm-other' }),
+        call({ op: 'release', status: 503, code: 'unavailable', messageId: 'm-other-2' }),
+        call({ op: 'plan', status: 409, code: 'stale_epoch' }),
+        call({ op: 'plan', status: 200, messageId: 'm-plan' }),
+      ],
+      out,
+    );
+    expect(out).toEqual([]);
+  });
+});
+
+describe('acknowledged_not_logged', () => {
+  const releaseBody = { executionSessionId: 's1', epoch: 1, reason: 'torture release' };
+  const releasedAnswer = { ownershipId: OWN, state: 'released', epoch: 1, seq: 2, ownerSession: 's1' };
+
+  test('a 2xx release whose message no event carries, with no released event to replay, is reported', () => {
+    const out: Violation[] = [];
+    const log = logOf([claimed(0, 'm-bind'), planBound(1_200, 'lane-a', 'm-plan')]);
+    const f = checkAcknowledgedMessages(log, [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: { ...releasedAnswer, seq: 2 } })], out);
+    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+    expect(f.withMessageId).toBe(1);
+  });
+
+  test('a 2xx cancel whose message no event carries is reported even when another cancel’s event is there (a cancel is never a replay)', () => {
+    const out: Violation[] = [];
+    const log = logOf([claimed(0, 'm-bind'), handoffStarted(100, 'm-ho'), handoffCancelled(1_200, 'm-cancel-1')]);
+    checkAcknowledgedMessages(log, [call({ op: 'cancel', status: 200, messageId: 'm-cancel-2', body: { executionSessionId: 's1', epoch: 1 }, answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 } })], out);
+    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+  });
+
+  test('a 2xx whose message is logged on another ownership is reported', () => {
+    const out: Violation[] = [];
+    const violations: Violation[] = [];
+    const other = 'own_01JTORTURE0000000000000002';
+    const log = buildLog([...rows([claimed(0, 'm-bind')]), ...rows([claimed(0, 'm-b2'), released(1_200, 'm-rel')], other)], [], violations, (p) => p);
+    checkAcknowledgedMessages(log, [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: releasedAnswer })], out);
+    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+  });
+
+  test('own event logged, replay of another message’s event, and replay of an event older than the call are clean', () => {
+    const out: Violation[] = [];
+    const log = logOf([claimed(0, 'm-bind'), released(1_200, 'm-rel')], row('released', 2));
+    const f = checkAcknowledgedMessages(
+      log,
+      [
+        call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: releasedAnswer }),
+        call({ op: 'release', status: 200, messageId: 'm-rel-again', body: releaseBody, answer: releasedAnswer }),
+        call({ op: 'release', status: 200, messageId: 'm-rel-later', body: releaseBody, answer: releasedAnswer, t0: T0 + 5_000, t1: T0 + 5_100 }),
+      ],
+      out,
+    );
+    expect(out).toEqual([]);
+    expect(f).toMatchObject({ withMessageId: 3, ackLogged: 1, ackReplays: 2, ackUnattributed: 0 });
+  });
+
+  test('a replay candidate without any message id, recorded during the call, is a figure, not a violation', () => {
+    const out: Violation[] = [];
+    const log = logOf([claimed(0), released(1_200)]);
+    const f = checkAcknowledgedMessages(log, [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: releasedAnswer })], out);
+    expect(out).toEqual([]);
+    expect(f.ackUnattributed).toBe(1);
+  });
+});
+
+describe('live_vs_log', () => {
+  const log = logOf([claimed(0, 'm-bind'), released(1_200, 'm-rel')], row('released', 2));
+  const live = (view: LiveView['view']): LiveView => ({ workflowId: WF, view });
+
+  test('a running workflow whose record differs from the fold of the log is reported', () => {
+    const out: Violation[] = [];
+    checkLiveVsLog(log, [live({ ownershipId: OWN, seq: 3, state: 'active', epoch: 2, ownerSession: 's2' })], out);
+    expect(checks(out)).toEqual(['live_vs_log']);
+    expect(out[0]!.message).toContain('"seq":2');
+  });
+
+  test('a failed query, a record missing from the log, and no record while the log is open are reported', () => {
+    const out: Violation[] = [];
+    checkLiveVsLog(
+      log,
+      [
+        { workflowId: WF, error: 'QueryFailed: [TMPRL1100] nondeterminism' },
+        live({ ownershipId: 'own_01JTORTURE0000000000000009', seq: 1, state: 'active', epoch: 1, ownerSession: 's1' }),
+        live(null),
+      ],
+      out,
+    );
+    expect(checks(out)).toEqual(['live_vs_log', 'live_vs_log', 'live_vs_log']);
+  });
+
+  test('a running workflow whose record is the fold of the log is clean', () => {
+    const out: Violation[] = [];
+    checkLiveVsLog(log, [live({ ownershipId: OWN, seq: 2, state: 'released', epoch: 1, ownerSession: 's1' })], out);
+    expect(out).toEqual([]);
+  });
+});
+
+const ET = temporal.api.enums.v1.EventType;
+const history = (events: object[]): History => ({ events }) as unknown as History;
+const started = { eventId: 1, eventType: ET.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED };
+const taskCompleted = (id: number) => ({ eventId: id, eventType: ET.EVENT_TYPE_WORKFLOW_TASK_COMPLETED });
+
+describe('failed_workflow_task', () => {
+  test('every WorkflowTaskFailed is reported with its cause and message; timed-out tasks are only counted', () => {
+    const out: Violation[] = [];
+    const histories: RunHistory[] = [
+      {
+        workflowId: WF,
+        runId: 'run-1',
+        history: history([
+          started,
+          taskCompleted(4),
+          {
+            eventId: 9,
+            eventType: ET.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+            workflowTaskFailedEventAttributes: {
+              cause: temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR,
+              failure: { message: '[TMPRL1100] Nondeterminism error: Activity type of scheduled event did not match' },
+            },
+          },
+          { eventId: 12, eventType: ET.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT },
+        ]),
+      },
+    ];
+    const f = checkHistories(histories, out);
+    expect(checks(out)).toEqual(['failed_workflow_task']);
+    expect(out[0]).toMatchObject({ workflowId: WF, runId: 'run-1' });
+    expect(out[0]!.message).toContain('NON_DETERMINISTIC_ERROR');
+    expect(out[0]!.message).toContain('TMPRL1100');
+    expect(f).toMatchObject({ runs: 1, failedTasks: 1, timedOutTasks: 1, failedByCause: { NON_DETERMINISTIC_ERROR: 1 } });
+  });
+
+  test('histories without failed tasks are clean (timed-out tasks included)', () => {
+    const out: Violation[] = [];
+    const f = checkHistories([{ workflowId: WF, runId: 'run-1', history: history([started, taskCompleted(4), { eventId: 7, eventType: ET.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT }]) }], out);
+    expect(out).toEqual([]);
+    expect(f).toMatchObject({ failedTasks: 0, timedOutTasks: 1 });
+  });
+});
+
+describe('replay', () => {
+  test('a history that does not replay is reported with its workflow id and the error', () => {
+    const out: Violation[] = [];
+    checkReplays([{ workflowId: WF, runId: 'run-2', error: 'DeterminismViolationError: [TMPRL1100] Nondeterminism error' }, { workflowId: WF, runId: 'run-1' }], out);
+    expect(checks(out)).toEqual(['replay']);
+    expect(out[0]!.message).toContain(WF);
+    expect(out[0]!.message).toContain('TMPRL1100');
+  });
+
+  test('histories that replay are clean', () => {
+    const out: Violation[] = [];
+    checkReplays([{ workflowId: WF, runId: 'run-1' }], out);
+    expect(out).toEqual([]);
+  });
+});
