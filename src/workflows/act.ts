@@ -56,11 +56,19 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
     // On the worktree's own host the projection is a local activity inside this answer (projection-here-v1).
     const here = projected !== 'agent' && projectsHere(s, projected) && mine.length > 0;
     if (here) s.hereFor = Math.max(s.hereFor, seq);
-    await condition(() => s.sync.durableSeq >= seq || mine.some((e) => s.lost.has(e)));
-    if (mine.some((e) => s.lost.has(e))) {
+    // A decision that changed nothing (a replay by its content: the handoff already pending, the
+    // release already made) rests on the record as it stood, pending events included: answered as
+    // of then once those are durable, decided again if the log overrode any of them (message-ids-v1).
+    const noop = mine.length === 0 && s.messageIds;
+    const basis = noop ? s.recentEvents.filter((e) => e.seq > s.sync.durableSeq) : [];
+    const asDecided = noop ? view(s) : null;
+    const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
+    await condition(() => s.sync.durableSeq >= seq || mine.some((e) => s.lost.has(e)) || overridden());
+    if (mine.some((e) => s.lost.has(e)) || overridden()) {
       mine.forEach((e) => s.lost.delete(e));
       continue;
     }
+    if (asDecided) return asDecided;
     // Earlier versions waited here on a timer; now the answer is given at durability with
     // `projection` saying whether the hooks enforce it yet, and the client waits by query
     // (queries add nothing to history). See OwnershipClient.enforced.

@@ -66,16 +66,21 @@ function checkView(log: Log, r: CallRecord, v: (m: string) => void): void {
     case 'reclaim':
       if (!upTo.some((e) => e.type === 'ownership.reclaimed' && couldProduce(r, e) && inWindow(e))) v('reclaim acknowledged, no matching reclaimed event in its window');
       break;
-    case 'handoff':
-      if (!upTo.some((e) => e.type === 'ownership.handoff_started' && couldProduce(r, e) && inWindow(e))) v('handoff acknowledged, no matching handoff_started in its window');
+    case 'handoff': {
+      // Its own event, in its window; or a replay by content: the answer names the pending handoff,
+      // whose event (any time before) is one this call could have made.
+      const e =
+        upTo.find((x) => x.type === 'ownership.handoff_started' && couldProduce(r, x) && inWindow(x)) ??
+        (a.handoffId ? upTo.find((x) => x.type === 'ownership.handoff_started' && x.data.handoffId === a.handoffId && couldProduce(r, x)) : undefined);
+      if (!e) v('handoff acknowledged, no matching handoff_started in its window, nor the pending one it names');
       else {
-        const e = upTo.find((x) => x.type === 'ownership.handoff_started' && couldProduce(r, x) && inWindow(x));
         const wanted = typeof b.toWorkerId === 'string' ? b.toWorkerId : null;
         // Read loosely: events written before handoffs named a worker have no such field.
         const logged = e ? (e.data as { toWorkerId?: string }).toWorkerId : undefined;
         if (wanted !== null && logged !== undefined && logged !== wanted) v(`handoff to worker ${wanted} logged as offered to ${logged}`);
       }
       break;
+    }
     case 'cancel':
       if (!upTo.some((e) => e.type === 'ownership.handoff_cancelled' && couldProduce(r, e) && inWindow(e))) v('cancel acknowledged, no handoff_cancelled by the owner in its window');
       break;
