@@ -109,6 +109,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [],
   },
   {
+    fact: 'the message that decided an event (its outcome settled once, in message_outcomes)',
+    home: { surface: 'event', fields: ['messageId'] },
+    copies: [],
+  },
+  {
     fact: 'lifecycle state',
     home: { surface: 'event', fields: ['handoff_cancelled.reason', 'released.reason', 'worktree_removed.reason'] },
     copies: [
