@@ -39,6 +39,15 @@ export interface Tokens {
 
 export type Component = 'temporal' | 'postgres' | 'worker' | 'hostAgent' | 'api';
 
+export interface FaultStackOptions {
+  executors: number;
+  keep: boolean;
+  /** overrides of STACK_SETTINGS for the API's workflows (e.g. the torture run's shorter handoff timeout) */
+  settings?: Partial<typeof STACK_SETTINGS>;
+  /** where each process's log (worker.log, hostAgent.log, api.log) goes; default runDir, removed with the temp dir unless keep */
+  logDir?: string;
+}
+
 /**
  * The real stack as separate processes the run can kill: a Temporal dev server on a SQLite file,
  * an embedded PostgreSQL in the run's temp dir, `tsx worker.ts` (workflows, store activities, and
@@ -62,6 +71,10 @@ export class FaultStack {
   serverUrl = '';
   databaseUrl = '';
   pool!: Pool;
+  /** STACK_SETTINGS with the caller's overrides: what the service processes run with */
+  readonly settings: typeof STACK_SETTINGS;
+  /** where the processes' logs are written */
+  readonly logDir: string;
   private temporal: DevServer | null = null;
   private pg: EmbeddedPg | null = null;
   worker!: ManagedProcess;
@@ -71,7 +84,7 @@ export class FaultStack {
   constructor(
     private readonly cleanup: Cleanup,
     private readonly log: (line: string) => void,
-    opts: { executors: number; keep: boolean },
+    opts: FaultStackOptions,
   ) {
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-faults-'));
     chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
@@ -80,6 +93,9 @@ export class FaultStack {
     this.repoDir = path.join(this.root, 'repos');
     mkdirSync(this.runDir, { recursive: true });
     mkdirSync(this.repoDir, { recursive: true });
+    this.logDir = opts.logDir ?? this.runDir;
+    mkdirSync(this.logDir, { recursive: true });
+    this.settings = { ...STACK_SETTINGS, ...opts.settings };
     if (!opts.keep) {
       cleanup.add('remove temp dir', () => rmSync(this.root, { recursive: true, force: true }), 60_000);
       cleanup.addLastResort(() => rmSync(this.root, { recursive: true, force: true }));
@@ -90,6 +106,16 @@ export class FaultStack {
 
   get url(): string {
     return `http://127.0.0.1:${this.apiPort}`;
+  }
+
+  /** host:port of the Temporal dev server (for a client or a connection of the caller's own) */
+  get temporalAddress(): string {
+    return `127.0.0.1:${this.temporalPort}`;
+  }
+
+  /** OD_ALLOWED_ROOTS of every process: the run's repositories go under repoDir, below the first */
+  get allowedRoots(): string[] {
+    return [this.root];
   }
 
   async start(): Promise<void> {
@@ -204,7 +230,7 @@ export class FaultStack {
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      TEMPORAL_ADDRESS: `127.0.0.1:${this.temporalPort}`,
+      TEMPORAL_ADDRESS: this.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: this.taskQueue,
       DATABASE_URL: this.databaseUrl,
@@ -215,9 +241,9 @@ export class FaultStack {
       OD_TOKENS_FILE: this.tokensFile(),
       OD_TOKENS: '',
       OD_LIVENESS_AUTHORITY: 'none',
-      OD_LEASE_TTL_MS: String(STACK_SETTINGS.leaseTtlMs),
-      OD_HEARTBEAT_LOG_INTERVAL_MS: String(STACK_SETTINGS.heartbeatLogIntervalMs),
-      OD_HANDOFF_TIMEOUT_MS: String(STACK_SETTINGS.handoffTimeoutMs),
+      OD_LEASE_TTL_MS: String(this.settings.leaseTtlMs),
+      OD_HEARTBEAT_LOG_INTERVAL_MS: String(this.settings.heartbeatLogIntervalMs),
+      OD_HANDOFF_TIMEOUT_MS: String(this.settings.handoffTimeoutMs),
       LOG_LEVEL: 'info',
       ...extra,
     };
@@ -234,7 +260,7 @@ export class FaultStack {
       args,
       cwd: PROJECT_ROOT,
       env: this.env(env),
-      logFile: path.join(this.runDir, `${name}.log`),
+      logFile: path.join(this.logDir, `${name}.log`),
       readyLine,
       readyTimeoutMs,
     });

@@ -32,6 +32,8 @@ export interface TortureOptions {
   disturb?: Disturbance;
   /** the workflow cache cap the workers run with, for the summary (scripts/torture.ts: --cache-size) */
   cacheSize?: number;
+  /** what the target runs on, for the summary (scripts/torture.ts: --stack in-process | processes) */
+  stack?: string;
   /** Temporal client and workflow bundle: enables live_vs_log, failed_workflow_task and replay */
   temporal?: TemporalAccess;
   /** requests.jsonl, violations.jsonl, summary.json and histories/ (of runs that failed a task or a replay) go here; null: memory only */
@@ -49,6 +51,7 @@ export interface Figures {
   rounds: number | null;
   burst: number | null;
   cacheSize: number | null;
+  stack: string | null;
   disturbance: string | null;
   features: Features;
   intents: number;
@@ -139,6 +142,7 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
   const input: CheckInput = { target, calls: calls.records, worktrees: slots.map((s) => s.path), homeWorker: world.homeWorkerIds(),
     ...(opts.temporal ? { temporal: opts.temporal } : {}),
     ...(opts.runDir ? { historyDir: path.join(opts.runDir, 'histories') } : {}),
+    ...(opts.disturb?.outages ? { workerOutages: opts.disturb.outages() } : {}),
   };
   const checked = await check(input);
   const tf = checked.temporal;
@@ -152,6 +156,7 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
     rounds: bursts ? opts.rounds! : null,
     burst: bursts ? opts.burst! : null,
     cacheSize: opts.cacheSize ?? null,
+    stack: opts.stack ?? null,
     disturbance: opts.disturb?.name ?? null,
     features,
     intents: run.intents,
@@ -210,7 +215,7 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
       `replay_failures=${tf.replayFailures} live_compared=${tf.liveCompared} `
     : 'temporal_checks=off ';
   const summary =
-    `torture ${ok ? 'PASS' : 'FAIL'} seed=${opts.seed} ${figures.workers}x${figures.sessionsPerWorker}x${figures.worktrees} ${mode}${figures.cacheSize ? ` cache=${figures.cacheSize}` : ''} ` +
+    `torture ${ok ? 'PASS' : 'FAIL'} seed=${opts.seed} ${figures.workers}x${figures.sessionsPerWorker}x${figures.worktrees} ${mode}${figures.cacheSize ? ` cache=${figures.cacheSize}` : ''}${figures.stack ? ` stack=${figures.stack}` : ''} ` +
     `run=${(figures.runMs / 1000).toFixed(1)}s calls=${figures.calls} intents=${figures.intents} 2xx=${figures.status2xx} ` +
     `4xx=${figures.status4xx}${figures.status4xx ? ` (${fmt(figures.codes4xx)})` : ''} 5xx=${figures.status5xx}${figures.status5xx ? ` (${fmt(figures.codes5xx)})` : ''} ` +
     `5xx_rate=${(figures.rate5xx * 100).toFixed(1)}% no_answer=${figures.noAnswer} runner_errors=${figures.runnerErrors} lifecycles=${figures.lifecycles} events=${figures.events} ` +

@@ -23,6 +23,14 @@ export interface Disturbance {
   name: string;
   /** runs mid-round; what it returns is printed on the round's line */
   run(round: number): Promise<string>;
+  /**
+   * When in the round it runs, if it chooses: once `share` of the round's intents have ended, or
+   * after `afterMs` (null: no time fallback, the share alone decides), whichever first. Absent:
+   * BurstOptions' disturbAtShare / disturbAfterMs.
+   */
+  at?(round: number): { share: number; afterMs: number | null };
+  /** spans in which it left the workflow worker down (epoch ms), for the checker's signal windows */
+  outages?(): readonly { from: number; to: number }[];
 }
 
 export interface BurstOptions {
@@ -191,8 +199,10 @@ export async function runBursts(world: World, calls: CallLog, opts: BurstOptions
     const mid = new Promise<void>((resolve) => {
       midRound = resolve;
     });
-    const share = Math.max(1, Math.ceil(opts.burst * (opts.disturbAtShare ?? 0.25)));
-    const timer = setTimeout(midRound, opts.disturbAfterMs ?? 1_500);
+    const at = opts.disturb?.at?.(round);
+    const share = Math.max(1, Math.ceil(opts.burst * (at ? at.share : (opts.disturbAtShare ?? 0.25))));
+    const afterMs = at ? at.afterMs : (opts.disturbAfterMs ?? 1_500);
+    const timer = afterMs === null ? undefined : setTimeout(midRound, afterMs);
     const fired: Promise<void>[] = [];
     // Drawn and started in one synchronous loop: each operation runs up to its first await before
     // the next is drawn (a recycle marks its worktree before any later intent of the round looks).

@@ -1,5 +1,7 @@
 import { temporal } from '@temporalio/proto';
-import { buildLog, type EventRow, type Log, type OwnershipRow } from '../../torture/checker/load';
+import { buildLog, worktreeKey, type EventRow, type Log, type OwnershipRow } from '../../torture/checker/load';
+import { withinSignal } from '../../torture/checker/match';
+import { checkRefusals } from '../../torture/checker/refusals';
 import { checkAcknowledgedMessages, checkDuplicateMessages, checkRefusedMessages } from '../../torture/checker/messages';
 import { checkHistories, checkLiveVsLog, checkReplays, type History, type LiveView, type RunHistory } from '../../torture/checker/temporal';
 import type { Violation } from '../../torture/checker/types';
@@ -337,5 +339,41 @@ describe('replay', () => {
     const out: Violation[] = [];
     checkReplays([{ workflowId: WF, runId: 'run-1' }], out);
     expect(out).toEqual([]);
+  });
+});
+
+describe('explained_event across a worker outage (--kill-worker)', () => {
+  const heartbeat = (at: number): Ev => ({ type: 'ownership.heartbeat', session: 's1', at, data: { executionSessionId: 's1', epoch: 1, transition: 'periodic' } });
+  const bind = () => call({ op: 'bind', status: 200, t0: T0, t1: T0 + 800, path: '/v1/bind', body: { executionSessionId: 's1' } });
+  const beat = () => call({ op: 'heartbeat', status: 202, t0: T0 + 1_000, t1: T0 + 1_500, body: { executionSessionId: 's1', epoch: 1 } });
+  const slots = new Map([[0, worktreeKey(HOST, WT)]]);
+  const refusals = (calls: CallRecord[], outages: { from: number; to: number }[]) => {
+    const out: Violation[] = [];
+    checkRefusals(logOf([claimed(500), heartbeat(12_000)]), calls, slots, out, outages);
+    return out;
+  };
+
+  test('a signal applied long after its 202 with no outage is explained by no call', () => {
+    expect(checks(refusals([bind(), beat()], []))).toEqual(['explained_event']);
+  });
+  test('a signal answered just before the worker was killed is applied once a worker takes its task again', () => {
+    expect(refusals([bind(), beat()], [{ from: T0 + 1_600, to: T0 + 11_000 }])).toEqual([]);
+  });
+  test('an outage over before the signal was sent, or one its event is still too late for, does not explain it', () => {
+    expect(checks(refusals([bind(), beat()], [{ from: T0 - 20_000, to: T0 - 10_000 }]))).toEqual(['explained_event']);
+    expect(checks(refusals([bind(), beat()], [{ from: T0 + 1_600, to: T0 + 5_000 }]))).toEqual(['explained_event']);
+  });
+  test('withinSignal: the call’s own window, stretched to the end of an outage that began before it ran out', () => {
+    const r = beat();
+    expect(withinSignal(r, T0 + 1_200, 1_000, [])).toBe(true);
+    expect(withinSignal(r, T0 + 12_000, 1_000, [])).toBe(false);
+    expect(withinSignal(r, T0 + 12_000, 1_000, [{ from: T0 + 1_600, to: T0 + 11_500 }])).toBe(true);
+    expect(withinSignal(r, T0 + 12_000, 1_000, [{ from: T0 + 2_600, to: T0 + 11_500 }])).toBe(false);
+  });
+  test('updates are answered once applied: their windows never stretch', () => {
+    const release = call({ op: 'release', status: 200, t0: T0 + 1_000, t1: T0 + 1_500, body: { executionSessionId: 's1', epoch: 1 } });
+    const out: Violation[] = [];
+    checkRefusals(logOf([claimed(500), released(12_000)]), [bind(), release], slots, out, [{ from: T0 + 1_600, to: T0 + 11_000 }]);
+    expect(checks(out)).toEqual(['explained_event']);
   });
 });

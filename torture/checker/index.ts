@@ -9,6 +9,7 @@ import { checkLifecycles } from './lifecycles';
 import { loadLog, worktreeKey, type Log } from './load';
 import { checkAcknowledgedMessages, checkDuplicateMessages, checkRefusedMessages, type MessageFigures } from './messages';
 import { checkProjections, quiesce } from './projection';
+import type { Outage } from './match';
 import { checkRefusals } from './refusals';
 import { checkHistories, checkLiveVsLog, checkReplays, fetchHistories, listRuns, readLiveViews, replayHistories, type HistoryFigures, type LiveView, type TemporalAccess } from './temporal';
 import type { Violation } from './types';
@@ -28,6 +29,8 @@ export interface CheckInput {
   temporal?: TemporalAccess;
   /** where the histories of runs that failed a workflow task or a replay are written (JSON, replayable) */
   historyDir?: string;
+  /** spans the workflow worker was down (--kill-worker): signals answered before one may be applied after it */
+  workerOutages?: readonly Outage[];
 }
 
 export interface TemporalFigures extends HistoryFigures {
@@ -66,7 +69,7 @@ export async function check(input: CheckInput): Promise<CheckResult> {
   const slotKeys = new Map(input.worktrees.map((p, i) => [i, worktreeKey(input.target.hostId, p)]));
   checkLifecycles(log, input.homeWorker, violations);
   checkAcks(log, input.calls, violations);
-  const attribution = checkRefusals(log, input.calls, slotKeys, violations);
+  const attribution = checkRefusals(log, input.calls, slotKeys, violations, input.workerOutages ?? []);
   checkDuplicateMessages(log, violations);
   checkRefusedMessages(log, input.calls, violations);
   const messages = checkAcknowledgedMessages(log, input.calls, violations);

@@ -67,5 +67,23 @@ export function slackFor(e: OwnershipEvent): number {
 }
 
 export const within = (r: CallRecord, atMs: number, slack: number) => atMs >= r.t0 - slack && atMs <= r.t1 + slack;
+
+/** A span in which the workflow worker was down (killed, not yet taking tasks again): epoch ms. */
+export interface Outage {
+  from: number;
+  to: number;
+}
+
+/**
+ * A signal's window (see slackFor) when the workflow worker may have been down: a signal answered
+ * 202 just before or during an outage is applied once a worker takes its workflow task again, so
+ * its window reaches the end of every outage that began before the slack after its answer ran out.
+ * Updates are answered only once applied: their windows never stretch.
+ */
+export function withinSignal(r: CallRecord, atMs: number, slack: number, outages: readonly Outage[]): boolean {
+  if (within(r, atMs, slack)) return true;
+  if (atMs < r.t0 - slack) return false;
+  return outages.some((o) => o.from <= r.t1 + slack && o.to >= r.t0 && atMs <= o.to + slack);
+}
 export const is2xx = (r: CallRecord) => r.status >= 200 && r.status < 300;
 export const is4xx = (r: CallRecord) => r.status >= 400 && r.status < 500;

@@ -1,6 +1,6 @@
 import type { CallRecord } from '../record';
 import { worktreeKey, type Log } from './load';
-import { couldProduce, is2xx, is4xx, isServiceEvent, slackFor, within } from './match';
+import { couldProduce, is2xx, is4xx, isServiceEvent, SIGNAL_SLACK_MS, slackFor, within, withinSignal, type Outage } from './match';
 import type { Violation } from './types';
 
 export interface Attribution {
@@ -13,9 +13,10 @@ export interface Attribution {
  * (4) No refused call is logged: every event a call makes is traced to a call of its worktree that
  * could have made it, in its time window. Traced only to refusals: a refused call changed history
  * (e.g. a refused accept left a claim naming the refused worker). Traced to nothing: history
- * nobody asked for.
+ * nobody asked for. A signal's window reaches past a workflow-worker outage (`outages`, a worker
+ * killed mid-round): it is applied once a worker takes the workflow's task again.
  */
-export function checkRefusals(log: Log, calls: readonly CallRecord[], slotKeys: ReadonlyMap<number, string>, out: Violation[]): Attribution {
+export function checkRefusals(log: Log, calls: readonly CallRecord[], slotKeys: ReadonlyMap<number, string>, out: Violation[], outages: readonly Outage[] = []): Attribution {
   const byWorktree = new Map<string, CallRecord[]>();
   for (const r of calls) {
     if (r.op === 'get') continue;
@@ -30,7 +31,8 @@ export function checkRefusals(log: Log, calls: readonly CallRecord[], slotKeys: 
       if (isServiceEvent(e)) continue;
       const at = Date.parse(e.at);
       const slack = slackFor(e);
-      const cands = candidatesOf.filter((r) => couldProduce(r, e) && within(r, at, slack));
+      const inWindow = slack === SIGNAL_SLACK_MS ? (r: CallRecord) => withinSignal(r, at, slack, outages) : (r: CallRecord) => within(r, at, slack);
+      const cands = candidatesOf.filter((r) => couldProduce(r, e) && inWindow(r));
       const where = { ownershipId: l.ownershipId, seq: e.seq, worktree: l.path };
       if (cands.some(is2xx)) {
         result.explained++;
