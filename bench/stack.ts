@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -106,11 +106,18 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
 
   // Core's own metrics (Prometheus, scraped by bench/metrics.ts) give the worker-side breakdowns.
   const metricsPort = await freePort();
+  // OD_CORE_DEBUG_LOG=<file>: every activation the SDK sends the workflows (its jobs, live or replaying), for
+  // comparing a run's live activations with its replay when a history does not replay.
+  const activations = process.env.OD_CORE_DEBUG_LOG ? createWriteStream(process.env.OD_CORE_DEBUG_LOG) : null;
   Runtime.install({
-    logger: new DefaultLogger('WARN'),
+    logger: activations
+      ? new DefaultLogger('DEBUG', (e) => {
+          if (e.message.includes('activation') || e.level === 'WARN' || e.level === 'ERROR') activations.write(`${Number(e.timestampNanos / 1_000_000n)} ${e.level} ${e.message} ${JSON.stringify(e.meta ?? {})}\n`);
+        })
+      : new DefaultLogger('WARN'),
     telemetryOptions: {
       // Core's own warnings (e.g. a workflow task over 5 s) go to stderr with the rest, not into the table.
-      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      logging: { filter: activations ? { core: 'DEBUG', other: 'WARN' } : { core: 'WARN', other: 'ERROR' }, forward: {} },
       metrics: { prometheus: { bindAddress: `127.0.0.1:${metricsPort}` } },
     },
   });
