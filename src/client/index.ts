@@ -52,6 +52,8 @@ import {
   resyncSignal,
   submitUpdate,
   worktreeRemovedSignal,
+  LIVE_MEMO,
+  type LiveState,
   type OwnershipView,
 } from '../workflows/messages';
 import { DEFAULT_SETTINGS, type OwnershipSettings, type ownershipWorkflow } from '../workflows/ownership';
@@ -276,10 +278,8 @@ export class OwnershipClient {
     const deadline = Date.now() + this.settings.projectionWaitMs;
     for (let delay = 5; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
       await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
-      const now = await this.handle(workflowId)
-        .query(projectionQuery)
-        .catch(() => null);
-      if (!now || now.ownershipId !== answer.ownershipId) continue;
+      const now = await this.liveState({ workflowId, ownershipId: answer.ownershipId }).catch(() => null);
+      if (!now) continue;
       const sync = now.projectionSync;
       if (sync.localSeq >= answer.seq || sync.error !== null) {
         return { ...answer, projectionSync: sync, projection: sync.error !== null ? 'failed' : 'applied' };
@@ -386,17 +386,37 @@ export class OwnershipClient {
    * was never recorded by Temporal, e.g. a server crash): the workflow reads the log's tail and
    * adopts it. Resolves with the view once it holds `seq`, or null after `waitMs`.
    */
-  async catchUp(ref: OwnershipRef & { ownershipId: string }, seq: number, waitMs = 5_000): Promise<OwnershipView | null> {
+  async catchUp(ref: OwnershipRef & { ownershipId: string }, seq: number, waitMs = 5_000): Promise<LiveState | null> {
     await this.signal(ref, resyncSignal, ResyncInputSchema, { seq });
     const deadline = Date.now() + waitMs;
     for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-      const v = await this.projection(ref).catch(() => null);
-      if (v && v.ownershipId === ref.ownershipId && v.seq >= seq) return v;
+      const v = await this.liveState(ref).catch(() => null);
+      if (v && v.seq >= seq) return v;
       if (Date.now() + delay > deadline) return null;
       await new Promise((r) => setTimeout(r, delay));
     }
   }
 
+  /**
+   * What only the running workflow knows (liveness, the projection's and the log's progress), read
+   * from its memo with DescribeWorkflowExecution: the worker never sees this read, unlike a query
+   * (see src/workflows/publish.ts liveLoop for why that matters). null: no live workflow for the
+   * ref, or one that publishes no memo (started before live-memo-v1): its state is unknown here.
+   */
+  async liveState(ref: OwnershipRef): Promise<LiveState | null> {
+    try {
+      const d = await this.handle(await this.workflowIdOf(ref)).describe();
+      if (d.status.name !== 'RUNNING') return null;
+      const live = (d.memo?.[LIVE_MEMO] ?? null) as LiveState | null;
+      return live && (ref.ownershipId === undefined || live.ownershipId === ref.ownershipId) ? live : null;
+    } catch (err) {
+      const translated = translateError(err);
+      if (translated instanceof OwnershipError && translated.code === 'not_found') return null;
+      throw translated;
+    }
+  }
+
+  /** The projection query: for people and tests. The service reads liveState instead. */
   async projection(ref: OwnershipRef): Promise<OwnershipView | null> {
     try {
       return await this.handle(await this.workflowIdOf(ref)).query(projectionQuery);

@@ -47,6 +47,19 @@ export interface ProjectionSync {
  */
 export type ProjectionState = 'applied' | 'pending' | 'failed';
 
+/** The memo key under which the workflow publishes its LiveState. */
+export const LIVE_MEMO = 'live';
+
+/** What only the running workflow knows, published as its memo (publish.ts liveLoop): no query needed to read it. */
+export interface LiveState {
+  ownershipId: string;
+  /** the seq of the workflow's record (pending events included) */
+  seq: number;
+  liveness: LivenessState;
+  projectionSync: ProjectionSync;
+  projection: ProjectionState;
+}
+
 /** The `projection` query: the durable record plus what only the live workflow knows. */
 export type OwnershipView = OwnershipRecord & { liveness: LivenessState; projectionSync: ProjectionSync; projection: ProjectionState };
 

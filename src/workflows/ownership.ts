@@ -4,7 +4,7 @@ import { nextRunSettings } from '../domain/settings';
 import { hostActivities, storeOf } from './activities';
 import { persistLoop } from './durable-log';
 import { projectionLoop } from './projection-loop';
-import { publish } from './publish';
+import { liveLoop, publish } from './publish';
 import { closed, drain, runUntilDone } from './run-loop';
 import { carry, openPatches, startRun, type OwnershipWorkflowInput } from './run-state';
 import { installQueries, installSignals } from './signals';
@@ -43,7 +43,7 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
   installQueries(s);
 
   const background = new CancellationScope();
-  background.run(() => Promise.all([persistLoop(s), projectionLoop(s, hosts.host)])).catch(() => undefined);
+  background.run(() => Promise.all([persistLoop(s), projectionLoop(s, hosts.host), ...(s.logByActivity ? [liveLoop(s)] : [])])).catch(() => undefined);
   if (s.record) publish(s);
 
   await runUntilDone(s, hosts.hostOnce);

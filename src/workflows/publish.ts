@@ -1,7 +1,8 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTE_NAMES, type SearchAttributeField } from '../domain/search-attributes';
-import type { RunState } from './run-state';
+import { LIVE_MEMO, type LiveState } from './messages';
+import { view, type RunState } from './run-state';
 
 /** Publication: search attributes (names: src/domain/search-attributes.ts) and the UI's one-line summary follow every change. */
 
@@ -43,4 +44,28 @@ export function publish(s: RunState): void {
   }
   const who = r.owner ? `${r.owner.executionSessionId} (${r.owner.runtime})` : 'unowned';
   setCurrentDetails(`${r.state.toUpperCase()} · ${who} · branch ${r.branch} · lane ${r.lane ?? 'unknown'} · epoch ${r.epoch} · seq ${r.seq}`);
+}
+
+function liveOf(s: RunState): LiveState | null {
+  const v = view(s);
+  return v ? { ownershipId: v.ownershipId, seq: v.seq, liveness: v.liveness, projectionSync: v.projectionSync, projection: v.projection } : null;
+}
+
+/**
+ * What only the running workflow knows (the owner's liveness, how far the worktree's projection
+ * and the log have caught up), published as its memo whenever it changes (live-memo-v1, with
+ * log-by-activity-v1): the service reads it with DescribeWorkflowExecution, which the worker never
+ * sees. A query is answered by the worker inside the workflow's task stream, and one arriving while
+ * a task is in flight on a worker that just took the workflow over splits that task's activations
+ * in a way the SDK does not reproduce on replay: the task then fails for nondeterminism (see
+ * docs/guarantees.md#messages). The projection query stays, for people in the Temporal UI.
+ */
+export async function liveLoop(s: RunState): Promise<never> {
+  let published = '';
+  for (;;) {
+    await condition(() => s.record !== null && JSON.stringify(liveOf(s)) !== published);
+    const live = liveOf(s)!;
+    published = JSON.stringify(live);
+    upsertMemo({ [LIVE_MEMO]: live });
+  }
 }

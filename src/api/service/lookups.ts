@@ -70,8 +70,8 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
       const item = live[next++]!;
       try {
         const workflowId = ids.get(item.ownershipId) ?? ownershipWorkflowId(item.hostId, item.worktreePath);
-        const v = await withTemporal(deps, () => deps.client.projection({ workflowId }), LIVENESS_QUERY_MS);
-        if (v && v.ownershipId === item.ownershipId) {
+        const v = await withTemporal(deps, () => deps.client.liveState({ workflowId, ownershipId: item.ownershipId }), LIVENESS_QUERY_MS);
+        if (v) {
           item.liveness = v.liveness;
           item.branchStatus = v.projectionSync.branch ?? null;
         }

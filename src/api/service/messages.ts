@@ -6,7 +6,8 @@ import { getOwnership } from '../../store/lookups';
 import { settleRefused } from '../../store/event-store';
 import { isUnavailable } from '../errors';
 import type { OwnershipViewOut } from '../schemas';
-import { ownershipRow, redact, withTemporal, type ServiceDeps } from './context';
+import { ownershipRow, redact, type ServiceDeps } from './context';
+import { liveOf, projectionOf } from './live';
 
 /**
  * An answer is the log's answer. Every update the API sends is a message with an id (Temporal's
@@ -68,12 +69,11 @@ export async function asMessage(
   }
 }
 
-/** The ownership as it stands once a message of it is applied: the live view if Temporal answers in time, else the durable record. */
+/** The ownership as it stands once a message of it is applied: the log's record, with the live state when the workflow publishes it. */
 async function fromLog(deps: ServiceDeps, ownershipId: string): Promise<OwnershipViewOut | null> {
-  const row = await ownershipRow(deps, ownershipId).catch(() => null);
-  if (!row) return null;
-  const live = await withTemporal(deps, () => deps.client.projection({ workflowId: row.workflowId, ownershipId }), 2_000).catch(() => null);
-  if (live && live.ownershipId === ownershipId && live.seq >= row.seq) return live;
   const record = await getOwnership(deps.pool, { ownershipId });
-  return record ? { ...record, liveness: null, projectionSync: null, projection: null } : null;
+  if (!record) return null;
+  const row = await ownershipRow(deps, ownershipId);
+  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
+  return live ? { ...record, liveness: live.liveness, projectionSync: live.projectionSync, projection: projectionOf(live.projectionSync, record.seq) } : { ...record, liveness: null, projectionSync: null, projection: null };
 }

@@ -24,6 +24,7 @@ import type {
   WorktreeRemovedBody,
 } from '../schemas';
 import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
+import { liveOf, projectionOf } from './live';
 import { asMessage, messageIdFor, type Message, type MessageContext } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
 
@@ -94,8 +95,8 @@ async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, 
     return await call(message.id);
   } catch (err) {
     if (!(err instanceof OwnershipError) || isUnavailable(err) || row.seq <= 0) throw err;
-    const live = await deps.client.projection(ref).catch(() => null);
-    if (!live || live.ownershipId !== ref.ownershipId || live.seq >= row.seq) throw err;
+    const live = await deps.client.liveState(ref).catch(() => null);
+    if (!live || live.seq >= row.seq) throw err;
     const caught = await deps.client.catchUp(ref, row.seq).catch(() => null);
     if (!caught) throw err;
     // The first message stays refused for ever (settled so); the request goes on as a new message.
@@ -248,32 +249,24 @@ export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, o
 }
 
 /**
- * The live view (with liveness) while the lifecycle runs; the durable record from PostgreSQL once
- * it has ended, or when Temporal cannot answer (reads keep working without it).
+ * The ownership: the durable record from PostgreSQL (the log's answer) with, while the lifecycle
+ * runs, what only its workflow knows (liveness, the projection's progress), read from the
+ * workflow's memo (OwnershipClient.liveState: no query reaches the worker). Without Temporal, or
+ * for a workflow that publishes no memo, the record alone (liveness and projectionSync null).
  */
 export async function getById(deps: ServiceDeps, principal: Principal, ownershipId: string): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'get');
   const row = await ownershipRow(deps, ownershipId);
-  let live: OwnershipView | null = null;
-  if (row.state !== 'closed') {
-    try {
-      const ref = { workflowId: row.workflowId, ownershipId };
-      const v = await withTemporal(deps, () => deps.client.projection(ref), Math.min(5_000, deps.temporalTimeoutMs ?? 30_000));
-      // A workflow behind the log (see againstTheLog) is asked to catch up; until it has, the log answers.
-      if (v && v.ownershipId === ownershipId) live = v.seq >= row.seq ? v : await withTemporal(deps, () => deps.client.catchUp(ref, row.seq, 2_000), 5_000);
-    } catch (err) {
-      if (!isUnavailable(err) && !(err instanceof OwnershipError && err.code === 'not_found')) throw err;
-    }
-  }
-  if (live) {
-    // A commit made since the last projection write: the journal's head is newer (store/worktree-heads.ts).
-    const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
-    const branch = newerBranch(live.projectionSync.branch, moved);
-    // Heartbeats recorded since the workflow's last lease check.
-    const liveness = withHeard(live.liveness, live, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
-    return view(principal, { ...live, liveness, projectionSync: branch ? { ...live.projectionSync, branch } : live.projectionSync });
-  }
   const record = await getOwnership(deps.pool, { ownershipId });
   if (!record) throw new OwnershipError('not_found');
-  return redact(principal, { ...record, liveness: null, projectionSync: null });
+  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
+  if (!live) return redact(principal, { ...record, liveness: null, projectionSync: null });
+  // A commit made since the last projection write: the journal's head is newer (store/worktree-heads.ts).
+  const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
+  const branch = newerBranch(live.projectionSync.branch, moved);
+  // Heartbeats recorded since the workflow's last lease check.
+  const liveness = withHeard(live.liveness, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
+  const projectionSync = branch ? { ...live.projectionSync, branch } : live.projectionSync;
+  return view(principal, { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) });
 }
+
