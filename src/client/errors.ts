@@ -54,6 +54,11 @@ export function translateError(err: unknown): unknown {
     const details = (cause.details?.[0] ?? undefined) as Record<string, unknown> | undefined;
     return new OwnershipError(cause.type, cause.message, details);
   }
+  // The server aborted an update it had admitted (the task that carried it timed out: a worker died
+  // with it, or the run closed): not applied by that attempt; the same message may be sent again.
+  if (err instanceof Error && /update (was|has been) aborted|workflow update was aborted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
+    return new OwnershipError('unavailable', UNPROCESSED);
+  }
   // The server dropped the update before the workflow saw it (the task that carried it completed
   // without it, e.g. while a local activity held the task open): nothing happened, try again.
   if (cause instanceof ApplicationFailure && cause.type === 'UnprocessedUpdate') return new OwnershipError('unavailable', UNPROCESSED);

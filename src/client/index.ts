@@ -123,8 +123,15 @@ function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
  * it out, briefly, so callers do not see the seam between runs; past the bound they get the 503.
  */
 const CONTINUE_AS_NEW_WAIT_MS = 5_000;
-async function throughContinueAsNew<T>(call: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + CONTINUE_AS_NEW_WAIT_MS;
+/**
+ * A message with an id (MessageOptions) is the same message however often it is sent: the log
+ * answers a retry from the event bearing it. So it waits out a longer seam, such as a worker that
+ * died with the ownership's task (its updates are aborted when the task times out), within the
+ * API's own deadline, instead of answering 503 at the first abort.
+ */
+const SAME_MESSAGE_WAIT_MS = 20_000;
+async function throughContinueAsNew<T>(call: () => Promise<T>, waitMs = CONTINUE_AS_NEW_WAIT_MS): Promise<T> {
+  const deadline = Date.now() + waitMs;
   for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
     try {
       return await call();
@@ -260,7 +267,7 @@ export class OwnershipClient {
           const translated = translateError(err);
           throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
         }
-      });
+      }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
       return await this.enforced(workflowId, answer);
     } catch (err) {
       throw translateError(err);
@@ -302,7 +309,7 @@ export class OwnershipClient {
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }
-    });
+    }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
   }
 
   private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I): Promise<void> {

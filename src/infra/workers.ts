@@ -125,6 +125,10 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null, here: { hostId: deps.hostId, host } }),
         ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
+        // A worker that died holds its cached ownerships' next tasks on its sticky queue until this
+        // passes (Temporal's default is 10 s): every update to them waits that long. 3 s is many
+        // times a busy worker's poll interval, so a live one rarely loses its cache to it.
+        stickyQueueScheduleToStartTimeout: '3s',
       }),
     );
   }
