@@ -216,8 +216,12 @@ export class OwnershipClient {
     return { worktreePath: await this.normalize(id.worktreePath), repoRoot };
   }
 
-  /** Updates to one ownership: at most 8 in flight from this process (under the server's 10), up to 256 waiting, 10 s each. */
-  private readonly queue = new PerOwnershipQueue(8, 256, 10_000);
+  /**
+   * Updates to one ownership: at most 8 in flight from this process (under the server's 10), up to
+   * 256 waiting, 20 s each (within the API's 30 s deadline: a worker's death holds the ones in flight
+   * for its sticky timeout and a replay).
+   */
+  private readonly queue = new PerOwnershipQueue(8, 256, 20_000);
 
   handle(workflowId: string): WorkflowHandle<typeof ownershipWorkflow> {
     return this.opts.client.workflow.getHandle<typeof ownershipWorkflow>(workflowId);

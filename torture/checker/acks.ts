@@ -64,7 +64,14 @@ function checkView(log: Log, r: CallRecord, v: (m: string) => void): void {
       break;
     }
     case 'reclaim':
-      if (!upTo.some((e) => e.type === 'ownership.reclaimed' && couldProduce(r, e) && inWindow(e))) v('reclaim acknowledged, no matching reclaimed event in its window');
+      // Its own event, in its window; or a replay by content: the answer is the tenure an earlier
+      // reclaim by this session made (same session, same epoch), whose event this call could have made.
+      if (
+        !upTo.some((e) => e.type === 'ownership.reclaimed' && couldProduce(r, e) && inWindow(e)) &&
+        !upTo.some((e) => e.type === 'ownership.reclaimed' && couldProduce(r, e) && e.data.epoch === a.epoch && a.ownerSession === b.executionSessionId)
+      ) {
+        v('reclaim acknowledged, no matching reclaimed event in its window, nor the tenure it replays');
+      }
       break;
     case 'handoff': {
       // Its own event, in its window; or a replay by content: the answer names the pending handoff,
