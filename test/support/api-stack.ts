@@ -43,10 +43,10 @@ export interface ApiStack {
 
 /** The real API server (listening on a free port) over a harness on the run's Temporal and PostgreSQL. */
 export async function startApiStack(
-  opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean; payloadKeyFile?: string; ownDatabase?: boolean } = {},
+  opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean; payloadKeyFile?: string; ownDatabase?: boolean; maxCachedWorkflows?: number } = {},
 ): Promise<ApiStack> {
   const dataConverter = opts.payloadKeyFile ? dataConverterOf({ payloadKeyFile: opts.payloadKeyFile }) : undefined;
-  const h = await startHarness({ ...(opts.authority ? { authority: opts.authority } : {}), ...(dataConverter ? { dataConverter } : {}), ...(opts.ownDatabase ? { ownDatabase: true } : {}) });
+  const h = await startHarness({ ...(opts.authority ? { authority: opts.authority } : {}), ...(dataConverter ? { dataConverter } : {}), ...(opts.ownDatabase ? { ownDatabase: true } : {}), ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}) });
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP ?? os.tmpdir(), 'tokens-'));
   const file = path.join(dir, 'tokens.json');
   const suffix = path.basename(dir).slice('tokens-'.length).toLowerCase();

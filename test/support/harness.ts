@@ -22,6 +22,8 @@ export interface Harness {
   pool: Pool;
   taskQueue: string;
   hostId: string;
+  /** What a test needs to replace the workers mid-run (torture's --restart-worker): how they were made. */
+  workers: { initial: Worker[]; temporalAddress: string; allowedRoots: string[]; bundlePath: string; maxCachedWorkflows: number };
   shutdown(): Promise<void>;
 }
 
@@ -60,6 +62,8 @@ export async function startHarness(
      * not find other test files' ownerships, whose workers stop when those files end.
      */
     ownDatabase?: boolean;
+    /** the workflow cache cap (small: every few tasks replay from history) */
+    maxCachedWorkflows?: number;
   } = {},
 ): Promise<Harness> {
   quietRuntime();
@@ -83,6 +87,7 @@ export async function startHarness(
     workflowBundle: { codePath: required('OD_TEST_WORKFLOW_BUNDLE') },
     ...(opts.workerSettings ? { settings: opts.workerSettings } : {}),
     ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
+    ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
   });
   const running = workers.map((w) => w.run());
   const clientConnection = await Connection.connect({ address });
@@ -94,6 +99,7 @@ export async function startHarness(
     pool,
     taskQueue,
     hostId,
+    workers: { initial: workers, temporalAddress: address, allowedRoots, bundlePath: required('OD_TEST_WORKFLOW_BUNDLE'), maxCachedWorkflows: opts.maxCachedWorkflows ?? 0 },
     async shutdown() {
       // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
       workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
