@@ -163,14 +163,16 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS };
 }
 
-const quietBundleLogger = {
+/** The bundler's logger: its warnings and errors only, through `write`. */
+export const quietBundleLoggerTo = (write: (line: string) => void) => ({
   trace: () => undefined,
   debug: () => undefined,
   info: () => undefined,
-  warn: (m: string) => log(`bundle: ${m}`),
-  error: (m: string) => log(`bundle: ${m}`),
+  warn: (m: string) => write(`bundle: ${m}`),
+  error: (m: string) => write(`bundle: ${m}`),
   log: () => undefined,
-};
+});
+const quietBundleLogger = quietBundleLoggerTo(log);
 
 /** The worker's workflow cache cap for this run: OD_MAX_CACHED_WORKFLOWS, else the SDK's default (0). */
 export function maxCached(): number {

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Cleanup } from '../bench/cleanup';
+import { quietBundleLoggerTo } from '../bench/stack';
 import { FaultStack } from '../faults/stack';
 import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
 import type { Disturbance } from './runner';
@@ -69,14 +70,7 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
   };
 }
 
-const quietBundleLogger = (log: (line: string) => void) => ({
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => log(`bundle: ${m}`),
-  error: (m: string) => log(`bundle: ${m}`),
-  log: () => undefined,
-});
+const quietBundleLogger = quietBundleLoggerTo;
 
 interface Poller {
   identity: string;
