@@ -63,7 +63,8 @@ function liveOf(s: RunState): LiveState | null {
 export async function liveLoop(s: RunState): Promise<never> {
   let published = '';
   for (;;) {
-    await condition(() => s.record !== null && JSON.stringify(liveOf(s)) !== published);
+    // Not while the run drains to continue as new: the next run publishes its own at once.
+    await condition(() => !s.draining && s.record !== null && JSON.stringify(liveOf(s)) !== published);
     const live = liveOf(s)!;
     published = JSON.stringify(live);
     upsertMemo({ [LIVE_MEMO]: live });
