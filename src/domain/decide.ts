@@ -238,17 +238,23 @@ export function isReclaimReplay(r: OwnershipRecord | null, input: ReclaimInput):
   );
 }
 
+/** A forced reclaim is an admin's, with a reason, whatever the record says: a request without them is refused even as a replay. */
+export function checkForce(input: ReclaimInput): Refusal | null {
+  if (!input.force) return null;
+  if (input.principal.kind !== 'admin') return refusal('force_requires_admin');
+  if (!input.reason || input.reason.trim() === '') return refusal('force_requires_reason');
+  return null;
+}
+
 export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView): Refusal | null {
   const denied = checkPrincipalWorker(input.principal, input.worker) ?? checkAddressed(r, input);
   if (denied) return denied;
   if (!r) return refusal('not_found');
   if (isEndedState(r.state)) return refusal('ownership_closed', { state: r.state });
+  const improper = checkForce(input);
+  if (improper) return improper;
   if (r.owner?.executionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'executionSessionId' });
-  if (input.force) {
-    if (input.principal.kind !== 'admin') return refusal('force_requires_admin');
-    if (!input.reason || input.reason.trim() === '') return refusal('force_requires_reason');
-    return null;
-  }
+  if (input.force) return null;
   if (r.state === 'stale') return null;
   if (r.state === 'released') return refusal('invalid_state', { state: r.state, hint: 'claim a released worktree' });
   if (liveness.verdict === 'unknown') return refusal('liveness_unknown', { owner: ownerSummary(r) });
@@ -257,7 +263,7 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
 
 export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView, conversation: Conversation | null): Decision {
   // A retry of a reclaim that took effect (its first answer lost in doubt): the caller owns it now.
-  if (!checkPrincipalWorker(input.principal, input.worker) && !checkAddressed(r, input) && isReclaimReplay(r, input)) return { events: [] };
+  if (!checkPrincipalWorker(input.principal, input.worker) && !checkAddressed(r, input) && !checkForce(input) && isReclaimReplay(r, input)) return { events: [] };
   const denied = checkReclaim(r, input, liveness);
   if (denied) return denied;
   const prev = r!.owner ?? null;

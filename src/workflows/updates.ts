@@ -8,6 +8,7 @@ import {
   type ReclaimInput,
 } from '../domain/commands';
 import {
+  checkForce,
   checkReclaim,
   isReclaimReplay,
   decideAcceptHandoff,
@@ -131,7 +132,12 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     reclaimUpdate,
     counted(s, async (raw) => {
       const input = raw as ReclaimInput;
-      // A retry of a reclaim that took effect: answered with the record, nothing preserved again.
+      // A retry of a reclaim that took effect: answered with the record, nothing preserved again. A
+      // forced one without an admin or a reason is no retry of anything (message-ids-v1 onwards).
+      if (s.messageIds) {
+        const improper = checkForce(input);
+        if (improper) fail(improper);
+      }
       if (isReclaimReplay(s.record, input)) return view(s)!;
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);

@@ -1,4 +1,4 @@
-import { decideClaim, decideLanded, decideRelease, checkReclaim, decideHandoffTimeout, decideConversationBound } from '../../src/domain/decide';
+import { decideClaim, decideLanded, decideReclaim, decideRelease, checkReclaim, decideHandoffTimeout, decideConversationBound } from '../../src/domain/decide';
 import type { ClaimInput } from '../../src/domain/commands';
 import type { OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, project, type OwnershipRecord } from '../../src/domain/projection';
@@ -59,6 +59,17 @@ test('reclaim needs proof of death, or an admin force with a reason', () => {
   expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' }, { status: 'silent', verdict: 'unknown' })).toBeNull();
   const stale = applyEvent(r, stamp([{ type: 'ownership.stale', actorSessionId: null, principal: 'system', data: { executionSessionId: 'a', epoch: 1, verdict: 'dead', detail: null } }])[0]);
   expect(checkReclaim(stale, input, { status: 'stale', verdict: 'dead' })).toBeNull();
+});
+
+test('a forced reclaim replayed is answered as a replay; the same without a reason is refused, never a replay', () => {
+  const r = run(null, decideClaim(null, claim('a'), null));
+  const admin = { kind: 'admin' as const, id: 'ops' };
+  const forced = { executionSessionId: 'b', runtime: 'x', worker: { runId: null, workerId: 'w2' }, principal: admin, force: true, reason: 'host lost' };
+  const took = run(r, decideReclaim(r, forced, { status: 'silent', verdict: 'unknown' }, null));
+  expect(took.owner?.executionSessionId).toBe('b');
+  expect(decideReclaim(took, forced, { status: 'live', verdict: null }, null)).toEqual({ events: [] });
+  const { reason: _dropped, ...withoutReason } = forced;
+  expect(decideReclaim(took, withoutReason, { status: 'live', verdict: null }, null)).toMatchObject({ code: 'force_requires_reason' });
 });
 
 test('landing is idempotent on the landed head and only for landing or admin principals', () => {

@@ -168,6 +168,9 @@ export function step(m: ModelWorktree, c: ModelCommand): Outcome {
       if (m.state === 'none') return refused('not_found');
       if (misaddressed(m, c.ownershipId)) return refused('ownership_mismatch');
       if (ENDED.includes(m.state)) return refused('ownership_closed');
+      // A forced reclaim is an admin's with a reason, whatever the state: a request without them is no replay of anything.
+      if (c.force && c.actor.kind !== 'admin') return refused('force_requires_admin');
+      if (c.force && !c.reason) return refused('force_requires_reason');
       // A retry of the reclaim that made this tenure is a replay.
       if (m.state === 'active' && m.tenureVia === 'reclaim' && m.owner?.session === c.session && m.owner.worker === c.worker) return NOOP;
       if (m.owner?.session === c.session) return refused();
