@@ -61,7 +61,7 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
     // of then once those are durable, decided again if the log overrode any of them (message-ids-v1).
     const noop = mine.length === 0 && s.messageIds;
     const basis = noop ? s.recentEvents.filter((e) => e.seq > s.sync.durableSeq) : [];
-    const asDecided = noop ? view(s) : null;
+    const asDecided = noop ? view(s, s.record) : null;
     const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
     await condition(() => s.sync.durableSeq >= seq || mine.some((e) => s.lost.has(e)) || overridden());
     if (mine.some((e) => s.lost.has(e)) || overridden()) {

@@ -205,8 +205,11 @@ function projectionState(s: RunState, r: OwnershipRecord): ProjectionState {
   return s.sync.localSeq >= r.seq ? 'applied' : 'pending';
 }
 
-export function view(s: RunState): OwnershipView | null {
-  const r = s.record;
+/**
+ * The view the run gives out: since message-ids-v1, of the record the log holds (durable), never of
+ * events still on their way to it; `r` for a view of another record (a decision as it was taken).
+ */
+export function view(s: RunState, r: OwnershipRecord | null = s.messageIds ? s.durableRecord : s.record): OwnershipView | null {
   return r ? { ...r, liveness: { ...s.liveness }, projectionSync: { ...s.sync }, projection: projectionState(s, r) } : null;
 }
 
