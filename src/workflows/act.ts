@@ -70,8 +70,8 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
     }
     if (asDecided) return asDecided;
     // Earlier versions waited here on a timer; now the answer is given at durability with
-    // `projection` saying whether the hooks enforce it yet, and the client waits by query
-    // (queries add nothing to history). See OwnershipClient.enforced.
+    // `projection` saying whether the hooks enforce it yet, and the client waits for the live memo
+    // (nothing the worker sees). See OwnershipClient.enforced.
     if (waitLocal && !s.patches.since('projection-wait-in-client-v1')) await localProjection(s, seq, s.settings.projectionWaitMs);
     // No timer: the local activity resolves within this task, or the loop gives the promise up (hereFor).
     if (here) await condition(() => s.sync.localSeq >= seq || s.sync.error !== null || s.hereFor < seq);
