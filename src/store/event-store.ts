@@ -125,9 +125,9 @@ async function settleApplied(client: PoolClient, e: OwnershipEvent): Promise<{ o
     [e.messageId, e.ownershipId, e.seq],
   );
   if (mine.rowCount === 1) return { outcome: 'applied', firstSeq: e.seq };
-  const row = (await client.query<{ outcome: string; first_seq: number | null; code: string | null }>('SELECT outcome, first_seq, code FROM message_outcomes WHERE message_id = $1', [e.messageId])).rows[0];
-  if (!row) throw new Error(`appendEvents: message ${e.messageId} neither settled nor recorded`);
-  return row.outcome === 'refused' ? { outcome: 'refused', code: row.code } : { outcome: 'applied', firstSeq: row.first_seq! };
+  const settled = await messageOutcome(client, e.messageId!);
+  if (!settled) throw new Error(`appendEvents: message ${e.messageId} neither settled nor recorded`);
+  return settled;
 }
 
 /** What became of a message, as the log has it: applied (its ownership and first seq), refused, or unsettled (null). */

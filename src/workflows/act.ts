@@ -101,8 +101,7 @@ function eventOf(s: RunState, messageId: string): OwnershipEvent | undefined {
  */
 async function fromLog(s: RunState, messageId: string): Promise<OwnershipView | undefined> {
   for (;;) {
-    const code = s.refusedMessages.get(messageId);
-    if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
+    refuseIfSettled(s, messageId);
     if (s.appliedMessages.has(messageId)) return view(s)!;
     const e = eventOf(s, messageId);
     if (!e) return undefined;
@@ -115,9 +114,14 @@ async function fromLog(s: RunState, messageId: string): Promise<OwnershipView | 
 export function knownToLog(s: RunState): boolean {
   const messageId = messageIdOf(s);
   if (messageId === undefined) return false;
+  refuseIfSettled(s, messageId);
+  return s.appliedMessages.has(messageId) || eventOf(s, messageId) !== undefined;
+}
+
+/** A message the log settled as refused is refused again, with the code it was settled with. */
+function refuseIfSettled(s: RunState, messageId: string): void {
   const code = s.refusedMessages.get(messageId);
   if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
-  return s.appliedMessages.has(messageId) || eventOf(s, messageId) !== undefined;
 }
 
 /** Counts the run's updates: continue-as-new comes well before Temporal's per-run limit. */

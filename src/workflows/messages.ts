@@ -47,13 +47,19 @@ export interface ProjectionSync {
  */
 export type ProjectionState = 'applied' | 'pending' | 'failed';
 
+/** Whether the worktree's hooks enforce the record at `seq` yet, from the projection's progress. */
+export function projectionOf(sync: Pick<ProjectionSync, 'localSeq' | 'error'>, seq: number): ProjectionState {
+  if (sync.error) return 'failed';
+  return sync.localSeq >= seq ? 'applied' : 'pending';
+}
+
 /** The memo key under which the workflow publishes its LiveState. */
 export const LIVE_MEMO = 'live';
 
 /** What only the running workflow knows, published as its memo (publish.ts liveLoop): no query needed to read it. */
 export interface LiveState {
   ownershipId: string;
-  /** the seq of the workflow's record (pending events included) */
+  /** the seq of the record the view is of: the durable one since message-ids-v1 */
   seq: number;
   liveness: LivenessState;
   projectionSync: ProjectionSync;

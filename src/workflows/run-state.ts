@@ -5,7 +5,7 @@ import { livenessAfter } from '../domain/liveness';
 import type { WorktreeRef } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
-import type { LivenessState, OwnershipView, ProjectionState, ProjectionSync } from './messages';
+import { projectionOf, type LivenessState, type OwnershipView, type ProjectionSync } from './messages';
 
 /**
  * What one run of an ownership workflow knows, in one object the concern modules share: the
@@ -124,7 +124,7 @@ export interface RunState {
   readonly heartbeatsInStore: boolean;
   /**
    * Updates carry their message id into their events, and are answered from the log's event
-   * bearing it (message-ids-v1): see messageAnswer in act.ts.
+   * bearing it (message-ids-v1): see fromLog in act.ts.
    */
   readonly messageIds: boolean;
   /** Messages the log settled as refused before their events were written (the API refused or gave up on them): id -> reason code. */
@@ -199,18 +199,12 @@ export const now = (): string => new Date(Date.now()).toISOString();
 
 export const livenessView = (s: RunState): LivenessView => ({ status: s.liveness.status, verdict: s.liveness.verdict });
 
-/** Whether the worktree's hooks already enforce the record: owner-changing answers say so. */
-function projectionState(s: RunState, r: OwnershipRecord): ProjectionState {
-  if (s.sync.error) return 'failed';
-  return s.sync.localSeq >= r.seq ? 'applied' : 'pending';
-}
-
 /**
  * The view the run gives out: since message-ids-v1, of the record the log holds (durable), never of
  * events still on their way to it; `r` for a view of another record (a decision as it was taken).
  */
 export function view(s: RunState, r: OwnershipRecord | null = s.messageIds ? s.durableRecord : s.record): OwnershipView | null {
-  return r ? { ...r, liveness: { ...s.liveness }, projectionSync: { ...s.sync }, projection: projectionState(s, r) } : null;
+  return r ? { ...r, liveness: { ...s.liveness }, projectionSync: { ...s.sync }, projection: projectionOf(s.sync, r.seq) } : null;
 }
 
 /** Liveness follows every event the record takes (src/domain/liveness.ts livenessAfter). */

@@ -1,7 +1,11 @@
 import { OwnershipError } from '../../client/errors';
-import type { LiveState, ProjectionState, ProjectionSync } from '../../workflows/messages';
+import { getOwnership } from '../../store/lookups';
+import { heardOf, withHeard } from '../../store/heartbeats';
+import { headsOf, newerBranch } from '../../store/worktree-heads';
+import { projectionOf, type LiveState } from '../../workflows/messages';
 import { isUnavailable } from '../errors';
-import { withTemporal, type ServiceDeps } from './context';
+import type { OwnershipViewOut } from '../schemas';
+import { ownershipRow, withTemporal, type ServiceDeps } from './context';
 
 type Ref = { workflowId: string; ownershipId: string };
 
@@ -21,8 +25,26 @@ export async function liveOf(deps: ServiceDeps, ref: Ref, logSeq: number): Promi
   }
 }
 
-/** Whether the worktree's hooks enforce the record at `seq` yet, from the projection's progress. */
-export function projectionOf(sync: ProjectionSync, seq: number): ProjectionState {
-  if (sync.error) return 'failed';
-  return sync.localSeq >= seq ? 'applied' : 'pending';
+/**
+ * An ownership as the service shows it: the durable record from PostgreSQL (the log's answer)
+ * with, while the lifecycle runs, what only its workflow knows (liveness, the projection's
+ * progress), read from the workflow's memo; a commit the journal saw since the last projection
+ * and heartbeats recorded since the last lease check are folded in. Without Temporal, or for a
+ * workflow that publishes no memo, the record alone (liveness and projectionSync null). null: no
+ * such ownership.
+ */
+export async function ownershipView(deps: ServiceDeps, ownershipId: string): Promise<OwnershipViewOut | null> {
+  const row = await ownershipRow(deps, ownershipId).catch((err: unknown) => {
+    if (err instanceof OwnershipError && err.code === 'not_found') return null;
+    throw err;
+  });
+  const record = row ? await getOwnership(deps.pool, { ownershipId }) : null;
+  if (!row || !record) return null;
+  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
+  if (!live) return { ...record, liveness: null, projectionSync: null };
+  const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
+  const branch = newerBranch(live.projectionSync.branch, moved);
+  const liveness = withHeard(live.liveness, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
+  const projectionSync = branch ? { ...live.projectionSync, branch } : live.projectionSync;
+  return { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) };
 }

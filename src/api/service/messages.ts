@@ -2,12 +2,11 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulidx';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
-import { getOwnership } from '../../store/lookups';
 import { settleRefused } from '../../store/event-store';
 import { isUnavailable } from '../errors';
 import type { OwnershipViewOut } from '../schemas';
-import { ownershipRow, redact, type ServiceDeps } from './context';
-import { liveOf, projectionOf } from './live';
+import { redact, type ServiceDeps } from './context';
+import { ownershipView } from './live';
 
 /**
  * An answer is the log's answer. Every update the API sends is a message with an id (Temporal's
@@ -51,11 +50,11 @@ export interface Message {
 export async function asMessage(
   deps: ServiceDeps,
   principal: Principal,
-  messageId: string,
+  ctx: MessageContext,
   ownershipId: string | null,
   call: (message: Message) => Promise<OwnershipViewOut>,
 ): Promise<OwnershipViewOut> {
-  const message: Message = { id: messageId };
+  const message: Message = { id: ctx.messageId ?? messageIdFor(principal, undefined) };
   try {
     return await call(message);
   } catch (err) {
@@ -63,17 +62,10 @@ export async function asMessage(
     const outcome = await settleRefused(deps.pool, message.id, ownershipId, settledCode(err)).catch(() => null);
     if (outcome?.outcome !== 'applied') throw err;
     if (ownershipId !== null && outcome.ownershipId !== ownershipId) throw err;
-    const answer = await fromLog(deps, outcome.ownershipId);
+    // The ownership as it stands with that message applied, as GET shows it.
+    const answer = await ownershipView(deps, outcome.ownershipId).catch(() => null);
     if (!answer) throw err;
     return redact(principal, answer);
   }
 }
 
-/** The ownership as it stands once a message of it is applied: the log's record, with the live state when the workflow publishes it. */
-async function fromLog(deps: ServiceDeps, ownershipId: string): Promise<OwnershipViewOut | null> {
-  const record = await getOwnership(deps.pool, { ownershipId });
-  if (!record) return null;
-  const row = await ownershipRow(deps, ownershipId);
-  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
-  return live ? { ...record, liveness: live.liveness, projectionSync: live.projectionSync, projection: projectionOf(live.projectionSync, record.seq) } : { ...record, liveness: null, projectionSync: null, projection: null };
-}

@@ -5,9 +5,7 @@ import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';
 import { settleRefused } from '../../store/event-store';
-import { getOwnership } from '../../store/lookups';
-import { heardOf, recordHeartbeat, withHeard } from '../../store/heartbeats';
-import { headsOf, newerBranch } from '../../store/worktree-heads';
+import { recordHeartbeat } from '../../store/heartbeats';
 import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
@@ -24,8 +22,8 @@ import type {
   WorktreeRemovedBody,
 } from '../schemas';
 import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
-import { liveOf, projectionOf } from './live';
-import { asMessage, messageIdFor, type Message, type MessageContext } from './messages';
+import { ownershipView } from './live';
+import { asMessage, type Message, type MessageContext } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
 
 /** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
@@ -33,7 +31,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), null, async (m) => {
+  return asMessage(deps, principal, ctx, null, async (m) => {
   const view = await withTemporal(deps, () =>
     deps.client.bind({
       ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
@@ -157,42 +155,42 @@ export async function handoff(deps: ServiceDeps, principal: Principal, ownership
   // The successor's worker: named, or the owner's own (a restart or resume of the same worker).
   const toWorkerId = body.toWorkerId ?? row.ownerWorkerId;
   if (!toWorkerId) throw new OwnershipError('invalid_input', undefined, { fields: ['toWorkerId'] });
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.handoff(ref, { ...body, toWorkerId, principal }, { messageId })))),
   );
 }
 
 export async function cancelHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.cancelHandoff(ref, { ...body, principal }, { messageId })))),
   );
 }
 
 export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId })))),
   );
 }
 
 export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId })))),
   );
 }
 
 export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.bindPlan(ref, { ...body, principal }, { messageId })))),
   );
 }
 
 export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) =>
+  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId })))),
   );
 }
@@ -218,7 +216,7 @@ export async function acceptHandoff(deps: ServiceDeps, principal: Principal, own
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) => {
+  return asMessage(deps, principal, ctx, ownershipId, async (m) => {
     const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId })));
     return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
   });
@@ -232,7 +230,7 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  return asMessage(deps, principal, ctx.messageId ?? messageIdFor(principal, undefined), ownershipId, async (m) => {
+  return asMessage(deps, principal, ctx, ownershipId, async (m) => {
     const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId })), (deps.temporalTimeoutMs ?? 30_000) * 2);
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
   });
@@ -248,25 +246,11 @@ export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, o
   return { accepted: true };
 }
 
-/**
- * The ownership: the durable record from PostgreSQL (the log's answer) with, while the lifecycle
- * runs, what only its workflow knows (liveness, the projection's progress), read from the
- * workflow's memo (OwnershipClient.liveState: no query reaches the worker). Without Temporal, or
- * for a workflow that publishes no memo, the record alone (liveness and projectionSync null).
- */
+/** GET /v1/ownerships/{id}: the ownership as the service shows it (live.ts ownershipView), redacted for the caller. */
 export async function getById(deps: ServiceDeps, principal: Principal, ownershipId: string): Promise<OwnershipViewOut> {
   authorizeOp(principal, 'get');
-  const row = await ownershipRow(deps, ownershipId);
-  const record = await getOwnership(deps.pool, { ownershipId });
-  if (!record) throw new OwnershipError('not_found');
-  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
-  if (!live) return redact(principal, { ...record, liveness: null, projectionSync: null });
-  // A commit made since the last projection write: the journal's head is newer (store/worktree-heads.ts).
-  const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
-  const branch = newerBranch(live.projectionSync.branch, moved);
-  // Heartbeats recorded since the workflow's last lease check.
-  const liveness = withHeard(live.liveness, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
-  const projectionSync = branch ? { ...live.projectionSync, branch } : live.projectionSync;
-  return view(principal, { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) });
+  const found = await ownershipView(deps, ownershipId);
+  if (!found) throw new OwnershipError('not_found');
+  return redact(principal, found);
 }
 
