@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { chmodSync, createWriteStream, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import type { Pool } from 'pg';
 import { noAuthority } from '../src/activities/liveness';
 import { OwnershipClient } from '../src/client';
 import { freePort } from '../src/infra/ports';
+import { dataConverterOf } from '../src/infra/payload-codec';
 import { dropDatabase, ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
 import { startDevServer } from '../src/infra/temporal-dev-server';
 import { createWorkers, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
@@ -15,6 +17,8 @@ import type { OwnershipSettings } from '../src/workflows/ownership';
 import type { Cleanup } from './cleanup';
 
 export interface BenchStack {
+  /** the stack's data converter: its own service key (src/infra/message-seal.ts) */
+  dataConverter: DataConverter;
   /** Realpath of the run's temp dir: repositories, the Temporal SQLite file, the embedded PostgreSQL. */
   root: string;
   temporalAddress: string;
@@ -126,6 +130,8 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const hostId = `bench-host-${suffix}`;
   const connection = await NativeConnection.connect({ address: server.address });
   const workerPool = createPool(databaseUrl);
+  // The stack's own service key, in its temp dir: its workers and clients seal and prove with it.
+  const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: '', dataDir: tmp });
   const workers = await createWorkers({
     connection,
     namespace: 'default',
@@ -134,6 +140,7 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
     allowedRoots: [root],
     authority: noAuthority,
     pool: workerPool,
+    dataConverter,
     workflowBundle: { codePath: bundlePath },
     identity: `bench-${process.pid}`,
     // As production would run 10,000 live ownerships: the cache capped (OD_MAX_CACHED_WORKFLOWS), the rest replay on their next message.
@@ -155,12 +162,12 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
 
   const clientConnection = await Connection.connect({ address: server.address });
   cleanup.add('close client connection', () => clientConnection.close());
-  const temporal = new Client({ connection: clientConnection, namespace: 'default' });
+  const temporal = new Client({ connection: clientConnection, namespace: 'default', dataConverter });
   const ownership = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots: [root], settings: BENCH_SETTINGS });
   const pool = createPool(databaseUrl);
   cleanup.add('close bench pool', () => pool.end());
   log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);
-  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS };
+  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS, dataConverter };
 }
 
 /** The bundler's logger: its warnings and errors only, through `write`. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Cleanup } from '../bench/cleanup';
 import { generateToken, hashToken } from '../src/auth/tokens';
+import { createKeyFileIfMissing } from '../src/infra/message-seal';
 import { freePort } from '../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
 import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server';
@@ -93,6 +94,7 @@ export class FaultStack {
     this.repoDir = path.join(this.root, 'repos');
     mkdirSync(this.runDir, { recursive: true });
     mkdirSync(this.repoDir, { recursive: true });
+    createKeyFileIfMissing(this.serviceKeyFile());
     this.logDir = opts.logDir ?? this.runDir;
     mkdirSync(this.logDir, { recursive: true });
     this.settings = { ...STACK_SETTINGS, ...opts.settings };
@@ -222,6 +224,11 @@ export class FaultStack {
     writeFileSync(this.tokensFile(), JSON.stringify({ principals }), { mode: 0o600 });
   }
 
+  /** The stack's service key (OD_SERVICE_KEY_FILE of every process): a client of the stack seals with it. */
+  serviceKeyFile(): string {
+    return path.join(this.root, 'service.key');
+  }
+
   tokensFile(): string {
     return path.join(this.root, 'principals.json');
   }
@@ -239,6 +246,7 @@ export class FaultStack {
       OD_API_HOST: '127.0.0.1',
       OD_API_PORT: String(this.apiPort),
       OD_TOKENS_FILE: this.tokensFile(),
+      OD_SERVICE_KEY_FILE: this.serviceKeyFile(),
       OD_TOKENS: '',
       OD_LIVENESS_AUTHORITY: 'none',
       OD_LEASE_TTL_MS: String(this.settings.leaseTtlMs),

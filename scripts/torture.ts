@@ -166,6 +166,7 @@ async function inProcess(cleanup: Cleanup, opts: { workers: number; restartWorke
       hostId: stack.hostId,
       allowedRoots: [stack.root],
       pool: stack.workerPool,
+      dataConverter: stack.dataConverter,
       bundlePath: stack.bundlePath,
       maxCachedWorkflows: maxCached(),
       initial: stack.workers,
@@ -176,7 +177,7 @@ async function inProcess(cleanup: Cleanup, opts: { workers: number; restartWorke
   }
   return {
     target: { ...api.target, pool: stack.pool, baseDir },
-    temporal: { client: stack.temporal, workflowBundle: { codePath: stack.bundlePath } },
+    temporal: { client: stack.temporal, workflowBundle: { codePath: stack.bundlePath }, dataConverter: stack.dataConverter },
     ...(restarter ? { disturb: restarter } : {}),
   };
 }
@@ -194,7 +195,7 @@ async function onProcesses(cleanup: Cleanup, opts: { workers: number; killWorker
   }
   return {
     target: { ...ps.target, baseDir: ps.baseDir },
-    temporal: { client: ps.temporal, workflowBundle: { codePath: ps.bundlePath } },
+    temporal: { client: ps.temporal, workflowBundle: { codePath: ps.bundlePath }, dataConverter: ps.dataConverter },
     ...(killer ? { disturb: killer } : {}),
   };
 }

@@ -7,6 +7,8 @@ import type { Cleanup } from '../bench/cleanup';
 import { quietBundleLoggerTo } from '../bench/stack';
 import { FaultStack } from '../faults/stack';
 import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
+import { dataConverterOf } from '../src/infra/payload-codec';
+import type { DataConverter } from '@temporalio/common';
 import type { Disturbance } from './runner';
 import { Rng } from './rng';
 import type { Target } from './target';
@@ -26,6 +28,8 @@ export interface ProcessStack {
   baseDir: string;
   temporal: Client;
   bundlePath: string;
+  /** the stack's data converter (its processes' service key) */
+  dataConverter: DataConverter;
 }
 
 /** The torture run's settings, as the in-process stack's client has them (scripts/torture.ts). */
@@ -51,7 +55,8 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
   await bundling;
   const connection = await Connection.connect({ address: stack.temporalAddress });
   cleanup.add('close the checker Temporal connection', () => connection.close());
-  const temporal = new Client({ connection, namespace: 'default' });
+  const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: stack.serviceKeyFile(), dataDir: stack.root });
+  const temporal = new Client({ connection, namespace: 'default', dataConverter });
   log(`process stack ready in ${Date.now() - t0} ms (task queue ${stack.taskQueue}; process logs in ${opts.logDir}; replay bundle ${bundlePath})`);
   return {
     stack,
@@ -67,6 +72,7 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
     baseDir: path.join(stack.repoDir, 'torture'),
     temporal,
     bundlePath,
+    dataConverter,
   };
 }
 

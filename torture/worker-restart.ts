@@ -1,5 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
+import type { DataConverter } from '@temporalio/common';
 import { noAuthority } from '../src/activities/liveness';
 import { createWorkers } from '../src/infra/workers';
 import type { Disturbance } from './runner';
@@ -15,6 +16,8 @@ export interface RestartDeps {
   bundlePath: string;
   /** the workflow cache cap (0: the SDK's default), as the stack's workers have it */
   maxCachedWorkflows: number;
+  /** the deployment's data converter (the stack's service key) */
+  dataConverter: DataConverter;
   /** the workers running now (bench/stack.ts workers: the workflow worker and the host agent) */
   initial: Worker[];
   log: (line: string) => void;
@@ -57,6 +60,7 @@ export class WorkerRestarter implements Disturbance {
       allowedRoots: this.deps.allowedRoots,
       authority: noAuthority,
       pool: this.deps.pool,
+      dataConverter: this.deps.dataConverter,
       workflowBundle: { codePath: this.deps.bundlePath },
       identity: `torture-${process.pid}-restart-${round}`,
       ...(this.deps.maxCachedWorkflows > 0 ? { maxCachedWorkflows: this.deps.maxCachedWorkflows } : {}),

@@ -58,6 +58,8 @@ export const REASON_HTTP_STATUS: Readonly<Record<ApiErrorCode, number>> = Object
   ownership_mismatch: 409,
   repo_root_mismatch: 400,
   host_unavailable: 503,
+  // The worker did not accept the API's seal: the deployment's processes hold different service keys.
+  message_unsealed: 503,
   unavailable: 503,
   internal: 500,
 });

@@ -40,8 +40,7 @@ export interface Backends {
 /** The Temporal client, OwnershipClient and pool of the service, from config (the API and the MCP stdio server in direct mode). */
 export async function connectBackends(cfg: Config): Promise<Backends> {
   const connection = await Connection.connect({ address: cfg.temporalAddress, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
-  const dataConverter = dataConverterOf(cfg);
-  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, ...(dataConverter ? { dataConverter } : {}) });
+  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, dataConverter: dataConverterOf(cfg) });
   const pool = createPool(cfg.databaseUrl);
   const client = new OwnershipClient({
     client: temporal,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Client, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError, type SignalDefinition, type UpdateDefinition } from '@temporalio/common';
 import { z } from 'zod';
@@ -30,6 +31,7 @@ import {
 } from '../domain/commands';
 import type { OwnershipEvent } from '../domain/events';
 import { IdString, PathString } from '../domain/identity';
+import { sealRequest } from '../domain/seal';
 import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
 import { GitSideError } from '../git/errors';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
@@ -69,7 +71,18 @@ import { PerOwnershipQueue } from './inflight';
 export interface MessageOptions {
   messageId?: string;
 }
-const updateIdOf = (opts: MessageOptions): { updateId?: string } => (opts.messageId !== undefined ? { updateId: opts.messageId } : {});
+/**
+ * An update as service processes send it: its id (the message id, or a fresh one per attempt) and
+ * its argument sealed for that id (src/domain/seal.ts; the data converter adds the HMAC). A worker
+ * refuses an update whose seal does not prove this.
+ */
+function sealedUpdate<I>(opts: MessageOptions, arg: I): { args: [I]; updateId: string } {
+  const updateId = opts.messageId ?? `upd_${randomUUID()}`;
+  return { args: [{ ...arg, seal: sealRequest(updateId, Date.now()) }], updateId };
+}
+
+/** A signal as service processes send it: sealed for its workflow (signals have no id). */
+const sealedSignalArg = <I>(arg: I): I => ({ ...arg, seal: sealRequest(null, Date.now()) });
 
 export { OwnershipError } from './errors';
 export type { OwnershipView } from '../workflows/messages';
@@ -262,10 +275,10 @@ export class OwnershipClient {
         try {
           if (this.opts.updateWithStart === false) {
             await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
-            return await this.handle(workflowId).executeUpdate(claimUpdate, { args: [ClaimInputSchema.parse(claim)], ...updateIdOf(opts) });
+            return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim)));
           }
           return await this.queue.run(workflowId, () =>
-            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { args: [ClaimInputSchema.parse(claim)], startWorkflowOperation: startOperation(), ...updateIdOf(opts) }),
+            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { ...sealedUpdate(opts, ClaimInputSchema.parse(claim)), startWorkflowOperation: startOperation() }),
           );
         } catch (err) {
           const translated = translateError(err);
@@ -309,7 +322,7 @@ export class OwnershipClient {
     const workflowId = await this.workflowIdOf(ref);
     return throughContinueAsNew(async () => {
       try {
-        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, { args: [arg], ...updateIdOf(opts) }));
+        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg)));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }
@@ -321,7 +334,7 @@ export class OwnershipClient {
     const workflowId = await this.workflowIdOf(ref);
     await throughContinueAsNew(async () => {
       try {
-        await this.handle(workflowId).signal(def, arg);
+        await this.handle(workflowId).signal(def, sealedSignalArg(arg));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileCheck } from './check';
+import { SealSchema } from './seal';
 import { AgentWorkerRefSchema, BranchName, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
 
 /**
@@ -20,7 +21,7 @@ export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);
  * act on the next one. Optional for direct Temporal clients that address by worktree; the API
  * always sends it.
  */
-const Addressed = { ownershipId: OwnershipIdSchema.optional() };
+const Addressed = { ownershipId: OwnershipIdSchema.optional(), seal: SealSchema.optional() };
 
 const NewOwnerFields = {
   ...Addressed,
@@ -98,7 +99,7 @@ export type LandedInput = z.infer<typeof LandedInputSchema>;
 export const WorktreeRemovedInputSchema = z.strictObject({ ...Addressed, reason: FreeText.nullable().optional(), principal: PrincipalSchema });
 export type WorktreeRemovedInput = z.infer<typeof WorktreeRemovedInputSchema>;
 
-export const ConversationBoundInputSchema = z.strictObject({ workerId: IdString });
+export const ConversationBoundInputSchema = z.strictObject({ workerId: IdString, seal: SealSchema.optional() });
 export type ConversationBoundInput = z.infer<typeof ConversationBoundInputSchema>;
 
 /** The durable log holds `seq`: a run behind it reads the log's tail and adopts it. */

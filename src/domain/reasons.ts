@@ -37,6 +37,7 @@ export const REASONS = {
   repo_root_mismatch: 'the repository root given does not match the one git reports for this worktree',
   host_unavailable: 'the host that holds the worktree did not answer in time; nothing changed',
   unauthenticated: 'missing or unknown bearer token',
+  message_unsealed: 'the message carries no valid service seal: only service processes (the API, with the service key) may message an ownership',
   forbidden: 'the principal may not perform this operation',
   worker_mismatch: 'an executor may act only for its own worker',
   unavailable: 'a backing service is unavailable; retry later',

@@ -1,3 +1,4 @@
+import path from 'node:path';
 /**
  * `worktree-ownership`: the Temporal-level OwnershipClient, for code that runs next to the
  * service (same Temporal namespace and task queue; on the worktrees' host for a local bind):
@@ -34,6 +35,10 @@ export interface ConnectOptions extends Omit<OwnershipClientOptions, 'client' | 
   taskQueue?: string;
   /** the deployment's OD_PAYLOAD_KEY_FILE, when it encrypts payloads */
   payloadKeyFile?: string;
+  /** the deployment's OD_SERVICE_KEY_FILE: messages without its seal are refused (default: dataDir/service.key) */
+  serviceKeyFile?: string;
+  /** default `.data` (OD_DATA_DIR) */
+  dataDir?: string;
 }
 
 export interface ConnectedOwnershipClient {
@@ -45,9 +50,8 @@ export interface ConnectedOwnershipClient {
 
 /** An OwnershipClient on its own Temporal connection, with the service's defaults. */
 export async function connectOwnershipClient(opts: ConnectOptions): Promise<ConnectedOwnershipClient> {
-  const { address, namespace = 'default', taskQueue = 'ownership', payloadKeyFile = '', ...rest } = opts;
+  const { address, namespace = 'default', taskQueue = 'ownership', payloadKeyFile = '', serviceKeyFile = '', dataDir = '.data', ...rest } = opts;
   const connection = await Connection.connect({ address, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
-  const dataConverter = dataConverterOf({ payloadKeyFile });
-  const temporal = new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) });
+  const temporal = new Client({ connection, namespace, dataConverter: dataConverterOf({ payloadKeyFile, serviceKeyFile, dataDir: path.resolve(dataDir) }) });
   return { ownership: new OwnershipClient({ ...rest, client: temporal, taskQueue }), temporal, close: () => connection.close() };
 }

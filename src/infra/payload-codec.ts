@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import { loadKeyring, MessageSealCodec, type MessageKeyring } from './message-seal';
 
 /**
  * Optional encryption of every payload the service sends to Temporal (workflow inputs, update
@@ -61,7 +62,22 @@ export class EncryptionCodec implements PayloadCodec {
   }
 }
 
-/** The data converter of every Temporal client and worker of a process: with the codec when a key is configured. */
-export function dataConverterOf(cfg: { payloadKeyFile: string }): DataConverter | undefined {
-  return cfg.payloadKeyFile ? { payloadCodecs: [new EncryptionCodec(readPayloadKey(cfg.payloadKeyFile))] } : undefined;
+/** Where a process finds its keys: the message keyring always, the payload key when configured. */
+export interface ConverterKeys {
+  payloadKeyFile: string;
+  /** OD_SERVICE_KEY_FILE ('' = the default file under dataDir, created when missing) */
+  serviceKeyFile: string;
+  dataDir: string;
+}
+
+/**
+ * The data converter of every Temporal client and worker of a process: messages sealed with the
+ * service key (src/infra/message-seal.ts), then encrypted when a payload key is configured (decoding
+ * runs the other way round: decrypted, then the seal proven).
+ */
+export function dataConverterOf(cfg: ConverterKeys | { keyring: MessageKeyring; payloadKeyFile: string }): DataConverter {
+  const keyring = 'keyring' in cfg ? cfg.keyring : loadKeyring(cfg);
+  const codecs: PayloadCodec[] = [new MessageSealCodec(keyring)];
+  if (cfg.payloadKeyFile) codecs.push(new EncryptionCodec(readPayloadKey(cfg.payloadKeyFile)));
+  return { payloadCodecs: codecs };
 }

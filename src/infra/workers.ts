@@ -13,11 +13,12 @@ import { JournalShipper, type ShipperLog } from '../store/attributions-shipper';
 import type { HostActivities } from '../activities/types';
 import { useGitSpawner } from '../git/spawner';
 import { startBeacon } from './beacon';
+import { MessageSealCodec } from './message-seal';
+import { auditSinks } from './audit-sink';
 import { dataConverterOf } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
 
-const withConverter = (dataConverter: DataConverter | undefined) => (dataConverter ? { dataConverter } : {});
 
 /** The workflows' entry beside this module: index.ts in the sources (tsx, jest), index.js once compiled (dist/). */
 export const WORKFLOWS_PATH = path.resolve(__dirname, `../workflows/index${path.extname(__filename)}`);
@@ -43,7 +44,7 @@ export function prebuiltWorkflowBundle(): WorkflowBundleOption | undefined {
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [
   'zod',
   '@temporalio/common',
-  ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness'].map((m) => path.resolve(__dirname, `../domain/${m}`)),
+  ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness', 'seal'].map((m) => path.resolve(__dirname, `../domain/${m}`)),
   path.resolve(__dirname, '../workflows/adoption'),
 ];
 
@@ -56,8 +57,12 @@ export interface WorkerDeps {
   authority: LivenessAuthority;
   /** Absent for a host agent: it runs only the git activities of its own host. */
   pool?: Pool;
-  /** Payload encryption (src/infra/payload-codec.ts), the same for every client and worker of the deployment. */
-  dataConverter?: DataConverter;
+  /**
+   * The deployment's data converter (src/infra/payload-codec.ts dataConverterOf): it proves each
+   * message's seal (src/infra/message-seal.ts), and encrypts when configured. Required: a worker
+   * without it would believe whatever a message's `seal` says.
+   */
+  dataConverter: DataConverter;
   /** Where a host agent without `pool` beats its beacon (src/infra/beacon.ts); none: /healthz goes by Temporal's pollers. */
   beaconPool?: Pool;
   /** A prebuilt bundle (tests build one per run); else the workflows are bundled at start. */
@@ -104,6 +109,7 @@ export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 
 /** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
+  if (!deps.dataConverter.payloadCodecs?.some((c) => c instanceof MessageSealCodec)) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
   const workers: Worker[] = [];
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
@@ -120,8 +126,10 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         connection: deps.connection,
         namespace: deps.namespace,
         taskQueue: deps.taskQueue,
-        ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+        dataConverter: deps.dataConverter,
         ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] } }),
+        // Messages refused for want of a seal are recorded for people (refused_messages), never in history.
+        sinks: auditSinks(deps.pool, (msg, meta) => Runtime.instance().logger.warn(msg, meta)),
         activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null, here: { hostId: deps.hostId, host } }),
         ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
@@ -137,7 +145,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
       connection: deps.connection,
       namespace: deps.namespace,
       taskQueue: hostTaskQueue(deps.hostId),
-      ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+      dataConverter: deps.dataConverter,
       activities: host,
       ...(deps.identity ? { identity: `${deps.identity}/host-agent` } : {}),
     }),
@@ -169,7 +177,7 @@ export function createWorkersFromConfig(cfg: Config, connection: NativeConnectio
     authority: authorityFromConfig(cfg),
     pool,
     ...(journalPool ? { beaconPool: journalPool } : {}),
-    ...withConverter(dataConverterOf(cfg)),
+    dataConverter: dataConverterOf(cfg),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     settings: ownershipSettingsOf(cfg),
   });

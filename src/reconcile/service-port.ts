@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
 import { OwnershipClient, OwnershipError } from '../client';
@@ -9,11 +10,6 @@ import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationE
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
 
-const withCodec = (payloadKeyFile = '') => {
-  const dataConverter = dataConverterOf({ payloadKeyFile });
-  return dataConverter ? { dataConverter } : {};
-
-};
 
 export interface ServicePortOptions {
   /** The typed client: binds go to the ownership workflow through Temporal. */
@@ -93,6 +89,10 @@ export interface ServiceEndpoints {
   allowedRoots: string[];
   /** OD_PAYLOAD_KEY_FILE: the workflows' payloads are encrypted with it */
   payloadKeyFile?: string;
+  /** OD_SERVICE_KEY_FILE: seals the messages (default: dataDir/service.key) */
+  serviceKeyFile?: string;
+  /** OD_DATA_DIR (default .data) */
+  dataDir?: string;
 }
 
 /**
@@ -107,7 +107,7 @@ export async function openServicePort(
   const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s', channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const pool = createPool(endpoints.databaseUrl, { max: 2 });
   const client = new OwnershipClient({
-    client: new Client({ connection, namespace: endpoints.namespace, ...withCodec(endpoints.payloadKeyFile) }),
+    client: new Client({ connection, namespace: endpoints.namespace, dataConverter: dataConverterOf({ payloadKeyFile: endpoints.payloadKeyFile ?? '', serviceKeyFile: endpoints.serviceKeyFile ?? '', dataDir: path.resolve(endpoints.dataDir ?? '.data') }) }),
     taskQueue: endpoints.taskQueue,
     hostId: endpoints.hostId,
     allowedRoots: endpoints.allowedRoots,

@@ -48,19 +48,22 @@ export interface Patches {
   sinceV6(patch: string): boolean;
   /** changes since ownership-v6 (v7 fixtures and earlier replay without them) */
   sinceV7(patch: string): boolean;
-  /** changes since ownership-v7 (v9 fixtures and earlier replay without them) */
+  /** changes since ownership-v7 (v10 fixtures and earlier replay without them) */
   sinceV8(patch: string): boolean;
+  /** changes since ownership-v8 (v10 fixtures and earlier replay without them) */
+  sinceV9(patch: string): boolean;
 }
 
 /** Called first in a run, so the markers lead its history as they always have. */
 export function openPatches(): Patches {
-  const v8 = patched('ownership-v8');
+  const v9 = patched('ownership-v9');
+  const v8 = v9 || patched('ownership-v8');
   const v7 = v8 || patched('ownership-v7');
   const v6 = v7 || patched('ownership-v6');
   const v5 = v6 || patched('ownership-v5');
   const v4 = v5 || patched('ownership-v4');
   const v3 = v4 || patched('ownership-v3');
-  return { since: (p) => v3 || patched(p), sinceV4: (p) => v4 || patched(p), sinceV5: (p) => v5 || patched(p), sinceV6: (p) => v6 || patched(p), sinceV7: (p) => v7 || patched(p), sinceV8: (p) => v8 || patched(p) };
+  return { since: (p) => v3 || patched(p), sinceV4: (p) => v4 || patched(p), sinceV5: (p) => v5 || patched(p), sinceV6: (p) => v6 || patched(p), sinceV7: (p) => v7 || patched(p), sinceV8: (p) => v8 || patched(p), sinceV9: (p) => v9 || patched(p) };
 }
 
 export interface RunState {
@@ -137,6 +140,11 @@ export interface RunState {
    * agent writes every projection.
    */
   readonly logByActivity: boolean;
+  /**
+   * Signals count only with a valid service seal (sealed-signals-v1; updates are checked by their
+   * validators, which never run on replay, so they need no patch): see seal.ts.
+   */
+  readonly sealedSignals: boolean;
 }
 
 export function startRun(input: OwnershipWorkflowInput, patches: Patches): RunState {
@@ -180,6 +188,7 @@ export function startRun(input: OwnershipWorkflowInput, patches: Patches): RunSt
     refusedMessages: new Map(),
     appliedMessages: new Set(),
     logByActivity: patches.sinceV8('log-by-activity-v1'),
+    sealedSignals: patches.sinceV9('sealed-signals-v1'),
   };
 }
 

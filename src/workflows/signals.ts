@@ -7,6 +7,7 @@ import { heartbeat } from './liveness';
 import { projectStateHere } from './projection-loop';
 import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, resyncSignal, worktreeRemovedSignal } from './messages';
 import { view, type RunState } from './run-state';
+import { sealedSignal } from './seal';
 import { conversationSummary } from './summaries';
 
 /**
@@ -15,19 +16,21 @@ import { conversationSummary } from './summaries';
  */
 export function installSignals(s: RunState): void {
   setHandler(heartbeatSignal, (raw) => {
-    if (Checks.heartbeat(raw)) heartbeat(s, raw);
+    if (Checks.heartbeat(raw) && sealedSignal(s, 'heartbeat', raw)) heartbeat(s, raw);
   });
   setHandler(landedSignal, (raw) => {
     if (!Checks.landed(raw)) return log.warn('landed signal dropped: invalid input');
+    if (!sealedSignal(s, 'landed', raw)) return;
     decided('landed', () => decideLanded(s.record, raw));
     projectStateHere(s);
   });
   setHandler(worktreeRemovedSignal, (raw) => {
     if (!Checks.worktreeRemoved(raw)) return log.warn('worktreeRemoved signal dropped: invalid input');
+    if (!sealedSignal(s, 'worktreeRemoved', raw)) return;
     decided('worktreeRemoved', () => decideWorktreeRemoved(s.record, raw));
   });
   setHandler(conversationBoundSignal, async (raw) => {
-    if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId) return;
+    if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId || !sealedSignal(s, 'conversationBound', raw)) return;
     const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
     decided(null, () => {
       // A title refresh is new behaviour: only where the history has it (or is being written now).
@@ -37,7 +40,7 @@ export function installSignals(s: RunState): void {
   });
 
   setHandler(resyncSignal, (raw) => {
-    if (!Checks.resync(raw) || (raw.ownershipId !== undefined && raw.ownershipId !== s.ownershipId)) return;
+    if (!Checks.resync(raw) || (raw.ownershipId !== undefined && raw.ownershipId !== s.ownershipId) || !sealedSignal(s, 'resync', raw)) return;
     if (raw.seq > s.sync.durableSeq) s.resync.wanted = s.logResync;
   });
 

@@ -40,6 +40,7 @@ import {
   type OwnershipView,
 } from './messages';
 import { livenessView, view, type RunState } from './run-state';
+import { refuseUnsealedUpdate } from './seal';
 import { conversationSummary } from './summaries';
 
 /**
@@ -56,13 +57,15 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
   const expiry = () => new Date(Date.now() + s.settings.handoffTimeoutMs).toISOString();
   /** Unguessable (deterministic per run, as workflow randomness is): a reader cannot derive the next one. */
   /**
-   * Every validator first: while the run drains to continue as new, new updates are refused
+   * Every validator first: a message without the service's seal is refused (seal.ts). While the run drains to continue as new, new updates are refused
    * (`unavailable`, retry shortly; nothing enters history), so a steady stream of them cannot hold
    * the run off. The next run takes them.
    */
   const open =
     (validator: (raw: unknown) => void) =>
     (raw: unknown): void => {
+      // Before all else: only service processes may message an ownership (seal.ts).
+      refuseUnsealedUpdate(s, raw);
       // A message the log already holds (a retry, a redelivery after a lost task) is accepted and answered from it.
       if (knownToLog(s)) return;
       if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));

@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => s?.stop());
 
 /** The stack's Temporal client and the bundle its workers run (global setup builds it). */
-const temporalOf = (stack: ApiStack): TemporalAccess => ({ client: stack.h.temporal, workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! } });
+const temporalOf = (stack: ApiStack): TemporalAccess => ({ client: stack.h.temporal, workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! }, dataConverter: stack.h.workers.dataConverter });
 
 function targetOf(baseDir: string): Target {
   return {
@@ -81,6 +81,7 @@ test('torture (short burst): 3 rounds of 60 at once over 3 worktrees (20 writers
     hostId: s.h.hostId,
     allowedRoots: w.allowedRoots,
     pool: s.h.pool,
+    dataConverter: w.dataConverter,
     bundlePath: w.bundlePath,
     maxCachedWorkflows: w.maxCachedWorkflows,
     initial: w.initial,

@@ -10,7 +10,7 @@ import { generateToken, hashToken } from '../../src/auth/tokens';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
-import { dataConverterOf } from '../../src/infra/payload-codec';
+import { testDataConverter } from './harness';
 import { startHarness, type Harness } from './harness';
 
 /** Bearer tokens of the test principals: one of each kind, plus a second executor bound to another worker. */
@@ -45,7 +45,7 @@ export interface ApiStack {
 export async function startApiStack(
   opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean; payloadKeyFile?: string; ownDatabase?: boolean; maxCachedWorkflows?: number } = {},
 ): Promise<ApiStack> {
-  const dataConverter = opts.payloadKeyFile ? dataConverterOf({ payloadKeyFile: opts.payloadKeyFile }) : undefined;
+  const dataConverter = opts.payloadKeyFile ? testDataConverter(opts.payloadKeyFile) : undefined;
   const h = await startHarness({ ...(opts.authority ? { authority: opts.authority } : {}), ...(dataConverter ? { dataConverter } : {}), ...(opts.ownDatabase ? { ownDatabase: true } : {}), ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}) });
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP ?? os.tmpdir(), 'tokens-'));
   const file = path.join(dir, 'tokens.json');

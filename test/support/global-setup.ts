@@ -7,6 +7,7 @@ import { freePort } from '../../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres, withDatabase } from '../../src/infra/postgres';
 import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../../src/infra/workers';
 import { migrate } from '../../src/store/db';
+import { createKeyFileIfMissing } from '../../src/infra/message-seal';
 
 /**
  * One real stack per test run: a Temporal dev server on free ports, and an isolated database
@@ -51,6 +52,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.OD_TEST_DATABASE_URL = databaseUrl;
   process.env.OD_TEST_WORKFLOW_BUNDLE = bundlePath;
   process.env.OD_TEST_TMP = tmp;
+  // The run's service key: the harness's workers and clients, and every service process a test starts, seal with it.
+  const serviceKeyFile = path.join(tmp, 'service.key');
+  createKeyFileIfMissing(serviceKeyFile);
+  process.env.OD_SERVICE_KEY_FILE = serviceKeyFile;
   (globalThis as Record<string, unknown>).__odState = state;
   process.stderr.write(
     `\n[stack] temporal ${server.address}, database ${withDatabase(serverUrl, dbName).replace(/:[^:@/]*@/, ':***@')} (${process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'}), ready in ${Date.now() - started} ms\n`,

@@ -15,6 +15,17 @@ import type { OwnershipEvent } from '../../src/domain/events';
 import type { OwnershipRecord } from '../../src/domain/projection';
 import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import type { DataConverter } from '@temporalio/common';
+import os from 'node:os';
+import { dataConverterOf } from '../../src/infra/payload-codec';
+
+/**
+ * The data converter of the test run's service processes: messages sealed with the run's service
+ * key (global-setup writes it and names it in OD_SERVICE_KEY_FILE, so processes a test starts share
+ * it), payloads encrypted when a payload key is given.
+ */
+export function testDataConverter(payloadKeyFile = ''): DataConverter {
+  return dataConverterOf({ payloadKeyFile, serviceKeyFile: process.env.OD_SERVICE_KEY_FILE ?? '', dataDir: process.env.OD_TEST_TMP ?? os.tmpdir() });
+}
 
 export interface Harness {
   client: OwnershipClient;
@@ -23,7 +34,7 @@ export interface Harness {
   taskQueue: string;
   hostId: string;
   /** What a test needs to replace the workers mid-run (torture's --restart-worker): how they were made. */
-  workers: { initial: Worker[]; temporalAddress: string; allowedRoots: string[]; bundlePath: string; maxCachedWorkflows: number };
+  workers: { initial: Worker[]; temporalAddress: string; allowedRoots: string[]; bundlePath: string; maxCachedWorkflows: number; dataConverter: DataConverter };
   shutdown(): Promise<void>;
 }
 
@@ -76,6 +87,7 @@ export async function startHarness(
   const pool = createPool(own?.url ?? runDatabase);
   const connection = await NativeConnection.connect({ address });
   const allowedRoots = opts.allowedRoots ?? [required('OD_TEST_TMP')];
+  const dataConverter = opts.dataConverter ?? testDataConverter();
   const workers: Worker[] = await createWorkers({
     connection,
     namespace: 'default',
@@ -86,12 +98,12 @@ export async function startHarness(
     pool,
     workflowBundle: { codePath: required('OD_TEST_WORKFLOW_BUNDLE') },
     ...(opts.workerSettings ? { settings: opts.workerSettings } : {}),
-    ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}),
+    dataConverter,
     ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
   });
   const running = workers.map((w) => w.run());
   const clientConnection = await Connection.connect({ address });
-  const temporal = new Client({ connection: clientConnection, namespace: 'default', ...(opts.dataConverter ? { dataConverter: opts.dataConverter } : {}) });
+  const temporal = new Client({ connection: clientConnection, namespace: 'default', dataConverter });
   const client = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots, settings: opts.settings });
   return {
     client,
@@ -99,7 +111,7 @@ export async function startHarness(
     pool,
     taskQueue,
     hostId,
-    workers: { initial: workers, temporalAddress: address, allowedRoots, bundlePath: required('OD_TEST_WORKFLOW_BUNDLE'), maxCachedWorkflows: opts.maxCachedWorkflows ?? 0 },
+    workers: { initial: workers, temporalAddress: address, allowedRoots, bundlePath: required('OD_TEST_WORKFLOW_BUNDLE'), maxCachedWorkflows: opts.maxCachedWorkflows ?? 0, dataConverter },
     async shutdown() {
       // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
       workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());

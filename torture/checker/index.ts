@@ -104,7 +104,7 @@ async function checkTemporal(input: CheckInput, t: TemporalAccess, log: Log, out
   const runs = await listRuns(t.client, ids);
   const histories = await fetchHistories(t.client, runs, out);
   const figures = checkHistories(histories, out);
-  const replays = await replayHistories(t.workflowBundle, histories);
+  const replays = await replayHistories(t.workflowBundle, histories, t.dataConverter);
   checkReplays(replays, out);
   if (input.historyDir) {
     const bad = new Set([...out.filter((v) => (v.check === 'failed_workflow_task' || v.check === 'replay') && v.runId).map((v) => v.runId!)]);

@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
@@ -16,6 +17,8 @@ export interface TemporalAccess {
   client: Client;
   /** the workflow bundle the run's workers execute (bench/stack.ts bundlePath; jest: OD_TEST_WORKFLOW_BUNDLE) */
   workflowBundle: { codePath: string };
+  /** the deployment's data converter: histories replay through the seal codec as the workers ran them */
+  dataConverter: DataConverter;
 }
 
 export type History = temporal.api.history.v1.IHistory;
@@ -190,13 +193,13 @@ export async function fetchHistories(client: Client, runs: readonly { workflowId
 }
 
 /** Replays every history against the bundle (Worker.runReplayHistories yields one result per history, in order). */
-export async function replayHistories(bundle: { codePath: string }, histories: readonly RunHistory[]): Promise<ReplayOutcome[]> {
+export async function replayHistories(bundle: { codePath: string }, histories: readonly RunHistory[], dataConverter: DataConverter): Promise<ReplayOutcome[]> {
   const results: ReplayOutcome[] = [];
   if (histories.length === 0) return results;
   let i = 0;
   try {
     for await (const r of Worker.runReplayHistories(
-      { workflowBundle: bundle, replayName: 'torture-replay' },
+      { workflowBundle: bundle, replayName: 'torture-replay', dataConverter },
       histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
     )) {
       const h = histories[i++]!;
