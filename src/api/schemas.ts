@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AttemptSchema } from '../store/attributions-schemas';
+import { RefusedMessageRowSchema } from '../store/refused-messages';
 import { LeaseTtlMs } from '../domain/commands';
 import { LandingReceiptSchema } from '../domain/events';
 import { BranchName, FreeText, IdString, IsoTime, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema } from '../domain/identity';
@@ -228,6 +229,8 @@ export const HistoryResponseSchema = z.strictObject({
       lineage: z.array(LineageLinkSchema),
       /** git moves refused by the hooks or the agent's git wrapper, from the worktree journal (docs/git-projection.md#the-journal) */
       attempts: z.array(AttemptSchema).optional(),
+      /** messages refused for want of the service's seal (a raw Temporal client): what they claimed, never believed (docs/guarantees.md#messages) */
+      refusedMessages: z.array(RefusedMessageRowSchema).optional(),
     }),
   ),
 });

@@ -53,6 +53,7 @@ const SAMPLE_DOTENV: Record<string, string> = {
   OWNERSHIP_DB_PASSWORD: 'c0ffee01ownership',
   TEMPORAL_DB_PASSWORD: 'c0ffee02temporal',
   OD_TOKENS_HOST_FILE: '/etc/worktree-ownership/tokens.json',
+  OD_SERVICE_KEY_HOST_FILE: '/etc/worktree-ownership/service.key',
   OD_HOST_ID: 'docker-host-1',
   WORKTREES_ROOT: '/srv/worktrees',
 };

@@ -49,3 +49,20 @@ test('history: the owner chain, WIP, landing and every event, oldest first', () 
 test('no history says so', () => {
   expect(renderHistory({ ownerships: [] })).toBe('no ownership history');
 });
+
+test('history: messages refused for want of the service seal are shown with what they claimed', () => {
+  const r = record({ state: 'active' });
+  const text = renderHistory({
+    ownerships: [
+      {
+        ownershipId: r.ownershipId,
+        record: r,
+        events: [base(1, 'ownership.claimed', 'session_a', 'executor:e1')],
+        lineage: [],
+        refusedMessages: [{ ownershipId: r.ownershipId, message: 'reclaim', messageId: 'intruder-1', code: 'message_unsealed', problem: 'unsealed', claimedPrincipal: 'admin:intruder', receivedAt: at(2) }],
+      },
+    ],
+  });
+  expect(text).toContain('  Messages refused (no service seal):');
+  expect(text).toContain(`    ${at(2)}  reclaim  unsealed  claimed admin:intruder  id intruder-1`);
+});

@@ -7,6 +7,7 @@ import { isHeldState } from '../../domain/states';
 import { ownershipWorkflowId } from '../../domain/workflow-id';
 import { getHistory, getOwnership, listOwnerships, type GetOwnershipInput, type HistoryInput } from '../../store/lookups';
 import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
+import { refusedMessagesOf } from '../../store/refused-messages';
 import type { GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
@@ -103,8 +104,10 @@ export async function history(deps: ServiceDeps, principal: Principal, q: Histor
   }
   const found = await getHistory(deps.pool, by);
   // Refused attempts (hooks, agent git wrapper) beside each ownership's events.
+  // Messages refused for want of a seal, too: someone tried to act on the ownership outside the service.
   const ownerships = [];
-  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }) });
+  const refused = await refusedMessagesOf(deps.pool, found.ownerships.map((o) => o.ownershipId));
+  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }), refusedMessages: refused.get(o.ownershipId) ?? [] });
   return redact(principal, { ...found, ownerships });
 }
 

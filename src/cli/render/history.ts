@@ -41,6 +41,10 @@ export function renderHistoryEntry(e: Entry): string {
       lines.push(`    ${a.at}  ${a.code}  ${what} by ${a.executionSessionId ?? 'unidentified'} (owner ${show(a.ownerSessionId)}, epoch ${a.epoch ?? 'unknown'})`);
     }
   }
+  if (e.refusedMessages && e.refusedMessages.length > 0) {
+    lines.push('  Messages refused (no service seal):');
+    for (const m of e.refusedMessages) lines.push(`    ${m.receivedAt}  ${m.message}  ${m.problem}  claimed ${show(m.claimedPrincipal)}${m.messageId ? `  id ${m.messageId}` : ''}`);
+  }
   lines.push('  Events:');
   for (const ev of e.events) {
     const actor = (ev as { actor?: { executionSessionId?: string | null; principal?: string | null } }).actor;
