@@ -76,9 +76,9 @@ export interface MessageOptions {
  * its argument sealed for that id (src/domain/seal.ts; the data converter adds the HMAC). A worker
  * refuses an update whose seal does not prove this.
  */
-function sealedUpdate<I>(opts: MessageOptions, arg: I): { args: [I]; updateId: string } {
+function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [I]; updateId: string } {
   const updateId = opts.messageId ?? `upd_${randomUUID()}`;
-  return { args: [{ ...arg, seal: sealRequest(updateId, Date.now()) }], updateId };
+  return { args: [{ ...arg, seal: sealRequest(updateId, nowMs) }], updateId };
 }
 
 /** A signal as service processes send it: sealed for its workflow (signals have no id). */
@@ -120,6 +120,8 @@ export interface OwnershipClientOptions {
    * servers without multi-operation support such as the time-skipping test server.
    */
   updateWithStart?: boolean;
+  /** The clock a message's seal expires by (default Date.now): a time-skipping test server's clock runs ahead of it. */
+  now?: () => number;
 }
 
 function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
@@ -189,8 +191,10 @@ export function ownershipStartMetadata(w: { ownershipId: string; repoRoot: strin
 
 export class OwnershipClient {
   private readonly settings: OwnershipSettings;
+  private readonly now: () => number;
   constructor(private readonly opts: OwnershipClientOptions) {
     this.settings = { ...DEFAULT_SETTINGS, ...opts.settings };
+    this.now = opts.now ?? Date.now;
   }
 
   /** One spelling per worktree: realpath-normalised, and under the allowed roots when configured. */
@@ -275,10 +279,10 @@ export class OwnershipClient {
         try {
           if (this.opts.updateWithStart === false) {
             await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
-            return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim)));
+            return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()));
           }
           return await this.queue.run(workflowId, () =>
-            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { ...sealedUpdate(opts, ClaimInputSchema.parse(claim)), startWorkflowOperation: startOperation() }),
+            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { ...sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()), startWorkflowOperation: startOperation() }),
           );
         } catch (err) {
           const translated = translateError(err);
@@ -322,7 +326,7 @@ export class OwnershipClient {
     const workflowId = await this.workflowIdOf(ref);
     return throughContinueAsNew(async () => {
       try {
-        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg)));
+        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg, this.now())));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }

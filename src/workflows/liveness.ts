@@ -83,6 +83,7 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
   const owner = s.record.owner;
   const asked = { executionSessionId: owner.executionSessionId, epoch: s.record.epoch };
   s.liveness.status = 'silent';
+  const askedAtMs = Date.now();
   let verdict: Verdict = 'unknown';
   let detail: string | null = null;
   try {
@@ -91,11 +92,16 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
     if (isCancellation(err)) throw err;
     detail = 'liveness authority unreachable';
   }
+  // The API records heartbeats in PostgreSQL without signalling: one that came in while the authority
+  // was being asked is read before a dead verdict counts (heartbeat-before-verdict-v1). A session
+  // that resumed under a new process keeps its tenure by heartbeating.
+  const heardDuringAsk = verdict === 'dead' && s.heartbeatsInStore && sameTenure(s.record, asked) && s.patches.sinceV9('heartbeat-before-verdict-v1');
+  if (heardDuringAsk) await heardFromStore(s);
   if (!sameTenure(s.record, asked)) return;
   s.liveness.verdict = verdict;
   s.liveness.checkedAt = now();
   // A heartbeat may have arrived while the authority was being asked: it wins.
-  if (Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) {
+  if (Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs || (heardDuringAsk && s.lastHeartbeatMs >= askedAtMs)) {
     s.liveness.status = 'live';
     s.liveness.verdict = null;
     return;

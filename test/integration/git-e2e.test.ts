@@ -331,6 +331,7 @@ test('with the host agent down a bind is still durable; the projection catches u
       namespace: 'default',
       taskQueue,
       workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! },
+      dataConverter: h.workers.dataConverter,
       activities: createStoreActivities({ pool: h.pool }),
     });
     workers.push(store);

@@ -9,8 +9,9 @@ import { hostTaskQueue } from '../../src/domain/queues';
 import { timeSkippingServerPath } from '../../src/infra/tools';
 import { createPool } from '../../src/store/db';
 import { readEvents } from '../../src/store/event-store';
+import { recordHeartbeat } from '../../src/store/heartbeats';
 import { makeRepo } from '../support/git-fixture';
-import { scriptedAuthority } from '../support/harness';
+import { scriptedAuthority, testDataConverter } from '../support/harness';
 
 /**
  * Lease expiry and the liveness authority, on the time-skipping test server: minutes of lease pass
@@ -22,11 +23,18 @@ let client: OwnershipClient;
 let worker: Worker[];
 let running: Promise<void>[];
 const script = scriptedAuthority('alive');
+const dataConverter = testDataConverter();
+/** How far the time-skipping server's clock runs ahead: seals expire by the workflow's clock. */
+let skewMs = 0;
+async function sleep(ms: number): Promise<void> {
+  await env.sleep(ms);
+  skewMs = (await env.currentTimeMs()) - Date.now();
+}
 const TTL = 60_000;
 
 beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } } });
+  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } }, client: { dataConverter } });
   // The test server starts with no custom search attributes; register ours as the dev server does.
   await env.connection.operatorService.addSearchAttributes({
     namespace: 'default',
@@ -42,6 +50,7 @@ beforeAll(async () => {
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! },
+      dataConverter,
       activities: createStoreActivities({ pool }),
     }),
     await Worker.create({
@@ -51,7 +60,7 @@ beforeAll(async () => {
     }),
   ];
   running = worker.map((w) => w.run());
-  client = new OwnershipClient({ client: env.client, taskQueue, hostId, allowedRoots: [process.env.OD_TEST_TMP!], settings: { leaseTtlMs: TTL }, updateWithStart: false });
+  client = new OwnershipClient({ client: env.client, taskQueue, hostId, allowedRoots: [process.env.OD_TEST_TMP!], settings: { leaseTtlMs: TTL }, updateWithStart: false, now: () => Date.now() + skewMs });
 });
 
 afterAll(async () => {
@@ -91,7 +100,7 @@ test('alive verdict: the owner is silent, not stale, and reclaim is refused', as
   const wt = repo.worktrees[0];
   const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-alive'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
-  await env.sleep(TTL * 3);
+  await sleep(TTL * 3);
   const after = await client.projection(ref);
   expect(after!.state).toBe('active');
   expect(after!.liveness).toMatchObject({ status: 'silent', verdict: 'alive' });
@@ -110,7 +119,7 @@ test('dead verdict: the ownership becomes stale and a successor reclaims with WI
   const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-dies'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
   require('node:fs').writeFileSync(`${wt.path}/wip.txt`, 'unsaved work\n');
-  await env.sleep(TTL * 2);
+  await sleep(TTL * 2);
   const stale = await client.projection(ref);
   expect(stale!.state).toBe('stale');
   const reclaimed = await client.reclaim(ref, reclaimBy('sess-successor', { reason: 'owner process ended' }));
@@ -127,13 +136,34 @@ test('dead verdict: the ownership becomes stale and a successor reclaims with WI
   expect(await refusedWith(client.release(ref, { executionSessionId: 'sess-dies', epoch: 1, principal: principal('w-a') }))).toBe('not_owner');
 });
 
+test('a heartbeat the API records while the authority is being asked wins over its dead verdict', async () => {
+  script.set('dead');
+  const repo = makeRepo(1);
+  const wt = repo.worktrees[0];
+  const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-resumed'));
+  const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
+  // The session resumed under a new process: the authority says its recorded process is dead, but
+  // the session heartbeats (through the API, which records it in PostgreSQL) while it is asked.
+  let asked = false;
+  script.whenAsked(async () => {
+    asked = true;
+    await recordHeartbeat(pool, view.ownershipId, 'sess-resumed', 1);
+  });
+  await sleep(TTL + 5_000);
+  expect(asked).toBe(true);
+  const after = await client.projection(ref);
+  expect(after!.state).toBe('active');
+  expect(after!.liveness.status).toBe('live');
+  expect((await readEvents(pool, view.ownershipId)).map((e) => e.type)).not.toContain('ownership.stale');
+});
+
 test('unknown verdict: reclaim refused unless an admin forces it with a reason, which is recorded', async () => {
   script.set('unknown');
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-unknown'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
-  await env.sleep(TTL * 2);
+  await sleep(TTL * 2);
   const silent = await client.projection(ref);
   expect(silent!.state).toBe('active');
   expect(silent!.liveness).toMatchObject({ status: 'silent', verdict: 'unknown' });
@@ -157,7 +187,7 @@ test('a pending handoff that is never accepted times out back to the owner', asy
   const pending = await client.handoff(ref, { executionSessionId: 'sess-h', epoch: 1, principal: principal('w-a'), toExecutionSessionId: 'sess-never', toWorkerId: 'w-a' });
   expect(pending.state).toBe('handoff_pending');
   await client.heartbeat(ref, { executionSessionId: 'sess-h', epoch: 1 });
-  await env.sleep(11 * 60_000);
+  await sleep(11 * 60_000);
   const back = await client.projection(ref);
   expect(back!.state).toBe('active');
   expect(back!.owner!.executionSessionId).toBe('sess-h');
@@ -170,7 +200,7 @@ test("an owner's own lease (leaseTtlMs at bind) governs when it goes silent", as
   const [short, long] = repo.worktrees;
   await client.bind({ ...bindReq(repo.repoRoot, short, 'sess-short'), leaseTtlMs: 5_000 });
   await client.bind(bindReq(repo.repoRoot, long, 'sess-long'));
-  await env.sleep(15_000);
+  await sleep(15_000);
   const s = await client.projection({ repoRoot: repo.repoRoot, worktreePath: short.path });
   const l = await client.projection({ repoRoot: repo.repoRoot, worktreePath: long.path });
   expect(s!.liveness.leaseTtlMs).toBe(5_000);

@@ -138,14 +138,22 @@ async function ownDatabase(runDatabase: string, suffix: string): Promise<{ name:
 export function scriptedAuthority(initial: 'alive' | 'dead' | 'unknown' = 'alive') {
   let verdict = initial;
   let calls = 0;
+  let onAsk: (() => Promise<void>) | null = null;
   const authority: LivenessAuthority = {
     async check() {
       calls++;
+      const hook = onAsk;
+      onAsk = null;
+      if (hook) await hook();
       return { verdict, detail: `scripted ${verdict}` };
     },
   };
   return {
     authority,
+    /** Runs once, the next time the authority is asked, before it answers (something that happens while it is being asked). */
+    whenAsked(fn: () => Promise<void>) {
+      onAsk = fn;
+    },
     set(v: 'alive' | 'dead' | 'unknown') {
       verdict = v;
     },
