@@ -243,7 +243,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'preserved work in progress',
-    home: { surface: 'event', fields: ['wip_preserved.ref', 'wip_preserved.sha', 'wip_not_preserved.reason'] },
+    home: { surface: 'event', fields: ['wip_preserved.ref', 'wip_preserved.sha', 'wip_not_preserved.reason', 'wip_not_preserved.detail'] },
     copies: [{ surface: 'record', fields: ['latestWip', 'wipNotPreserved'], refresh: REDUCER }],
   },
   {

@@ -50,8 +50,11 @@ export const EventDataSchemas = {
   'ownership.released': z.strictObject({ executionSessionId: IdString, epoch: Epoch, reason: FreeText.nullable() }),
   'ownership.stale': z.strictObject({ executionSessionId: IdString, epoch: Epoch, verdict: z.literal('dead'), detail: FreeText.nullable() }),
   'ownership.wip_preserved': z.strictObject({ executionSessionId: IdString, ref: z.string(), sha: z.string().regex(/^[0-9a-f]{40,64}$/) }),
-  /** A reclaim found no worktree to preserve WIP from (deleted without a worktree_removed message). */
-  'ownership.wip_not_preserved': z.strictObject({ executionSessionId: IdString, reason: z.enum(['worktree_missing']) }),
+  /**
+   * A reclaim preserved no WIP: no worktree to preserve it from (deleted without a worktree_removed
+   * message), or an admin forced the reclaim although preservation failed (`detail`: the host's reason code).
+   */
+  'ownership.wip_not_preserved': z.strictObject({ executionSessionId: IdString, reason: z.enum(['worktree_missing', 'preservation_failed']), detail: z.string().max(64).optional() }),
   'ownership.reclaimed': z.strictObject({
     previousOwner: OwnerSchema.nullable(),
     owner: OwnerSchema,

@@ -71,6 +71,8 @@ export interface Hosts {
   hostNow: HostQueue;
   /** one question (liveness), asked again at the next deadline */
   hostOnce: HostQueue;
+  /** WIP preservation inside a reclaim's answer: 25 s in all, so the answer comes well within the API's 60 s */
+  hostWip: HostQueue;
 }
 
 /**
@@ -96,6 +98,13 @@ export function hostActivities(hostId: string): Hosts {
       retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3, nonRetryableErrorTypes },
     }),
     hostOnce: proxyActivities<HostActivities>({ taskQueue, scheduleToCloseTimeout: '30s', retry: { maximumAttempts: 3 } }),
+    hostWip: proxyActivities<HostActivities>({
+      taskQueue,
+      scheduleToCloseTimeout: '25s',
+      startToCloseTimeout: '20s',
+      heartbeatTimeout: '10s',
+      retry: { initialInterval: '1s', maximumInterval: '2s', maximumAttempts: 2, nonRetryableErrorTypes },
+    }),
   };
 }
 

@@ -7,13 +7,18 @@ import { inspectSummary, wipSummary } from './summaries';
 
 /** What an acknowledgement asks the worktree's host before it is given, within a short bound. */
 
+/** What WIP preservation gave a reclaim: the preserved commit, nothing to preserve, or why nothing was preserved. */
+export type WipOutcome = { ref: string; sha: string } | null | 'worktree_missing' | { failed: string };
+
 /**
  * WIP preservation inside the reclaim's acknowledgement, bounded: a host that does not answer
  * refuses the reclaim (`host_unavailable`, nothing changed); a worktree that is gone has no WIP
  * to keep: the reclaim goes on and records why (`ownership.wip_not_preserved`); any other
- * refusal of the host is the reclaim's refusal.
+ * refusal of the host is the reclaim's refusal. An admin's forced reclaim is the way out of a
+ * worktree whose WIP cannot be preserved (an unreadable file, a host that is gone): it goes on
+ * and records why nothing was preserved (forced-reclaim-without-wip-v1).
  */
-export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePath: string, seq: number): Promise<{ ref: string; sha: string } | 'worktree_missing' | null> {
+export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePath: string, seq: number, forced = false): Promise<WipOutcome> {
   try {
     // On the worktree's own host, a local activity (projection-here-v1); else, or if it could not, the host agent.
     if (s.projectHere) {
@@ -22,7 +27,9 @@ export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePa
     }
     return await hostNow.preserveWip.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [worktreePath, s.ownershipId, seq]);
   } catch (err) {
-    if (!isCancellation(err) && failureType(err) === 'worktree_missing') return 'worktree_missing';
+    if (isCancellation(err)) throw err;
+    if (failureType(err) === 'worktree_missing') return 'worktree_missing';
+    if (forced && s.patches.sinceV9('forced-reclaim-without-wip-v1')) return { failed: (failureType(err) ?? 'host_unavailable').slice(0, 64) };
     fail(hostRefusal(err));
   }
 }

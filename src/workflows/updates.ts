@@ -148,7 +148,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;
-      const wip = r.worktreeRemoved ? null : await preserveWipNow(s, hosts.hostNow, r.worktreePath, r.seq + 1);
+      // Within the API's deadline for a reclaim: a host that cannot preserve WIP in 25 s refuses it (reclaim-wip-bound-v1).
+      const wipQueue = s.patches.sinceV9('reclaim-wip-bound-v1') ? hosts.hostWip : hosts.hostNow;
+      const wip = r.worktreeRemoved ? null : await preserveWipNow(s, wipQueue, r.worktreePath, r.seq + 1, input.force === true);
       const principal = `${input.principal.kind}:${input.principal.id}`;
       return await act(
         s,
@@ -158,7 +160,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
           const preserved: EventDraft =
             wip === 'worktree_missing'
               ? { type: 'ownership.wip_not_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, reason: wip } }
-              : { type: 'ownership.wip_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha } };
+              : 'failed' in wip
+                ? { type: 'ownership.wip_not_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, reason: 'preservation_failed', detail: wip.failed } }
+                : { type: 'ownership.wip_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha } };
           return { events: [preserved, ...d.events] };
         },
         'owner',

@@ -157,6 +157,28 @@ test('a heartbeat the API records while the authority is being asked wins over i
   expect((await readEvents(pool, view.ownershipId)).map((e) => e.type)).not.toContain('ownership.stale');
 });
 
+test("an admin's forced reclaim goes on when the owner's WIP cannot be preserved, and records why", async () => {
+  script.set('unknown');
+  const repo = makeRepo(1);
+  const wt = repo.worktrees[0];
+  const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-broken'));
+  const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
+  await sleep(TTL * 2);
+  // The worktree's index is corrupt: git cannot read its WIP, on any retry.
+  const gitDir = require('node:child_process').execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: wt.path, encoding: 'utf8' }).trim();
+  require('node:fs').writeFileSync(`${gitDir}/index`, 'garbage');
+  // A successor without force is refused (liveness unknown); nothing is recorded.
+  expect(await refusedWith(client.reclaim(ref, reclaimBy('sess-next')))).toBe('liveness_unknown');
+  const admin = { kind: 'admin' as const, id: 'ops' };
+  const forced = await client.reclaim(ref, reclaimBy('sess-admin', { principal: admin, force: true, reason: 'owner machine lost' }));
+  expect(forced.owner!.executionSessionId).toBe('sess-admin');
+  const events = await readEvents(pool, view.ownershipId);
+  expect(events.map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.wip_not_preserved', 'ownership.reclaimed']);
+  expect(events[1]!.data).toMatchObject({ executionSessionId: 'sess-broken', reason: 'preservation_failed' });
+  expect((events[1]!.data as { detail?: unknown }).detail).toBe('git_failed');
+  expect(forced.wipNotPreserved).toMatchObject({ reason: 'preservation_failed', executionSessionId: 'sess-broken' });
+});
+
 test('unknown verdict: reclaim refused unless an admin forces it with a reason, which is recorded', async () => {
   script.set('unknown');
   const repo = makeRepo(1);
