@@ -7,9 +7,10 @@ import { readExecutorConversation } from '../store/bindings';
 import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
 import { GitSideError, type GitSideErrorCode } from '../git/errors';
-import { git } from '../git/exec';
 import { applyRecord } from '../git/record';
-import { identifyWorktree, pinnedGit, worktreeDirs } from '../git/repo';
+import { identifyWorktree, worktreeDirs } from '../git/repo';
+import { checkedOutBranch } from '../git/head';
+import { checkNamedBranch } from '../domain/branch';
 import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
@@ -129,15 +130,17 @@ export function createHostActivities(deps: {
         throw hostFailure(err);
       }
     },
-    async inspectWorktree(worktreePath): Promise<InspectedWorktree> {
+    async inspectWorktree(worktreePath, claimedBranch): Promise<InspectedWorktree> {
       try {
         const p = await assertUnderAllowedRoots(worktreePath, roots, { mustExist: true });
         const id = await identifyWorktree(p);
         if (id.bare && id.isMain) throw new GitSideError('not_a_worktree', 'a bare repository has no worktree to own');
         await confineDirs(id, roots);
-        const head = await git(['symbolic-ref', '-q', 'HEAD'], { ...pinnedGit(id), okCodes: [1] });
-        const ref = head.code === 0 ? head.stdout.trim() : '';
-        return { worktreePath: id.worktreePath, repoRoot: id.repoRoot, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };
+        const branch = await checkedOutBranch(id);
+        // The branch a claim would record is git's on this host (src/domain/branch.ts): no retry changes that.
+        const wrong = claimedBranch === undefined ? null : checkNamedBranch(claimedBranch, branch);
+        if (wrong) throw ApplicationFailure.create({ type: wrong.code, message: wrong.message, nonRetryable: true, details: wrong.details ? [wrong.details] : [] });
+        return { worktreePath: id.worktreePath, repoRoot: id.repoRoot, branch };
       } catch (err) {
         // The contract names three codes: a worktree whose git dir is gone is not a worktree.
         throw hostFailure(err, { worktree_missing: 'not_a_worktree' });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Owner, ProcessIdentity } from '../domain/identity';
 import type { LivenessVerdict } from './types';
+import { procEnvironVar } from '../infra/procfs';
 
 /**
  * The execution-session authority (docs/ownership-record.md#liveness): only a `dead` verdict may make an ownership
@@ -46,6 +47,9 @@ export function localProcessAuthority(hostId: string): LivenessAuthority {
       if (!now) return { verdict: 'dead', detail: `process ${p.pid} is gone` };
       if (now.startTime !== p.startTime) return { verdict: 'dead', detail: `pid ${p.pid} now belongs to another process` };
       if (now.zombie) return { verdict: 'dead', detail: `process ${p.pid} has exited` };
+      // A process that runs for another session proves nothing about this one.
+      const session = procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID');
+      if (typeof session === 'string' && session !== owner.executionSessionId) return { verdict: 'unknown', detail: `process ${p.pid} runs for another session` };
       return { verdict: 'alive', detail: null };
     },
   };

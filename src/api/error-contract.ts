@@ -57,6 +57,11 @@ export const REASON_HTTP_STATUS: Readonly<Record<ApiErrorCode, number>> = Object
   worktree_mismatch: 409,
   ownership_mismatch: 409,
   repo_root_mismatch: 400,
+  // 409 like worktree_mismatch: what git says of the worktree now, not a malformed request.
+  branch_mismatch: 409,
+  detached_head: 409,
+  ambiguous: 409,
+  process_not_session: 400,
   host_unavailable: 503,
   // The worker did not accept the API's seal: the deployment's processes hold different service keys.
   message_unsealed: 503,

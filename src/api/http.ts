@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawServerDefault } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Operation } from '../auth/policy';
 import { OwnershipError } from '../client/errors';
 import type { Principal } from '../domain/identity';
@@ -33,6 +34,19 @@ export function principalOf(req: FastifyRequest): Principal {
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 export const MESSAGE_ID_HEADER = 'x-od-message-id';
 const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:@/+-]{1,200}$/;
+
+/**
+ * The Idempotency-Key header of the write routes, as a route schema: the document lists it with
+ * its pattern, and Fastify refuses a malformed one before the handler (invalid_input). Every other
+ * header passes.
+ */
+export const MessageHeadersSchema = z.looseObject({
+  [IDEMPOTENCY_KEY_HEADER]: z
+    .string()
+    .regex(IDEMPOTENCY_KEY)
+    .optional()
+    .describe('a retry of the same request is the same message (scoped to the caller); its message id is answered in x-od-message-id'),
+});
 
 /**
  * The message a write request is (src/api/service/messages.ts): its id from the caller's

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IdString, IsoTime, OwnershipIdSchema } from '../domain/identity';
+import { IdString, IsoTimeInput, OwnershipIdSchema, PathString } from '../domain/identity';
 import type { ReconciliationEntry } from '../reconcile/port';
 
 /**
@@ -20,12 +20,12 @@ export const ProvisionalSummarySchema = z.strictObject({
   executionSessionId: IdString,
   runtime: IdString,
   idempotencyKey: IdString.nullable(),
-  claimedAt: IsoTime,
+  claimedAt: IsoTimeInput,
 });
 
 export const ReconciliationBodySchema = z
   .strictObject({
-    worktreePath: z.string().min(1).max(4096),
+    worktreePath: PathString,
     kind: z.enum(LOGGED_RECONCILE_KINDS),
     reason: ReasonCode.nullable(),
     repaired: z.boolean(),
@@ -34,7 +34,7 @@ export const ReconciliationBodySchema = z
     localSeq: Seq.nullable(),
     durableSeq: Seq.nullable(),
     provisional: ProvisionalSummarySchema.nullable(),
-    at: IsoTime,
+    at: IsoTimeInput,
   })
   .describe('One reconciliation of a worktree’s local projection with the durable record (od-worktree reconcile)');
 export type ReconciliationBody = z.infer<typeof ReconciliationBodySchema>;

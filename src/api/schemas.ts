@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { AttemptSchema } from '../store/attributions-schemas';
+import { AttemptSchema, CommitReportSchema } from '../store/attributions-schemas';
 import { RefusedMessageRowSchema } from '../store/refused-messages';
 import { LeaseTtlMs } from '../domain/commands';
 import { LandingReceiptSchema } from '../domain/events';
-import { BranchName, FreeText, IdString, IsoTime, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema } from '../domain/identity';
+import { BranchName, FreeText, IdString, IsoTimeInput, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema, StorableText } from '../domain/identity';
 import { OwnershipRecordSchema, OwnershipStateSchema, OWNERSHIP_STATES } from '../domain/projection';
 import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
 
@@ -17,7 +17,8 @@ import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
 const Path = PathString;
 const Branch = BranchName;
 const Epoch = z.number().int().positive();
-const Sha = z.string().regex(/^[0-9a-f]{7,64}$/, 'a lowercase hex commit id (7 to 64 digits)');
+// Full object ids, as the ownership's commands take them (src/domain/commands.ts): an abbreviation passed here and was refused there.
+const Sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full lowercase hex commit id (40 or 64 digits)');
 
 // --- requests ------------------------------------------------------------------------------------
 
@@ -28,12 +29,16 @@ const WorkerNaming = {
   runId: IdString.nullable().optional().describe('the same as worker.runId'),
 };
 
+/** resolveWorker refuses `worker` beside `workerId` or `runId` (invalid_input): the document says so. */
+const ONE_WORKER_SPELLING = { not: { required: ['worker'], anyOf: [{ required: ['workerId'] }, { required: ['runId'] }] } };
+
 const NewOwnerBody = {
   ...WorkerNaming,
   executionSessionId: IdString,
   runtime: IdString.optional().describe("the executor's runtime; default: the executor binding's executor, else `unknown`"),
   parentExecutionSessionId: IdString.nullable().optional(),
-  process: ProcessIdentitySchema.nullable().optional().describe('the session process, for the local liveness authority'),
+  // Its start time is written to the log as given: storable text only (with a NUL the log's write failed and the bind answered 503).
+  process: ProcessIdentitySchema.extend({ startTime: StorableText(1, 64) }).nullable().optional().describe('the session process, for the local liveness authority'),
   leaseTtlMs: LeaseTtlMs.optional().describe('this owner’s heartbeat lease; default: the server’s OD_LEASE_TTL_MS'),
 };
 
@@ -43,20 +48,23 @@ export const BindBodySchema = z
     ...NewOwnerBody,
     repoRoot: Path.optional().describe('checked, never trusted: git on the worktree’s host says what the root is; another one is refused (repo_root_mismatch)'),
     worktreePath: Path,
-    branch: Branch,
+    branch: Branch.optional().describe('checked, never trusted: the branch git has checked out in the worktree is the one recorded; another one is refused (branch_mismatch), a detached HEAD too (detached_head). Default: git’s. Required when hostId names another host (its agent checks it)'),
     lane: FreeText.nullable().optional(),
     planRef: FreeText.nullable().optional(),
     requestId: IdString.nullable().optional(),
     hostId: IdString.optional().describe('the host that holds the worktree; default: the API host'),
   })
-  .describe('ownership.bind (docs/operations.md, Bind). Naming a conversation is refused: it comes from the executor binding.');
+  .meta({
+    description: 'ownership.bind (docs/operations.md, Bind). Naming a conversation is refused: it comes from the executor binding.',
+    ...ONE_WORKER_SPELLING,
+  });
 export type BindBody = z.infer<typeof BindBodySchema>;
 export type WorkerNamingBody = Pick<BindBody, 'worker' | 'workerId' | 'runId'>;
 
-export const AcceptHandoffBodySchema = z.strictObject({ ...NewOwnerBody, handoffId: IdString });
+export const AcceptHandoffBodySchema = z.strictObject({ ...NewOwnerBody, handoffId: IdString }).meta(ONE_WORKER_SPELLING);
 export type AcceptHandoffBody = z.infer<typeof AcceptHandoffBodySchema>;
 
-export const ReclaimBodySchema = z.strictObject({ ...NewOwnerBody, force: z.boolean().optional(), reason: FreeText.nullable().optional() });
+export const ReclaimBodySchema = z.strictObject({ ...NewOwnerBody, force: z.boolean().optional(), reason: FreeText.nullable().optional() }).meta(ONE_WORKER_SPELLING);
 export type ReclaimBody = z.infer<typeof ReclaimBodySchema>;
 
 const OwnerOnly = { executionSessionId: IdString, epoch: Epoch };
@@ -86,7 +94,7 @@ export type PlanBody = z.infer<typeof PlanBodySchema>;
 export const RenameBranchBodySchema = z.strictObject({ ...OwnerOnly, from: Branch, to: Branch });
 export type RenameBranchBody = z.infer<typeof RenameBranchBodySchema>;
 
-const LandingFields = { sourceHead: Sha, landedBranch: Branch, landedHead: Sha, landedAt: IsoTime };
+const LandingFields = { sourceHead: Sha, landedBranch: Branch, landedHead: Sha, landedAt: IsoTimeInput };
 export const LandedBodySchema = z.strictObject({ ...LandingFields });
 export type LandedBody = z.infer<typeof LandedBodySchema>;
 
@@ -98,7 +106,7 @@ export const LandingBodySchema = z
       ctx.addIssue({ code: 'custom', path: ['ownershipId'], message: 'name ownershipId, or repoRoot and sourceBranch' });
     }
   })
-  .describe('a landing receipt (docs/events.md, Landing receipts)');
+  .meta({ description: 'a landing receipt (docs/events.md, Landing receipts)', anyOf: [{ required: ['ownershipId'] }, { required: ['repoRoot', 'sourceBranch'] }] });
 export type LandingBody = z.infer<typeof LandingBodySchema>;
 
 export const WorktreeRemovedBodySchema = z.strictObject({ reason: FreeText.nullable().optional() });
@@ -109,6 +117,7 @@ export const OwnershipParamsSchema = z.strictObject({ id: OwnershipIdSchema });
 /**
  * Exactly one selector among `keys` (`repoRoot` may narrow a branch). The refusal's fields are
  * the ones to look at: every selector when none was named, the ones named when several were.
+ * selectorJson says the same in JSON Schema, for the document.
  */
 function oneSelector<T extends Record<string, unknown>>(keys: readonly (keyof T & string)[]) {
   return (q: T, ctx: z.RefinementCtx) => {
@@ -120,10 +129,20 @@ function oneSelector<T extends Record<string, unknown>>(keys: readonly (keyof T 
   };
 }
 
+/** oneSelector's rule as JSON Schema: one branch per selector, each excluding the others (and repoRoot but beside branch). */
+function selectorJson(keys: readonly string[]) {
+  return {
+    oneOf: keys.map((k) => ({
+      required: [k],
+      not: { anyOf: [...keys.filter((o) => o !== k), ...(k === 'branch' ? [] : ['repoRoot'])].map((o) => ({ required: [o] })) },
+    })),
+  };
+}
+
 export const GetQuerySchema = z
   .strictObject({ ownershipId: OwnershipIdSchema.optional(), worktreePath: Path.optional(), branch: Branch.optional(), repoRoot: Path.optional() })
   .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch']))
-  .describe('ownership.get (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot)');
+  .meta({ description: 'ownership.get (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot)', ...selectorJson(['ownershipId', 'worktreePath', 'branch']) });
 export type GetQuery = z.infer<typeof GetQuerySchema>;
 
 export const HistoryQuerySchema = z
@@ -135,7 +154,10 @@ export const HistoryQuerySchema = z
     landedCommit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').optional(),
   })
   .superRefine(oneSelector(['ownershipId', 'worktreePath', 'branch', 'landedCommit']))
-  .describe('ownership.history (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot), landedCommit');
+  .meta({
+    description: 'ownership.history (docs/operations.md, Lookups): one of ownershipId, worktreePath, branch (+ repoRoot), landedCommit',
+    ...selectorJson(['ownershipId', 'worktreePath', 'branch', 'landedCommit']),
+  });
 export type HistoryQuery = z.infer<typeof HistoryQuerySchema>;
 
 const States = z.preprocess(
@@ -149,7 +171,12 @@ export const ListQuerySchema = z
     repoRoot: Path.optional(),
     state: States.optional().describe('one state, several (repeated or comma-separated)'),
     limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional(),
-    cursor: z.string().min(1).max(512).optional(),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,512}$/)
+      .optional()
+      // x-opaque: no value but one the server issued is accepted, however well-formed (a generator leaves it out).
+      .meta({ description: 'the nextCursor of the previous page, as issued: any other value is invalid_input', 'x-opaque': true }),
     liveness: Bool.optional().describe('also ask each live ownership its liveness (live, silent, stale)'),
   })
   .describe('ownership.list (docs/operations.md, Lookups)');
@@ -229,6 +256,8 @@ export const HistoryResponseSchema = z.strictObject({
       lineage: z.array(LineageLinkSchema),
       /** git moves refused by the hooks or the agent's git wrapper, from the worktree journal (docs/git-projection.md#the-journal) */
       attempts: z.array(AttemptSchema).optional(),
+      /** commits whose journal report names this ownership (recorded or claimed) and attributes nobody: disputed, unowned or unknown, claimed vs recorded (docs/git-projection.md#whom-a-commit-is-attributed-to) */
+      disputes: z.array(CommitReportSchema).optional(),
       /** messages refused for want of the service's seal (a raw Temporal client): what they claimed, never believed (docs/guarantees.md#messages) */
       refusedMessages: z.array(RefusedMessageRowSchema).optional(),
     }),
@@ -237,6 +266,13 @@ export const HistoryResponseSchema = z.strictObject({
 export type HistoryResponse = z.infer<typeof HistoryResponseSchema>;
 
 export const AcceptedSchema = z.strictObject({ accepted: z.literal(true) });
+
+/** worktree-removed (202 either way): `recorded` once the log holds the removal, `accepted` when signalled but not yet durable. */
+export const RemovalResponseSchema = z.strictObject({
+  accepted: z.literal(true),
+  status: z.enum(['recorded', 'accepted']).describe('recorded: the removal is durable; accepted: signalled, not yet durable'),
+});
+export type RemovalResponse = z.infer<typeof RemovalResponseSchema>;
 
 export const LandingResponseSchema = z.strictObject({
   status: z.enum(['recorded', 'accepted']).describe('recorded: the receipt is durable; accepted: signalled, not yet durable'),

@@ -30,13 +30,19 @@ import {
   type WorktreeRemovedInput,
 } from '../domain/commands';
 import type { OwnershipEvent } from '../domain/events';
-import { IdString, PathString } from '../domain/identity';
+import { checkNamedBranch } from '../domain/branch';
+import { BranchName, IdString, PathString } from '../domain/identity';
+import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest } from '../domain/seal';
+import { claimedProcessProblem } from '../domain/liveness';
+import { procEnvironVar, procStat, readBootIdSync } from '../infra/procfs';
+import type { ProcessIdentity } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
 import { GitSideError } from '../git/errors';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
 import { confineDirs } from '../git/confine';
-import { identifyWorktree } from '../git/repo';
+import { checkedOutBranch, projectedOwnershipId } from '../git/head';
+import { identifyWorktree, type WorktreeIdentity } from '../git/repo';
 import {
   acceptHandoffUpdate,
   bindPlanUpdate,
@@ -82,7 +88,7 @@ function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [
 }
 
 /** A signal as service processes send it: sealed for its workflow (signals have no id). */
-const sealedSignalArg = <I>(arg: I): I => ({ ...arg, seal: sealRequest(null, Date.now()) });
+const sealedSignalArg = <I>(arg: I, messageId?: string): I => ({ ...arg, seal: { ...sealRequest(null, Date.now()), ...(messageId !== undefined ? { messageId } : {}) } });
 
 export { OwnershipError } from './errors';
 export type { OwnershipView } from '../workflows/messages';
@@ -95,11 +101,30 @@ export type { OwnershipEvent } from '../domain/events';
  * different one is refused (`repo_root_mismatch`).
  */
 export const BindRequestSchema = ClaimInputSchema.extend({
+  /** Taken from git when omitted; named, it must be git's (branch_mismatch). Required for a worktree on another host. */
+  branch: BranchName.optional(),
   repoRoot: PathString.optional(),
   worktreePath: PathString,
   hostId: IdString.optional(),
 }).strict();
 export type BindRequest = z.infer<typeof BindRequestSchema>;
+
+/** Where a bind looks for a live owner first: the worktree as identified, and the ownership its own projection names (local worktrees). */
+export interface HeldOwnershipQuery {
+  hostId: string;
+  worktreePath: string;
+  projectedOwnershipId: string | null;
+}
+
+/**
+ * A bind's options: its message id, and PostgreSQL's word on who holds the worktree (the API passes
+ * src/store/lookups.ts heldOwnershipOf): a live ownership under an earlier workflow id formula gets
+ * the claim; one recorded at another path (the worktree was moved) refuses it. Without it, the
+ * database's one-live-owner index is what refuses a second live owner.
+ */
+export interface BindOptions extends MessageOptions {
+  heldOwnership?: (where: HeldOwnershipQuery) => Promise<{ workflowId: string; record: OwnershipRecord } | null>;
+}
 
 /**
  * Which ownership: its workflow id, or the worktree it governs (on `hostId`, default this client's
@@ -216,13 +241,15 @@ export class OwnershipClient {
    * The worktree as git on this host sees it: its canonical path and repository root. A caller's
    * repoRoot that names anything else is refused rather than used.
    */
-  private async identify(worktreePath: string, claimedRoot: string | undefined): Promise<{ worktreePath: string; repoRoot: string }> {
+  private async identify(worktreePath: string, claimedRoot: string | undefined): Promise<{ worktreePath: string; repoRoot: string; branch: string | null; dirs: WorktreeIdentity }> {
     // The path first (nothing outside the roots is even looked at), then every git dir it leads to.
     const path = await this.normalize(worktreePath);
     let id: Awaited<ReturnType<typeof identifyWorktree>>;
+    let branch: string | null;
     try {
       id = await identifyWorktree(path);
       if (this.opts.allowedRoots) await confineDirs(id, this.opts.allowedRoots);
+      branch = await checkedOutBranch(id);
     } catch (err) {
       if (err instanceof PathRefusal) throw new OwnershipError(err.code);
       if (err instanceof GitSideError) throw new OwnershipError('path_not_found', 'the path is not the top of a git worktree on this host');
@@ -230,7 +257,16 @@ export class OwnershipClient {
     }
     const repoRoot = await this.normalize(id.repoRoot);
     if (claimedRoot !== undefined && (await this.normalize(claimedRoot)) !== repoRoot) throw new OwnershipError('repo_root_mismatch');
-    return { worktreePath: await this.normalize(id.worktreePath), repoRoot };
+    return { worktreePath: await this.normalize(id.worktreePath), repoRoot, branch, dirs: id };
+  }
+
+  /**
+   * The branch git has checked out in a worktree of this client's host (null: HEAD detached), read
+   * as bind reads it; undefined for a worktree on another host, whose git only its agent can ask.
+   */
+  async checkedOutBranch(where: { hostId: string; worktreePath: string }): Promise<string | null | undefined> {
+    if (where.hostId !== this.opts.hostId) return undefined;
+    return (await this.identify(where.worktreePath, undefined)).branch;
   }
 
   /**
@@ -240,21 +276,47 @@ export class OwnershipClient {
    */
   private readonly queue = new PerOwnershipQueue(8, 256, 20_000);
 
+  /**
+   * A new owner's process identity on this host must be its session's own (domain/liveness.ts
+   * claimedProcessProblem): the local authority would judge the owner by it. Another host's
+   * process is that host's to judge (unknown here). Nothing is checked where /proc is missing.
+   */
+  private checkOwnProcess(input: { executionSessionId: string; process?: ProcessIdentity | null }): void {
+    const p = input.process;
+    if (!p || p.hostId !== this.opts.hostId) return;
+    const bootId = readBootIdSync();
+    if (bootId === null) return;
+    const stat = procStat(p.pid);
+    const problem = claimedProcessProblem(p, { bootId, startTime: stat?.startTime ?? null, sessionInEnviron: stat ? procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID') : undefined }, input.executionSessionId);
+    if (problem !== null) throw new OwnershipError('process_not_session', undefined, { reason: problem });
+  }
+
   handle(workflowId: string): WorkflowHandle<typeof ownershipWorkflow> {
     return this.opts.client.workflow.getHandle<typeof ownershipWorkflow>(workflowId);
   }
 
   /** Update-with-start: the first bind creates the ownership; a replay by the same session returns it unchanged. */
-  async bind(request: BindRequest, opts: MessageOptions = {}): Promise<OwnershipView> {
+  async bind(request: BindRequest, opts: BindOptions = {}): Promise<OwnershipView> {
     const req = parseOrRefuse(BindRequestSchema, request);
+    this.checkOwnProcess(req);
     const hostId = req.hostId ?? this.opts.hostId;
     const local = hostId === this.opts.hostId;
     // On another host the workflow has that host's agent identify the worktree before the first claim.
-    const { worktreePath, repoRoot } = local
-      ? await this.identify(req.worktreePath, req.repoRoot)
-      : { worktreePath: await this.normalize(req.worktreePath), repoRoot: req.repoRoot !== undefined ? await this.normalize(req.repoRoot) : await this.normalize(req.worktreePath) };
-    const { repoRoot: _r, worktreePath: _w, hostId: _h, ...claim } = req;
-    const workflowId = ownershipWorkflowId(hostId, worktreePath);
+    const seen = local ? await this.identify(req.worktreePath, req.repoRoot) : null;
+    const { worktreePath, repoRoot } = seen ?? {
+      worktreePath: await this.normalize(req.worktreePath),
+      repoRoot: req.repoRoot !== undefined ? await this.normalize(req.repoRoot) : await this.normalize(req.worktreePath),
+    };
+    const branch = this.boundBranch(req.branch, seen);
+    const { repoRoot: _r, worktreePath: _w, hostId: _h, branch: _b, ...rest } = req;
+    const claim = { ...rest, branch };
+    const where: HeldOwnershipQuery = { hostId, worktreePath, projectedOwnershipId: seen && opts.heldOwnership ? await projectedOwnershipId(seen.dirs).catch(() => null) : null };
+    const held = opts.heldOwnership ? await opts.heldOwnership(where) : null;
+    // Moved while owned (git worktree move keeps the private git dir, and its projection, while the
+    // ownership stays recorded at the old path): refused, never a second live owner.
+    if (held && held.record.worktreePath !== worktreePath) throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
+    // A live lifecycle started under an earlier workflow id formula governs the worktree: the claim goes to it.
+    const workflowId = held?.workflowId ?? ownershipWorkflowId(hostId, worktreePath);
     // A new operation per attempt: one is used by a single update-with-start call.
     const startOperation = () => {
       const ownershipId = newOwnershipId();
@@ -263,11 +325,11 @@ export class OwnershipClient {
         taskQueue: this.opts.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        ...ownershipStartMetadata({ ownershipId, repoRoot, worktreePath, branch: req.branch, hostId }),
+        ...ownershipStartMetadata({ ownershipId, repoRoot, worktreePath, branch, hostId }),
         args: [
           {
             ownershipId,
-            worktree: { repoRoot, worktreePath, branch: req.branch, hostId, ...(local ? {} : { verified: false }) },
+            worktree: { repoRoot, worktreePath, branch, hostId, ...(local ? {} : { verified: false }) },
             settings: this.settings,
             carried: null,
           },
@@ -291,8 +353,30 @@ export class OwnershipClient {
       }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
       return await this.enforced(workflowId, answer);
     } catch (err) {
-      throw translateError(err);
+      throw await this.namingTheOwner(translateError(err), where, opts);
     }
+  }
+
+  /**
+   * The branch a bind records: git's on this host (named otherwise, or HEAD detached: refused, and
+   * nothing starts); on another host the caller's, which that host's agent checks before the first
+   * claim (src/activities inspectWorktree).
+   */
+  private boundBranch(named: string | undefined, seen: { branch: string | null } | null): string {
+    if (seen) {
+      const wrong = checkNamedBranch(named, seen.branch);
+      if (wrong) throw new OwnershipError(wrong.code, wrong.message, wrong.details);
+      return seen.branch!;
+    }
+    if (named === undefined) throw new OwnershipError('invalid_input', 'a worktree on another host needs its branch named', { fields: ['branch'] });
+    return named;
+  }
+
+  /** A claim the log refused for the live owner of another workflow (the one-live-owner index) carries no owner: it is looked up. */
+  private async namingTheOwner(err: unknown, where: HeldOwnershipQuery, opts: BindOptions): Promise<unknown> {
+    if (!(err instanceof OwnershipError) || err.code !== 'worktree_owned' || err.details !== undefined || !opts.heldOwnership) return err;
+    const held = await opts.heldOwnership(where).catch(() => null);
+    return held ? new OwnershipError('worktree_owned', err.message, { owner: ownerSummary(held.record) }) : err;
   }
 
   /**
@@ -333,12 +417,12 @@ export class OwnershipClient {
     }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
   }
 
-  private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I): Promise<void> {
+  private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I, messageId?: string): Promise<void> {
     const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
     await throughContinueAsNew(async () => {
       try {
-        await this.handle(workflowId).signal(def, sealedSignalArg(arg));
+        await this.handle(workflowId).signal(def, sealedSignalArg(arg, messageId));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }
@@ -364,6 +448,7 @@ export class OwnershipClient {
     return this.update(ref, handoffUpdate, HandoffInputSchema, input, opts);
   }
   acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput, opts: MessageOptions = {}) {
+    this.checkOwnProcess(input);
     return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input, opts);
   }
   cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput, opts: MessageOptions = {}) {
@@ -373,6 +458,7 @@ export class OwnershipClient {
     return this.ownerChange(ref, releaseUpdate, ReleaseInputSchema, input, opts);
   }
   reclaim(ref: OwnershipRef, input: ReclaimInput, opts: MessageOptions = {}) {
+    this.checkOwnProcess(input);
     return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, input, opts);
   }
   submit(ref: OwnershipRef, input: SubmitInput, opts: MessageOptions = {}) {
@@ -399,11 +485,12 @@ export class OwnershipClient {
     return inFlight;
   }
   private readonly heartbeatsInFlight = new Map<string, Promise<void>>();
-  landed(ref: OwnershipRef, input: LandedInput) {
-    return this.signal(ref, landedSignal, LandedInputSchema, input);
+  /** A signal: `opts.messageId` names it, so a refusal the workflow records can be found (refused_messages). */
+  landed(ref: OwnershipRef, input: LandedInput, opts: MessageOptions = {}) {
+    return this.signal(ref, landedSignal, LandedInputSchema, input, opts.messageId);
   }
-  worktreeRemoved(ref: OwnershipRef, input: WorktreeRemovedInput) {
-    return this.signal(ref, worktreeRemovedSignal, WorktreeRemovedInputSchema, input);
+  worktreeRemoved(ref: OwnershipRef, input: WorktreeRemovedInput, opts: MessageOptions = {}) {
+    return this.signal(ref, worktreeRemovedSignal, WorktreeRemovedInputSchema, input, opts.messageId);
   }
   conversationBound(workflowId: string, workerId: string) {
     return this.signal({ workflowId }, conversationBoundSignal, ConversationBoundInputSchema, { workerId });

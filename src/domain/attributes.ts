@@ -125,7 +125,14 @@ export const ATTRIBUTES: readonly Attribute[] = [
   {
     fact: 'which lifecycle states hold, free or end a worktree',
     home: { surface: 'code', fields: ['src/domain/states.ts HELD_STATES, FREE_STATES, ENDED_STATES'] },
-    copies: [{ surface: 'code', fields: ['hooks/overdeck-guard.sh od_free_states, od_conflict_states'], refresh: 'generated block; test/unit/guard-states.test.ts fails on drift, OD_WRITE_GUARD_STATES=1 rewrites it' }],
+    copies: [
+      { surface: 'code', fields: ['hooks/overdeck-guard.sh od_free_states, od_conflict_states'], refresh: 'generated block; test/unit/guard-states.test.ts fails on drift, OD_WRITE_GUARD_STATES=1 rewrites it' },
+      {
+        surface: 'code',
+        fields: ['migrations/1700000000010_one-live-owner.sql ownerships_one_live_owner (held states)'],
+        refresh: 'by hand, in a new migration that replaces the index; test/unit/one-live-owner-states.test.ts fails on drift',
+      },
+    ],
   },
   {
     fact: 'owner of the current tenure (session, runtime, parent, process) and its epoch',
@@ -315,8 +322,13 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: 'who made each commit: session, epoch, ownership, worker and conversation at that moment (docs/git-projection.md#the-journal)',
     home: { surface: 'host', fields: ['<private git dir>/overdeck.journal kind=commit lines, appended by the reference-transaction hook (committed phase)'] },
     copies: [
-      { surface: 'code', fields: ['PostgreSQL commit_attributions (src/store/attributions.ts shipJournal)'], refresh: 'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; first attribution of a commit wins' },
-      { surface: 'code', fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'], refresh: 'read from commit_attributions and the ownership log at each lookup' },
+      {
+        surface: 'code',
+        fields: ['PostgreSQL commit_reports and the commit_authorship view (src/store/attributions.ts shipJournal)'],
+        refresh:
+          'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; a line is a claim, judged against the tenure the ownership log says held the shipped worktree (src/domain/attribution.ts); a commit is attributed only when one worktree reports it consistently (docs/git-projection.md#whom-a-commit-is-attributed-to)',
+      },
+      { surface: 'code', fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'], refresh: 'read from commit_authorship and the ownership log at each lookup; a commit not attributed reads unknown, with its status and reports' },
     ],
   },
   {

@@ -1,11 +1,16 @@
 import { z } from 'zod';
-import { canonicalConversation, FreeText, IdString, IsoTime, type Conversation } from './identity';
+import { canonicalConversation, FreeText, IdString, IsoTimeInput, type Conversation } from './identity';
 import { refusal, type Refusal } from './reasons';
 
 /**
  * Executor binding per agent worker (docs/identities.md, Executor binding). The executor (the browser
  * extension) reports what it observed for its own worker; these rules decide what is kept.
  */
+
+const UUID_BODY = '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}';
+const UUID_ANY_CASE = new RegExp(`^${UUID_BODY}$`);
+/** What canonicalConversationUrl accepts, as a pattern a client can follow: the query and fragment (dropped) storable. */
+const CONVERSATION_URL = new RegExp(String.raw`^(?=[\s\S]{1,2048}$)https://(?:(?:www\.)?chatgpt\.com|chat\.openai\.com)/(?:g/[A-Za-z0-9_-]+/)?c/${UUID_BODY}/?(?:[?#][^\s\x00-\x1f\x7f\uD800-\uDFFF]*)?$`, 'u');
 
 export const ObservationSchema = z.strictObject({
   executor: IdString,
@@ -15,10 +20,15 @@ export const ObservationSchema = z.strictObject({
   sessionGeneration: IdString,
   sequence: z.number().int().nonnegative(),
   conversation: z.strictObject({
-    conversationId: z.string().min(1).max(64),
-    conversationUrl: z.string().min(1).max(2048),
+    // Looked up in PostgreSQL before any rule runs: a malformed id is refused here (a NUL in it once answered 500).
+    conversationId: z.string().regex(UUID_ANY_CASE, 'a UUID').describe('the conversation’s UUID (any case; the nil UUID is refused as nil_uuid)'),
+    conversationUrl: z
+      .string()
+      .regex(CONVERSATION_URL, 'a ChatGPT conversation URL')
+      .meta({ maxLength: 2048 })
+      .describe('https://chatgpt.com/c/<uuid> (also www.chatgpt.com, chat.openai.com, /g/<gpt>/c/<uuid>); naming the same UUID as conversationId'),
     title: FreeText.nullable().optional(),
-    observedAt: IsoTime,
+    observedAt: IsoTimeInput,
   }),
 });
 export type Observation = z.infer<typeof ObservationSchema>;

@@ -96,3 +96,27 @@ export function livenessAfter(e: OwnershipEvent, r: OwnershipRecord | null): Liv
   }
   return null;
 }
+
+/** What the claimed process's host says of it (read from /proc by the caller). */
+export interface SeenProcess {
+  bootId: string;
+  /** its start time, null when no such process runs */
+  startTime: string | null;
+  /** OVERDECK_EXECUTION_SESSION_ID in its environment: a value, null when absent, undefined when unreadable */
+  sessionInEnviron: string | null | undefined;
+}
+
+/**
+ * Why a process identity a new owner gives is not its session's own, or null. The local liveness
+ * authority judges the owner by this process: one that is not the session's (pid 1, a process that
+ * already ended, another process under a reused pid, another session's) would make an owner that
+ * can never be proven dead, or one proven dead while it works.
+ */
+export function claimedProcessProblem(claimed: { pid: number; bootId: string; startTime: string }, seen: SeenProcess, session: string): string | null {
+  if (claimed.pid <= 1) return 'pid 1 is the init process, never a session';
+  if (claimed.bootId !== seen.bootId) return 'the boot id is not this host’s';
+  if (seen.startTime === null) return `no process ${claimed.pid} runs on this host`;
+  if (seen.startTime !== claimed.startTime) return `process ${claimed.pid} started at another time: another process`;
+  if (typeof seen.sessionInEnviron === 'string' && seen.sessionInEnviron !== session) return `process ${claimed.pid} runs for another session`;
+  return null;
+}

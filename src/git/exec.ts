@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { GitSideError } from './errors';
+import { type GitEnvExtras, serviceGitArgs, serviceGitEnv } from './safe-env';
 import { gitSpawner, type SpawnedResult } from './spawner';
 
 export interface GitResult {
@@ -10,12 +11,14 @@ export interface GitResult {
 
 export interface GitOptions {
   cwd: string;
-  /** Extra variables (e.g. GIT_INDEX_FILE for a private index). */
-  env?: Readonly<Record<string, string>>;
+  /** Per-call variables (e.g. GIT_INDEX_FILE for a private index); only the names safe-env.ts allows. */
+  env?: GitEnvExtras;
   /** Exit codes that are answers rather than failures (e.g. 1 = "no such key" for git config). */
   okCodes?: readonly number[];
   /** Aborting kills the git process (SIGTERM) and rejects with the signal's reason, e.g. an activity's cancellation. */
   signal?: AbortSignal;
+  /** Written to git's stdin, which is then closed (without it stdin stays open and unwritten). */
+  input?: string;
 }
 
 /**
@@ -38,6 +41,13 @@ const REDIRECTING_VARS = [
 
 const MAX_BUFFER = 64 * 1024 * 1024;
 
+/**
+ * The user's own environment minus what would redirect git, for what runs in the user's (agent's)
+ * own shell on purpose and must behave as their own git does: userGit below, the guard rule of
+ * `od-worktree guard` and `snapshot` (guard.ts guardCheck: the hooks read the user's config, so
+ * must the check), and tests driving git as an agent. Never for service git: see git() below.
+ * (`od-worktree exec` / `shell-init` hand the user's environment to the user's own command, not to git.)
+ */
 export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of REDIRECTING_VARS) delete env[name];
@@ -46,30 +56,50 @@ export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> 
   return env;
 }
 
+/**
+ * git as every service process runs it (worker, host agent, API, the CLI's service-side commands):
+ * the allow-listed environment and the overrides of safe-env.ts, so nothing the repository or an
+ * agent controls is executed and none of our secrets reach git.
+ */
 export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
-  const env = cleanGitEnv(opts.env);
+  return answerOf(args, opts, await spawnGit(serviceGitArgs(args), serviceGitEnv(opts.env), opts));
+}
+
+/**
+ * git as the user's own shell would run it (their environment and config, their hooks path), for
+ * the few reads of agent-side CLI commands that must see exactly what the user's git sees: the
+ * guard's strict flag and the hooks directory in effect (install-hooks). Reads only: nothing here
+ * may write, or run anything git could hand to a hook, filter or diff driver.
+ */
+export async function userGit(args: readonly string[], opts: Omit<GitOptions, 'env'>): Promise<GitResult> {
+  return answerOf(args, opts, await spawnGit([...args], cleanGitEnv(), opts));
+}
+
+async function spawnGit(argv: string[], env: NodeJS.ProcessEnv, opts: GitOptions): Promise<SpawnedResult> {
   const spawner = gitSpawner();
-  let ran: SpawnedResult;
   if (spawner !== null) {
     // Through the workers' helper process (src/git/spawner.ts), answered exactly as a direct run.
     try {
-      ran = await spawner.run(args, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}) });
+      return await spawner.run(argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.input !== undefined ? { input: opts.input } : {}) });
     } catch (err) {
       throw new GitSideError('git_failed', `could not run git (${(err as Error).message})`);
     }
-  } else {
-    ran = await new Promise<SpawnedResult>((resolve) => {
-      execFile('git', [...args], { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
-        resolve({
-          stdout,
-          stderr,
-          exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
-          errno: err !== null && typeof err.code === 'string' ? err.code : null,
-        }),
-      );
-    });
   }
-  return answerOf(args, opts, ran);
+  return new Promise<SpawnedResult>((resolve) => {
+    const child = execFile('git', argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
+      resolve({
+        stdout,
+        stderr,
+        exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
+        errno: err !== null && typeof err.code === 'string' ? err.code : null,
+      }),
+    );
+    if (opts.input !== undefined) {
+      // git may exit before reading all of it (an error): the answer comes from its exit status.
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(opts.input);
+    }
+  });
 }
 
 /** What a finished git run means to the caller: its output, an answer among okCodes, or a refusal. */

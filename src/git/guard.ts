@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileAtomic } from './atomic';
 import { GitSideError } from './errors';
-import { cleanGitEnv, git } from './exec';
+import { cleanGitEnv, git, userGit } from './exec';
 import { identifyWorktree } from './repo';
 
 /**
@@ -56,6 +56,8 @@ export function hookSourceDir(): string {
  */
 export function guardCheck(worktreePath: string, env: Readonly<Record<string, string | undefined>>): Promise<GuardResult> {
   const script = path.join(hookSourceDir(), GUARD_SCRIPT);
+  // The user's environment, not the service's allow-list: `od-worktree guard` and `snapshot` run in
+  // the agent's own shell, and the rule must read the config the hooks read (a global strict flag).
   const childEnv = cleanGitEnv();
   delete childEnv.OVERDECK_EXECUTION_SESSION_ID;
   delete childEnv.OVERDECK_EPOCH;
@@ -143,7 +145,8 @@ export async function installHooks(repoOrWorktreePath: string, opts: InstallHook
  * (re-install), the recorded one is kept: recording ourselves would make every hook call itself.
  */
 async function previousHooksPath(cwd: string, commonDir: string, ourDir: string): Promise<string> {
-  const res = await git(['config', '--get', 'core.hooksPath'], { cwd, okCodes: [1] });
+  // What the user's git resolves (their global config included), not the service's hooks-off view.
+  const res = await userGit(['config', '--get', 'core.hooksPath'], { cwd, okCodes: [1] });
   let configured = res.code === 0 ? res.stdout.trim() : '';
   if (configured.startsWith('~/')) configured = path.join(os.homedir(), configured.slice(2));
   const pointsAtUs = configured !== '' && path.isAbsolute(configured) && (await realpathOr(configured)) === ourDir;

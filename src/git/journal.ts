@@ -158,7 +158,12 @@ export async function reflogMessages(dirs: WorktreeDirs, refs: Iterable<string>)
 export async function commitsOfMove(dirs: WorktreeDirs, line: Pick<JournalLine, 'old' | 'new' | 'ref'>, reflog?: Map<string, string>): Promise<string[]> {
   if (!Sha.safeParse(line.new).success || /^0+$/.test(line.new)) return [];
   const message = reflog?.get(`${line.old} ${line.new}`);
-  if (message !== undefined) return CREATES.test(message) ? [line.new] : [];
+  if (message !== undefined) {
+    if (!CREATES.test(message)) return [];
+    // The reflog is a plain file: its word counts only where the graph agrees. Otherwise the move
+    // is judged as if it had no reflog entry.
+    if (await madeOnto(dirs, line.old, line.new)) return [line.new];
+  }
   const args = ['rev-list', '--reverse', '--topo-order', `--max-count=${MOVE_COMMIT_LIMIT}`, line.new];
   if (Sha.safeParse(line.old).success && !/^0+$/.test(line.old)) args.push(`^${line.old}`);
   args.push('--not');
@@ -167,4 +172,40 @@ export async function commitsOfMove(dirs: WorktreeDirs, line: Pick<JournalLine, 
   const res = await git(args, { cwd: dirs.worktreePath, env: { GIT_DIR: dirs.commonDir }, okCodes: [128] });
   if (res.code !== 0) return []; // the objects are gone (gc after a reset): nothing to attribute
   return res.stdout.split('\n').filter((s) => Sha.safeParse(s).success);
+}
+
+const ZERO = /^0+$/;
+
+/**
+ * Whether `to` can be a commit written on top of `from`, as a creating reflog message says: its
+ * first parent is `from` (commit, merge, cherry-pick, revert, am, a rebase step) or `from`'s first
+ * parent (amend, squash, fixup); a root commit when `from` is the null id.
+ */
+async function madeOnto(dirs: WorktreeDirs, from: string, to: string): Promise<boolean> {
+  const parents = await firstParents(dirs, to);
+  if (parents === null) return false;
+  if (!Sha.safeParse(from).success || ZERO.test(from)) return parents.length === 0;
+  if (parents[0] === from) return true;
+  const before = await firstParents(dirs, from);
+  return before !== null && before[0] === parents[0];
+}
+
+async function firstParents(dirs: WorktreeDirs, sha: string): Promise<string[] | null> {
+  const res = await git(['rev-list', '--parents', '--max-count=1', sha], { cwd: dirs.worktreePath, env: { GIT_DIR: dirs.commonDir }, okCodes: [128] });
+  const [self, ...parents] = res.stdout.trim().split(' ');
+  return res.code === 0 && self === sha ? parents : null;
+}
+
+/**
+ * Which journal file is there now (`device:inode:birth`, '' when there is none yet) and its size:
+ * what a read of it from here on can find. The birth time tells a recreated worktree's new journal
+ * from the old one when the file system reuses the inode (0 where it keeps no birth time).
+ */
+export async function journalStat(dirs: Pick<WorktreeDirs, 'privateDir'>): Promise<{ inode: string; size: number }> {
+  try {
+    const st = await fs.stat(journalPath(dirs), { bigint: true });
+    return { inode: `${st.dev}:${st.ino}:${st.birthtimeNs}`, size: Number(st.size) };
+  } catch {
+    return { inode: '', size: 0 };
+  }
 }

@@ -210,7 +210,7 @@ export async function identifyWorktree(worktreePath: string): Promise<WorktreeId
  * git runs on the directories that were resolved (and checked), never on what the worktree's
  * `.git` file says at the moment of the call: a `.git` swapped afterwards cannot redirect a write.
  */
-export function pinnedGit(dirs: WorktreeDirs): { cwd: string; env: Record<string, string> } {
+export function pinnedGit(dirs: WorktreeDirs): { cwd: string; env: { GIT_DIR: string; GIT_WORK_TREE: string } } {
   return { cwd: dirs.worktreePath, env: { GIT_DIR: dirs.privateDir, GIT_WORK_TREE: dirs.worktreePath } };
 }
 

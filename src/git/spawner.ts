@@ -34,6 +34,8 @@ interface Request {
   cwd: string;
   env: NodeJS.ProcessEnv;
   maxBuffer: number;
+  /** written to git's stdin, which is then closed */
+  input?: string;
 }
 
 /** The helper, as plain JavaScript for `node -e`: one JSON line per request and per answer; {kill:id} ends a run; {close:true}, or its stdin closing, ends it once the runs it holds have answered. */
@@ -53,6 +55,7 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
     if (closed && running.size === 0) process.exit(0);
   });
   running.set(m.id, child);
+  if (typeof m.input === 'string') { child.stdin.on('error', () => {}); child.stdin.end(m.input); }
 }).on('close', () => { closed = true; if (running.size === 0) process.exit(0); });
 `;
 
@@ -61,7 +64,7 @@ export class GitSpawner {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: SpawnedResult) => void; reject: (e: Error) => void }>();
 
-  run(args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; maxBuffer: number; signal?: AbortSignal }): Promise<SpawnedResult> {
+  run(args: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; maxBuffer: number; signal?: AbortSignal; input?: string }): Promise<SpawnedResult> {
     const child = this.helper();
     const id = this.nextId++;
     return new Promise<SpawnedResult>((resolve, reject) => {
@@ -77,7 +80,7 @@ export class GitSpawner {
         },
       });
       if (this.pending.size === 1) this.hold(child, true);
-      const req: Request = { id, args: [...args], cwd: opts.cwd, env: opts.env, maxBuffer: opts.maxBuffer };
+      const req: Request = { id, args: [...args], cwd: opts.cwd, env: opts.env, maxBuffer: opts.maxBuffer, ...(opts.input !== undefined ? { input: opts.input } : {}) };
       child.stdin.write(`${JSON.stringify(req)}\n`);
       if (opts.signal?.aborted) onAbort();
       else opts.signal?.addEventListener('abort', onAbort, { once: true });

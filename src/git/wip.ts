@@ -3,8 +3,10 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isNotFound } from './atomic';
 import { assertDirUnchanged, confineDirs } from './confine';
+import { stageAsOnDisk } from './disk-tree';
 import { GitSideError } from './errors';
 import { git } from './exec';
+import type { GitEnvExtras } from './safe-env';
 import { pinnedGit, type WorktreeDirs, worktreeDirs } from './repo';
 
 /** Fixed identity: WIP commits are made by the service, and a host without user.email must not fail a reclaim. */
@@ -54,7 +56,7 @@ export interface PreserveWipOptions {
   allowedRoots?: readonly string[];
   /** Aborting kills the running git process; the call rejects with the signal's reason. */
   signal?: AbortSignal;
-  /** Called between steps and every `heartbeatEveryMs` while git runs (`git add -A` on a large tree can take minutes). */
+  /** Called between steps and every `heartbeatEveryMs` while git runs (hashing a large tree can take minutes). */
   heartbeat?: () => void;
   heartbeatEveryMs?: number;
 }
@@ -62,7 +64,8 @@ export interface PreserveWipOptions {
 /**
  * Snapshot of a dirty worktree as a commit under refs/overdeck/wip/<ownershipId>/<seq>, built in a
  * private index so the worktree files, the real index and the branch stay exactly as the previous
- * owner left them. Returns null when the worktree matches HEAD. Idempotent per (ownership, seq).
+ * owner left them. Files are stored as they are on disk (disk-tree.ts): no filter, hook or
+ * fsmonitor of the repository runs. Returns null when the worktree matches HEAD. Idempotent per (ownership, seq).
  * A worktree that is gone (or whose private git dir is) is `worktree_missing`: nothing to preserve,
  * and nothing a retry could change.
  */
@@ -96,12 +99,12 @@ async function snapshot(
 ): Promise<WipSnapshot | null> {
   const pinned = pinnedGit(dirs);
   /** Every git call: on the verified dirs, killed on cancellation, with a heartbeat before it. */
-  const run = (args: string[], env: Record<string, string> = {}, okCodes?: number[]) => {
+  const run = (args: string[], env: GitEnvExtras = {}, okCodes?: number[], input?: string) => {
     beat();
     signal?.throwIfAborted();
-    return git(args, { cwd: pinned.cwd, env: { ...pinned.env, ...env }, ...(okCodes ? { okCodes } : {}), ...(signal ? { signal } : {}) });
+    return git(args, { cwd: pinned.cwd, env: { ...pinned.env, ...env }, ...(okCodes ? { okCodes } : {}), ...(signal ? { signal } : {}), ...(input !== undefined ? { input } : {}) });
   };
-  const revParse = async (rev: string, env: Record<string, string> = {}): Promise<string | null> => {
+  const revParse = async (rev: string, env: GitEnvExtras = {}): Promise<string | null> => {
     const res = await run(['rev-parse', '-q', '--verify', `${rev}^{object}`], env, [1, 128]);
     return res.code === 0 ? res.stdout.trim() : null;
   };
@@ -116,15 +119,22 @@ async function snapshot(
   const env = { GIT_INDEX_FILE: tmpIndex };
   try {
     // Start from a copy of the real index rather than `read-tree HEAD`: it keeps stat data (so
-    // `add -A` does not rehash every file) and skip-worktree bits (so a sparse checkout's absent
-    // files are not recorded as deletions).
+    // unchanged files are not hashed again) and skip-worktree bits (so a sparse checkout's absent
+    // files are not recorded as deletions). Its mtime, taken first, tells racily clean entries.
     await assertDirUnchanged(dirs.privateDir);
-    const copied = await copyIfExists(path.join(dirs.privateDir, 'index'), tmpIndex);
+    const realIndex = path.join(dirs.privateDir, 'index');
+    const indexMtimeSec = await fs.stat(realIndex).then((st) => Math.floor(st.mtimeMs / 1000), () => null);
+    const copied = await copyIfExists(realIndex, tmpIndex);
     if (!copied && head !== null) await run(['read-tree', 'HEAD'], env);
-    await run(['add', '-A'], env);
+    await stageAsOnDisk((args, okCodes, input) => run(args, env, okCodes, input), {
+      worktreePath: dirs.worktreePath,
+      scratchDir: dirs.privateDir,
+      indexMtimeSec: copied ? indexMtimeSec : null,
+      ...(signal ? { signal } : {}),
+    });
     const tree = (await run(['write-tree'], env)).stdout.trim();
     // Unborn branch: compare against the empty tree of this repository's hash algorithm.
-    const headTree = head === null ? (await run(['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim() : await revParse('HEAD^{tree}');
+    const headTree = head === null ? (await run(['hash-object', '-t', 'tree', '--no-filters', '/dev/null'])).stdout.trim() : await revParse('HEAD^{tree}');
     if (tree === headTree) return null;
     const ref = typeof refOf === 'string' ? refOf : refOf(tree);
     if (typeof refOf !== 'string') {
@@ -135,7 +145,7 @@ async function snapshot(
     const args = ['commit-tree', '--no-gpg-sign', tree, ...(head === null ? [] : ['-p', head]), '-m', message];
     const sha = (await run(args, WIP_IDENTITY)).stdout.trim();
     // Empty old value: create only. A concurrent preserve of the same seq wins the race and we return its commit.
-    const created = await run(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], {}, [128]);
+    const created = await run(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], WIP_IDENTITY, [128]);
     if (created.code !== 0) {
       const winner = await revParse(ref);
       if (winner === null) throw new GitSideError('git_failed', 'could not create the wip ref');
@@ -143,7 +153,7 @@ async function snapshot(
     }
     return { ref, sha, tree, created: true };
   } finally {
-    // A killed `git add` may leave its lock beside the private index.
+    // A killed `git update-index` may leave its lock beside the private index.
     await Promise.all([fs.rm(tmpIndex, { force: true }), fs.rm(`${tmpIndex}.lock`, { force: true })]);
   }
 }

@@ -28,6 +28,27 @@ export function procStat(pid: number): ProcStat | null {
   return { pid, state: rest[0]!, ppid: Number(rest[1]), pgrp: Number(rest[2]), startTime: rest[19]! };
 }
 
+/** This boot's id, or null where /proc does not say (macOS). */
+export function readBootIdSync(): string | null {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+/** One variable of a process's environment: its value, null when absent, undefined when unreadable (another user's process). */
+export function procEnvironVar(pid: number, name: string): string | null | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const entry = text.split('\0').find((e) => e.startsWith(`${name}=`));
+  return entry === undefined ? null : entry.slice(name.length + 1);
+}
+
 export function procCommand(pid: number): string[] | null {
   try {
     const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { inTransaction } from '../store/db';
 import type { LandingReceipt } from '../domain/events';
 import { RepoGit } from './git';
+import { attributedAmong } from '../store/attributions';
 
 /**
  * The pre-land commits a landing brought (landing_commits), recorded beside its receipt and
@@ -13,8 +14,8 @@ import { RepoGit } from './git';
  *  - merge (landed head has two parents), squash, rebase (the source head is not on the landed
  *    head's history): `rev-list S ^L^1`, the source branch's own commits;
  *  - fast-forward (the source head is the landed head, or on its history): the landed head's
- *    first-parent line down to the first commit not attributed to this ownership (what the
- *    ownership's journal says it made), at least the landed head itself.
+ *    first-parent line down to the first commit not attributed to this ownership (what its
+ *    journal reported and the record confirmed; a disputed commit ends it), at least the landed head itself.
  */
 
 export const LANDED_COMMITS_LIMIT = 2000;
@@ -30,8 +31,7 @@ export async function landedCommitsOf(pool: Pool, g: RepoGit, r: Pick<LandingRec
   }
   if (s === null) return null; // the source's objects are gone: nothing can be said beyond the receipt
   const line = await g.revList(['--first-parent', `--max-count=${LANDED_COMMITS_LIMIT}`, l], false);
-  const owned = await pool.query<{ commit_sha: string }>('SELECT commit_sha FROM commit_attributions WHERE commit_sha = ANY($1) AND ownership_id = $2', [line, r.ownershipId]);
-  const mine = new Set(owned.rows.map((x) => x.commit_sha));
+  const mine = await attributedAmong(pool, line, r.ownershipId);
   const out: string[] = [];
   for (const c of line) {
     if (c !== l && !mine.has(c)) break;

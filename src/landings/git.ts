@@ -1,7 +1,10 @@
-import { spawn } from 'node:child_process';
-import { cleanGitEnv, git } from '../git/exec';
+import { git } from '../git/exec';
 
-/** The few git questions landing inference asks, against one repository (its common dir or any worktree of it). */
+/**
+ * The few git questions landing inference asks, against one repository (its common dir or any
+ * worktree of it). Through the service's git (exec.ts): every log/show/diff also gets
+ * `--no-textconv --no-ext-diff`, so a patch is git's own, never one a repository's driver made.
+ */
 
 const SHA = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -78,15 +81,8 @@ export class RepoGit {
   }
 }
 
-function pipe(cwd: string, args: string[], input: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const p = spawn('git', args, { cwd, env: cleanGitEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
-    let out = '';
-    p.stdout.setEncoding('utf8');
-    p.stdout.on('data', (d: string) => (out += d));
-    p.on('error', reject);
-    p.on('close', () => resolve(out));
-    p.stdin.on('error', () => undefined);
-    p.stdin.end(input);
-  });
+/** `git <args>` reading `input` on its stdin; its stdout ('' when it fails: no id, never a wrong one). */
+async function pipe(cwd: string, args: string[], input: string): Promise<string> {
+  const r = await git(args, { cwd, input }).catch(() => null);
+  return r?.stdout ?? '';
 }

@@ -2,11 +2,13 @@ import path from 'node:path';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
+import { PathString } from '../domain/identity';
 import { OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
 import { identifyWorktree } from '../git/repo';
 import { RepoGit } from './git';
 import { insertLandingCommits } from './commits';
 import { inTransaction } from '../store/db';
+import { attributedAuthor, attributedCommitsOf } from '../store/attributions';
 
 /**
  * Landings without a receipt (docs/operations.md#landings-without-a-receipt): walks the target
@@ -23,7 +25,8 @@ import { inTransaction } from '../store/db';
  *
  * Precision first: when two candidates match, nothing is attributed and the row says why
  * (`landing_ambiguous`, with the candidates). The commits an ownership made come from its branch
- * while it exists and from its journal (commit_attributions) after, so a deleted branch still counts.
+ * while it exists and from its journal after (the commits attributed to it now: a disputed commit is
+ * nobody's, src/store/attributions.ts), so a deleted branch still counts.
  */
 
 export const SCAN_METHODS = ['merge', 'fast_forward', 'cherry_pick_x', 'patch_id', 'squash'] as const;
@@ -37,9 +40,10 @@ export const SCAN_REASONS = {
 export type ScanReason = keyof typeof SCAN_REASONS;
 
 export const ScanInputSchema = z.strictObject({
-  repo: z.string().min(1).max(4096),
-  branch: z.string().min(1).max(255).regex(/^[^\s~^:?*[\\]+$/).default('main'),
-  since: z.string().min(1).max(255).regex(/^[^\s~^:?*[\\][^\s:?*[\\]*$/).optional(),
+  repo: PathString,
+  // Handed to git as arguments: storable characters only (a NUL was answered path_not_found, git never ran), counted as JSON Schema counts them.
+  branch: z.string().regex(/^[^\s~^:?*[\\\x00-\x1f\x7f\uD800-\uDFFF]{1,255}$/u).meta({ minLength: 1, maxLength: 255 }).default('main'),
+  since: z.string().regex(/^[^\s~^:?*[\\\x00-\x1f\x7f\uD800-\uDFFF][^\s:?*[\\\x00-\x1f\x7f\uD800-\uDFFF]{0,254}$/u).meta({ minLength: 1, maxLength: 255 }).optional(),
   /** at most this many first-parent commits, newest ones (bounded work per call) */
   limit: z.number().int().positive().max(20_000).default(2000),
 });
@@ -212,9 +216,8 @@ async function candidatesOf(pool: Pool, g: RepoGit, roots: string[], target: str
   const out: Candidate[] = [];
   for (const r of rows.rows) {
     const record = OwnershipRecordSchema.parse(r.record);
-    const attributed = (
-      await pool.query<{ commit_sha: string }>('SELECT commit_sha FROM commit_attributions WHERE ownership_id = $1 ORDER BY journal_offset, recorded_at', [record.ownershipId])
-    ).rows.map((x) => x.commit_sha);
+    // Attributed now: a disputed commit is nobody's here (commit_authorship).
+    const attributed = await attributedCommitsOf(pool, record.ownershipId);
     let tip: string | null = null;
     for (const name of [...record.branchNames].reverse()) {
       tip = await g.resolve(`refs/heads/${name}`);
@@ -244,12 +247,9 @@ async function committedAt(g: RepoGit, sha: string): Promise<string> {
 /** The receipt a landing controller would have sent, from the ownership and the author of its newest commit. */
 async function inferredReceipt(pool: Pool, g: RepoGit, branch: string, l: string, c: Candidate, commits: string[]): Promise<LandingReceipt> {
   const last = commits[commits.length - 1] ?? l;
-  const who = await pool.query<{ execution_session_id: string | null; worker_id: string | null }>(
-    'SELECT execution_session_id, worker_id FROM commit_attributions WHERE commit_sha = $1 AND ownership_id = $2 LIMIT 1',
-    [last, c.record.ownershipId],
-  );
-  const session = who.rows[0]?.execution_session_id ?? c.record.owner?.executionSessionId ?? null;
-  const workerId = who.rows[0]?.worker_id ?? null;
+  const who = await attributedAuthor(pool, last, c.record.ownershipId);
+  const session = who?.executionSessionId ?? c.record.owner?.executionSessionId ?? null;
+  const workerId = who?.workerId ?? null;
   const owner = c.record.owner && c.record.owner.executionSessionId === session ? c.record.owner : null;
   return LandingReceiptSchema.parse({
     ownershipId: c.record.ownershipId,

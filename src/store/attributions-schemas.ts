@@ -5,6 +5,37 @@ import { z } from 'zod';
 export const AttributionViaSchema = z.enum(['session', 'owner_at_time', 'unknown']);
 export type AttributionVia = z.infer<typeof AttributionViaSchema>;
 
+/** attributed: the record confirms one worktree's report; disputed: reports contradict the record or each other; unowned: no tenure held the worktree; unknown: held, but who committed is not known */
+export const AttributionStatusSchema = z.enum(['attributed', 'disputed', 'unowned', 'unknown']);
+export type AttributionStatusOut = z.infer<typeof AttributionStatusSchema>;
+
+export const TenureFactsSchema = z.strictObject({
+  ownershipId: z.string().nullable(),
+  epoch: z.number().int().nullable(),
+  executionSessionId: z.string().nullable(),
+  workerId: z.string().nullable(),
+  conversationId: z.string().nullable(),
+});
+
+/** One worktree's journal reporting a commit (docs/git-projection.md#whom-a-commit-is-attributed-to): what its line claimed against what the record says. */
+export const CommitReportSchema = z.strictObject({
+  commit: z.string(),
+  /** the commit's status now, from every report of it */
+  status: AttributionStatusSchema,
+  /** this report's verdict when it was shipped */
+  verdict: AttributionStatusSchema,
+  /** a stable code (docs/reason-codes.md#commit-attribution); null when attributed */
+  reason: z.string().nullable(),
+  at: z.string(),
+  /** the worktree whose journal reported it (the shipper's, never the line's word) */
+  worktreePath: z.string(),
+  ref: z.string(),
+  claimed: TenureFactsSchema,
+  /** the tenure the ownership log says held the worktree (null: none did) */
+  recorded: TenureFactsSchema.nullable(),
+});
+export type CommitReport = z.infer<typeof CommitReportSchema>;
+
 export const AuthorSchema = z.strictObject({
   commit: z.string(),
   via: AttributionViaSchema,
@@ -13,6 +44,10 @@ export const AuthorSchema = z.strictObject({
   executionSessionId: z.string().nullable(),
   workerId: z.string().nullable(),
   conversation: z.strictObject({ conversationId: z.string(), conversationUrl: z.string().nullable(), title: z.string().nullable() }).nullable(),
+  /** absent in answers of earlier versions (attributed, or unknown when via is) */
+  status: AttributionStatusSchema.optional(),
+  /** when not attributed: the reports that say why (claimed vs recorded) */
+  reports: z.array(CommitReportSchema).optional(),
 });
 export type Author = z.infer<typeof AuthorSchema>;
 
@@ -31,3 +66,16 @@ export const AttemptSchema = z.strictObject({
   worktreePath: z.string(),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
+
+const shown = (x: string | number | null): string => (x === null || x === '' ? 'unknown' : String(x));
+
+function tenureText(t: z.infer<typeof TenureFactsSchema>): string {
+  return `session ${shown(t.executionSessionId)}, ownership ${shown(t.ownershipId)}, epoch ${shown(t.epoch)}, worker ${shown(t.workerId)}, conversation ${shown(t.conversationId)}`;
+}
+
+/** One report for people: its verdict and reason, the worktree it came from, what it claimed and what the record says (history and provenance both print this). */
+export function describeReport(r: CommitReport): string {
+  const now = r.status === r.verdict ? '' : `; the commit is ${r.status} now`;
+  const recorded = r.recorded ? tenureText(r.recorded) : 'no tenure held the worktree';
+  return `${r.verdict}${r.reason ? ` (${r.reason})` : ''}${now}, reported by ${r.worktreePath}: claimed ${tenureText(r.claimed)}; recorded ${recorded}`;
+}

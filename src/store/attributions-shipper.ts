@@ -1,7 +1,5 @@
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { Pool } from 'pg';
-import { JOURNAL_FILE, readShippedOffset } from '../git/journal';
+import { journalStat } from '../git/journal';
 import type { OwnershipRecord } from '../domain/projection';
 import { recordLandedCommits } from '../landings/commits';
 import { writeProvenanceNote } from '../landings/notes';
@@ -30,8 +28,8 @@ export class JournalShipper {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private warnedFailure = false;
-  /** worktree -> its private git dir, learnt at its first shipping: a periodic pass with nothing new then starts no git */
-  private readonly dirs = new Map<string, string>();
+  /** worktree -> its journal as last shipped (private git dir, file, offset): a periodic pass with nothing new then starts no git */
+  private readonly shipped = new Map<string, { privateDir: string; inode: string; offset: number }>();
 
   constructor(
     private readonly deps: { pool: Pool | null; hostId: string; allowedRoots: readonly string[]; log?: ShipperLog; /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/landings/notes.ts) */ provenanceNotes?: boolean },
@@ -58,7 +56,7 @@ export class JournalShipper {
         try {
           if (record || !(await this.nothingNew(worktreePath))) {
             const shipped = await shipJournal(pool, worktreePath, { hostId: this.deps.hostId, allowedRoots: this.deps.allowedRoots });
-            this.dirs.set(worktreePath, shipped.privateDir);
+            this.shipped.set(worktreePath, { privateDir: shipped.privateDir, inode: shipped.inode, offset: shipped.offset });
           }
           for (const receipt of record?.landings ?? []) {
             await recordLandedCommits(pool, worktreePath, record!.repoRoot, receipt);
@@ -78,16 +76,15 @@ export class JournalShipper {
     return run;
   }
 
-  /** The journal has not grown past the shipped offset (a stat and a small read; never git). */
+  /**
+   * The same journal file has not grown past what this process shipped of it (a stat; never git).
+   * Not the worktree's offset file: whoever works there could push it on to keep lines unshipped.
+   */
   private async nothingNew(worktreePath: string): Promise<boolean> {
-    const dir = this.dirs.get(worktreePath);
-    if (dir === undefined) return false;
-    try {
-      const size = (await fs.stat(path.join(dir, JOURNAL_FILE))).size;
-      return size <= (await readShippedOffset({ privateDir: dir }));
-    } catch {
-      return true; // no journal (yet), or the worktree is gone
-    }
+    const last = this.shipped.get(worktreePath);
+    if (last === undefined) return false;
+    const now = await journalStat({ privateDir: last.privateDir });
+    return now.inode === last.inode && now.size <= last.offset;
   }
 
   /** Every worktree of this host that may still have journal lines: held ones, and those changed within a day. */

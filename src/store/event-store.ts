@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { parseEvent, type OwnershipEvent } from '../domain/events';
 import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
+import { isHeldState } from '../domain/states';
 
 /**
  * Appends events to the log and folds them into the read projection in one transaction.
@@ -30,7 +31,68 @@ export interface Appended {
   settled?: { messageId: string; seq: number } & ({ outcome: 'refused'; code: string } | { outcome: 'applied'; firstSeq: number });
 }
 
+/**
+ * One worktree, one live owner (migrations/1700000000010_one-live-owner.sql): PostgreSQL refuses a
+ * projection row that would make a second ownership of one (host, path) hold it, whichever workflow
+ * id the two run under. Retrying such a batch could never succeed, so the message whose events
+ * would make the second one live is settled as refused (`worktree_owned`) and the batch is written
+ * again: its events before that message go in, and the run answers the message with the refusal
+ * (settled, as for any message the API refused). Bounded: each round settles one message.
+ */
 export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
+  for (let round = 0; ; round++) {
+    try {
+      return await appendOnce(pool, workflowId, events);
+    } catch (err) {
+      if (!isSecondLiveOwner(err) || round >= events.length) throw err;
+      await refuseSecondLiveOwner(pool, events, err);
+    }
+  }
+}
+
+/** The name of the partial unique index over held ownerships (host_id, worktree_path). */
+export const ONE_LIVE_OWNER_INDEX = 'ownerships_one_live_owner';
+
+function isSecondLiveOwner(err: unknown): err is Error {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return err instanceof Error && e?.code === '23505' && e.constraint === ONE_LIVE_OWNER_INDEX;
+}
+
+/**
+ * Settles as refused the message whose events make this ownership hold its worktree (the first
+ * event taking it from no record or a free state to a held one), from the message's first event
+ * on. A batch with no such message (a run from before message ids: its events carry none) cannot
+ * be answered so: the error stands, and the activity retries until the other owner lets go;
+ * never a second live owner.
+ */
+async function refuseSecondLiveOwner(pool: Pool, events: OwnershipEvent[], violation: Error): Promise<void> {
+  const ownershipId = events[0]!.ownershipId;
+  const row = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [ownershipId]);
+  let record: OwnershipRecord | null = row.rows[0] ? OwnershipRecordSchema.parse(row.rows[0].record) : null;
+  let taking: OwnershipEvent | undefined;
+  for (const e of events) {
+    if (e.seq <= (record?.seq ?? 0)) continue;
+    const next = applyEvent(record, e);
+    if (isHeldState(next.state) && !(record && isHeldState(record.state))) {
+      taking = e;
+      break;
+    }
+    record = next;
+  }
+  const messageId = taking?.messageId;
+  const second = `one live owner per worktree: ${ownershipId} would hold ${events[0]!.worktreePath} on ${events[0]!.hostId}, which another live ownership holds`;
+  if (messageId === undefined) throw new Error(`${second}; its events carry no message to refuse (${violation.message})`);
+  const opened = events.find((e) => e.messageId === messageId)!;
+  await pool.query(`INSERT INTO message_outcomes (message_id, ownership_id, outcome, code) VALUES ($1, $2, 'refused', 'worktree_owned') ON CONFLICT (message_id) DO NOTHING`, [
+    messageId,
+    opened.ownershipId,
+  ]);
+  const outcome = await messageOutcome(pool, messageId);
+  // Applied already (its first events durable in an earlier batch): not refusable any more.
+  if (outcome?.outcome !== 'refused') throw new Error(`${second}; message ${messageId} is ${outcome?.outcome ?? 'unsettled'}`);
+}
+
+async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
   if (events.length === 0) return { durableSeq: 0, replaced: [] };
   const ownershipId = events[0].ownershipId;
   if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');

@@ -1,8 +1,10 @@
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { OwnershipEventSchema, parseEvent, type OwnershipEvent } from '../domain/events';
-import { BranchName, IsoTime, OwnershipIdSchema, PathString } from '../domain/identity';
+import { BranchName, IsoTime, OwnershipIdSchema, PathString, StorableText, StorableTime } from '../domain/identity';
 import { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, project, type OwnershipRecord } from '../domain/projection';
+import { HELD_STATES } from '../domain/states';
+import type { BranchCandidate } from '../domain/branch';
 
 /**
  * Read-only lookups (ownership.get / list / history; docs/operations.md#lookups), served from the PostgreSQL
@@ -110,9 +112,60 @@ function getQuery(q: z.output<typeof GetOwnershipInputSchema>): [string, unknown
   return [GET_BY_BRANCH_SQL, [q.branch, q.repoRoot ?? null]];
 }
 
+// --- one worktree, one live owner: what a bind must know first -------------------------------
+
+/** A held ownership as bind needs it: the workflow it runs under and where it was recorded. */
+export interface HeldOwnership {
+  workflowId: string;
+  record: OwnershipRecord;
+}
+
+/** HELD_STATES as SQL literals: a constant list, so the planner can use the partial index ownerships_one_live_owner. */
+const HELD_SQL = HELD_STATES.map((s) => `'${s}'`).join(', ');
+
+/**
+ * The held ownership (HELD_STATES) of the worktree at (hostId, worktreePath), else the held one on
+ * that host that the worktree's own projection names (`projectedOwnershipId`): a worktree moved by
+ * `git worktree move` carries its projection along, while its ownership stays recorded at the old
+ * path. Whatever workflow id it runs under: a lifecycle started before today's id formula
+ * (src/domain/workflow-id.ts) has another one (the ownerships table names it). At most one per
+ * path (migrations/1700000000010_one-live-owner.sql).
+ */
+export async function heldOwnershipOf(pool: Pool, where: { hostId: string; worktreePath: string; projectedOwnershipId?: string | null }): Promise<HeldOwnership | null> {
+  const res = await pool.query<{ workflow_id: string; record: unknown }>(
+    `SELECT workflow_id, record FROM ownerships
+      WHERE host_id = $1 AND state IN (${HELD_SQL}) AND (worktree_path = $2 OR ownership_id = $3)
+      ORDER BY (worktree_path = $2) DESC LIMIT 1`,
+    [where.hostId, where.worktreePath, where.projectedOwnershipId ?? null],
+  );
+  const row = res.rows[0];
+  return row ? { workflowId: row.workflow_id, record: OwnershipRecordSchema.parse(row.record) } : null;
+}
+
+/** How many ownerships a landing by branch weighs at most (their ids are the `ambiguous` answer's details). */
+export const LANDING_CANDIDATES_MAX = 50;
+
+/**
+ * Every ownership of `repoRoot` that has or had the branch name, most recent first, for
+ * pickLandingSource (src/domain/branch.ts): a landing by branch never takes "the latest" of several.
+ */
+export async function landingCandidates(pool: Pool, repoRoot: string, branch: string): Promise<Array<BranchCandidate & { record: OwnershipRecord }>> {
+  const res = await pool.query<{ record: unknown; holds: boolean }>(
+    `SELECT o.record, o.branch = $1 AS holds FROM ownerships o
+      WHERE o.ownership_id IN (SELECT ownership_id FROM branch_names WHERE branch = $1 AND repo_root = $2)
+      ORDER BY o.updated_at DESC, o.ownership_id DESC LIMIT $3`,
+    [branch, repoRoot, LANDING_CANDIDATES_MAX],
+  );
+  return res.rows.map((row) => {
+    const record = OwnershipRecordSchema.parse(row.record);
+    return { ownershipId: record.ownershipId, state: record.state, holdsNow: row.holds, record };
+  });
+}
+
 // --- list: keyset pagination over (updated_at desc, ownership_id desc) -------------------------
 
-const CursorSchema = z.strictObject({ u: IsoTime, i: z.string().min(1).max(200) });
+// Both go to SQL as parameters: a crafted cursor with a NUL or a time PostgreSQL cannot hold is invalid input, not a 500.
+const CursorSchema = z.strictObject({ u: StorableTime, i: StorableText(1, 200) });
 type Cursor = z.infer<typeof CursorSchema>;
 
 function encodeCursor(c: Cursor): string {

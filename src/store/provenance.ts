@@ -1,14 +1,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import { simpleGit, type SimpleGit } from 'simple-git';
 import { z } from 'zod';
 import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
 import { AgentWorkerRefSchema, IsoTime } from '../domain/identity';
+import { git as runGit } from '../git/exec';
 import { identifyWorktree } from '../git/repo';
 import { CommitIdSchema, headMatch } from './lookups';
 import { authorsOf } from './attributions';
-import { AuthorSchema, type Author } from './attributions-schemas';
+import { AuthorSchema, describeReport, type Author } from './attributions-schemas';
 import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPreLandCommit, recordLandedCommits } from '../landings/commits';
 import { RepoGit } from '../landings/git';
 
@@ -243,11 +243,10 @@ async function openRepo(repoPath: string): Promise<Repo | null> {
   } catch {
     return null;
   }
-  let git: SimpleGit;
+  // The service's git (exec.ts): no ambient GIT_* variable redirects it, nothing of the repository runs.
+  const git = new PlainGit(real);
   let common: string;
   try {
-    // simple-git drops ambient GIT_* variables (GIT_DIR...) itself, so we read the repository asked for.
-    git = simpleGit({ baseDir: real, maxConcurrentProcesses: 4 });
     common = (await git.raw(['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim();
   } catch {
     return null; // not a directory, or not a repository
@@ -262,10 +261,18 @@ async function openRepo(repoPath: string): Promise<Repo | null> {
   return { graph: new CommitGraph(git), cwd: real, roots: [...roots] };
 }
 
+/** git's stdout, or a rejection when it exits non-zero. */
+class PlainGit {
+  constructor(private readonly cwd: string) {}
+  async raw(args: string[]): Promise<string> {
+    return (await runGit(args, { cwd: this.cwd })).stdout;
+  }
+}
+
 /** The few commit-graph questions provenance asks, with answers cached for one request. */
 class CommitGraph {
   private readonly parents = new Map<string, string[]>();
-  constructor(private readonly git: SimpleGit) {}
+  constructor(private readonly git: PlainGit) {}
 
   /** Full id of a commit, or null if the repository does not have it (or the abbreviation is ambiguous). */
   async resolve(id: string): Promise<string | null> {
@@ -480,13 +487,16 @@ export function provenanceFields(p: Provenance): { label: string; value: string 
     p.authors.forEach((a, i) => {
       const conv = a.conversation ? (a.conversation.title ?? a.conversation.conversationUrl ?? a.conversation.conversationId) : null;
       const how = a.via === 'owner_at_time' ? ' (no session id: the owner at the time)' : '';
+      // Not attributed: the status says why, and each report what it claimed against the record.
+      const unsettled = a.status !== undefined && a.status !== 'attributed' ? a.status : null;
       rows.push({
         label: '',
         value:
           a.via === 'unknown'
-            ? `${i + 1}. ${a.commit.slice(0, 12)} unknown`
+            ? `${i + 1}. ${a.commit.slice(0, 12)} ${unsettled ?? 'unknown'}`
             : `${i + 1}. ${a.commit.slice(0, 12)} session ${v(a.executionSessionId)}, epoch ${a.epoch ?? 'unknown'}, worker ${v(a.workerId)}, conversation ${v(conv)}${how}`,
       });
+      for (const r of unsettled ? (a.reports ?? []) : []) rows.push({ label: '', value: `   ${describeReport(r)}` });
     });
   }
   return rows;

@@ -36,7 +36,7 @@ export function storeOf(s: { readonly logByActivity: boolean }): typeof store {
 }
 
 /** Git errors no retry changes (the host agent's activities fail with these types too). */
-export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'git_too_old', 'worktree_missing', 'projection_conflict', 'worktree_config_unsafe'];
+export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'git_too_old', 'worktree_missing', 'projection_conflict', 'worktree_config_unsafe', 'branch_mismatch', 'detached_head'];
 
 /**
  * The projection as a local activity of a workflow worker on the worktree's own host (see

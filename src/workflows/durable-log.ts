@@ -21,7 +21,7 @@ export function emit(s: RunState, drafts: EventDraft[], redo?: () => void, messa
   const out: OwnershipEvent[] = [];
   const { worktree } = s;
   for (const d of drafts) {
-    const base = s.record ?? { repoRoot: s.verifiedRepoRoot ?? worktree.repoRoot, worktreePath: worktree.worktreePath, branch: worktree.branch, hostId: worktree.hostId, seq: 0 };
+    const base = s.record ?? { repoRoot: s.verifiedRepoRoot ?? worktree.repoRoot, worktreePath: worktree.worktreePath, branch: s.verifiedBranch ?? worktree.branch, hostId: worktree.hostId, seq: 0 };
     const event = stampEvent(s.ownershipId, base, d, now(), messageId);
     s.record = applyEvent(s.record, event);
     s.pending.push(event);

@@ -51,11 +51,16 @@ async function preserveHere(s: RunState, worktreePath: string, seq: number): Pro
  * A worktree on another host than the starter's: that host's agent says what it is before the
  * first claim. A spelling that is not canonical would be a second workflow id for the worktree.
  */
-export async function verifyOnHost(s: RunState, hostNow: HostQueue): Promise<void> {
+export async function verifyOnHost(s: RunState, hostNow: HostQueue, claimedBranch: string): Promise<void> {
   const { worktree } = s;
   let seen: { worktreePath: string; repoRoot: string };
+  let checkBranch = false;
   try {
-    seen = await hostNow.inspectWorktree.executeWithOptions({ summary: inspectSummary(worktree.hostId) }, [worktree.worktreePath]);
+    // The branch is git's on that host too (branch-on-host-v1): another name is branch_mismatch, a detached HEAD detached_head.
+    // The claim's branch, not the start's: a first claim refused for its branch leaves the run open to a right one.
+    checkBranch = s.patches.sinceV9('branch-on-host-v1');
+    const args: [string] | [string, string] = checkBranch ? [worktree.worktreePath, claimedBranch] : [worktree.worktreePath];
+    seen = await hostNow.inspectWorktree.executeWithOptions({ summary: inspectSummary(worktree.hostId) }, args);
   } catch (err) {
     fail(hostRefusal(err));
   }
@@ -63,4 +68,6 @@ export async function verifyOnHost(s: RunState, hostNow: HostQueue): Promise<voi
   if (seen.repoRoot !== worktree.repoRoot && worktree.repoRoot !== worktree.worktreePath) fail(refusal('repo_root_mismatch'));
   s.verifiedRepoRoot = seen.repoRoot;
   s.verifiedOnHost = true;
+  // The host confirmed this branch: the record's first event takes it, not the start input's.
+  if (checkBranch) s.verifiedBranch = claimedBranch;
 }

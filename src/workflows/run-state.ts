@@ -89,6 +89,8 @@ export interface RunState {
   /** the repository root the worktree's own host reported (a foreign host's first bind) */
   verifiedRepoRoot: string | null;
   verifiedOnHost: boolean;
+  /** the branch the host confirmed for the claim it verified (branch-on-host-v1) */
+  verifiedBranch: string | null;
   /** Events the log overrode (see adoption.ts): the handlers that emitted them decide again. */
   readonly lost: Set<OwnershipEvent>;
   /** How a signal's message is decided again when its event was overridden. */
@@ -171,6 +173,7 @@ export function startRun(input: OwnershipWorkflowInput, patches: Patches): RunSt
     claimInFlight: null,
     verifiedRepoRoot: null,
     verifiedOnHost: false,
+    verifiedBranch: null,
     lost: new Set(),
     redoOf: new Map(),
     publishedAttributes: '',

@@ -13,13 +13,18 @@ import type { RunState } from './run-state';
  * outside the workflow, never on replay, and adds nothing to the history an intruder could grow.
  */
 
-/** One refused message, as the worker records it. Every field but `claimedPrincipal` is the service's own; that one is what the message said, never believed. */
+/**
+ * One refused message, as the worker records it: one without a seal (`message_unsealed`), or a
+ * signal the workflow refused (a landing on a released ownership, say; `problem: refused`), which
+ * answers nobody and so is recorded rather than dropped. `claimedPrincipal` is what the message
+ * said, never believed.
+ */
 export interface RefusedMessage {
   ownershipId: string;
   message: string;
   messageId: string | null;
-  code: 'message_unsealed';
-  problem: SealProblem;
+  code: string;
+  problem: SealProblem | 'refused';
   claimedPrincipal: string | null;
 }
 
@@ -43,11 +48,22 @@ export function refuseUnsealedUpdate(s: RunState, raw: unknown): void {
   fail(refusal('message_unsealed', { problem }));
 }
 
+/** The id a service process gave a signal in its seal (the API looks its refusal up by it), or null. */
+function signalMessageId(raw: unknown): string | null {
+  const seal = typeof raw === 'object' && raw !== null ? (raw as { seal?: { messageId?: unknown } }).seal : undefined;
+  return typeof seal?.messageId === 'string' ? seal.messageId : null;
+}
+
+/** A signal the workflow decided to refuse: recorded (it answers nobody), never dropped. */
+export function recordRefusedSignal(s: RunState, name: string, raw: unknown, code: string): void {
+  audit.refused({ ownershipId: s.ownershipId, message: name, messageId: signalMessageId(raw), code, problem: 'refused', claimedPrincipal: claimedPrincipal(raw) });
+}
+
 /** A signal's handler: true when it may act. Runs on replay too, so the record is made once (sinks skip replay). */
 export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
   if (!s.sealedSignals) return true;
   const problem = sealProblem(raw, { updateId: null, nowMs: Date.now() });
   if (problem === null) return true;
-  audit.refused({ ownershipId: s.ownershipId, message: name, messageId: null, code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });
+  audit.refused({ ownershipId: s.ownershipId, message: name, messageId: signalMessageId(raw), code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });
   return false;
 }

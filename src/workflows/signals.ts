@@ -7,7 +7,7 @@ import { heartbeat } from './liveness';
 import { projectStateHere } from './projection-loop';
 import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, resyncSignal, worktreeRemovedSignal } from './messages';
 import { view, type RunState } from './run-state';
-import { sealedSignal } from './seal';
+import { recordRefusedSignal, sealedSignal } from './seal';
 import { conversationSummary } from './summaries';
 
 /**
@@ -21,13 +21,13 @@ export function installSignals(s: RunState): void {
   setHandler(landedSignal, (raw) => {
     if (!Checks.landed(raw)) return log.warn('landed signal dropped: invalid input');
     if (!sealedSignal(s, 'landed', raw)) return;
-    decided('landed', () => decideLanded(s.record, raw));
+    decided('landed', () => decideLanded(s.record, raw), raw);
     projectStateHere(s);
   });
   setHandler(worktreeRemovedSignal, (raw) => {
     if (!Checks.worktreeRemoved(raw)) return log.warn('worktreeRemoved signal dropped: invalid input');
     if (!sealedSignal(s, 'worktreeRemoved', raw)) return;
-    decided('worktreeRemoved', () => decideWorktreeRemoved(s.record, raw));
+    decided('worktreeRemoved', () => decideWorktreeRemoved(s.record, raw), raw);
   });
   setHandler(conversationBoundSignal, async (raw) => {
     if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId || !sealedSignal(s, 'conversationBound', raw)) return;
@@ -44,12 +44,19 @@ export function installSignals(s: RunState): void {
     if (raw.seq > s.sync.durableSeq) s.resync.wanted = s.logResync;
   });
 
-  /** Decides and emits; a refusal is logged under `name` (null: dropped silently). */
-  function decided(name: string | null, decide: () => Decision): void {
+  /**
+   * Decides and emits. A refusal is logged under `name` and, since sealed-signals-v1, recorded for
+   * people (refused_messages; the API answers a landing's or a removal's caller from it); null:
+   * dropped silently (a conversation refresh that no longer applies).
+   */
+  function decided(name: string | null, decide: () => Decision, raw?: unknown): void {
     const decideAndEmit = (): void => {
       const d = decide();
       if (!('code' in d)) emit(s, d.events, decideAndEmit);
-      else if (name !== null) log.warn(`${name} signal refused`, { code: d.code });
+      else if (name !== null) {
+        log.warn(`${name} signal refused`, { code: d.code });
+        if (s.sealedSignals) recordRefusedSignal(s, name, raw, d.code);
+      }
     };
     decideAndEmit();
   }

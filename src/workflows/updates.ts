@@ -79,7 +79,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       const input = raw as ClaimInput;
       s.claimInFlight = input.executionSessionId;
       try {
-        if (s.worktree.verified === false && !s.verifiedOnHost) await verifyOnHost(s, hosts.hostNow);
+        // Verified once per branch named (branch-on-host-v1): another claim's branch is checked again.
+        const verified = s.verifiedOnHost && (s.verifiedBranch === input.branch || !s.patches.sinceV9('branch-on-host-v1'));
+        if (s.worktree.verified === false && !verified) await verifyOnHost(s, hosts.hostNow, input.branch);
         const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
         return await act(s, () => decideClaim(s.record, input, conversation), 'owner', () => takeLease(input));
       } finally {

@@ -1,6 +1,6 @@
 import { readEvents } from '../../src/store/event-store';
 import type { OwnershipViewOut } from '../../src/api/schemas';
-import { makeRepo, type RepoFixture } from '../support/git-fixture';
+import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 
 /**
@@ -212,7 +212,8 @@ test('state refusals (epoch, owner, handoff, force) are 409/403/400 with their c
   expectError(await post('handoff/cancel', { executionSessionId: 'api-s4', epoch: 1 }), 409, 'no_pending_handoff');
   expectError(await post('handoff/accept', { handoffId: 'h-x', executionSessionId: 'api-next', runtime: 'codex-cli' }), 409, 'no_pending_handoff');
   expectError(await post('handoff', { executionSessionId: 'api-s4', epoch: 1, toExecutionSessionId: 'api-s4' }), 400, 'invalid_input');
-  expectError(await post('rename-branch', { executionSessionId: 'api-s4', epoch: 1, from: 'wt/not-this-one', to: 'wt/x' }), 409, 'worktree_mismatch');
+  // `to` is git's branch (a rename records what git did); `from` is not the record's.
+  expectError(await post('rename-branch', { executionSessionId: 'api-s4', epoch: 1, from: 'wt/not-this-one', to: v.branch }), 409, 'worktree_mismatch');
   // a live owner is not reclaimed; force is an admin's, with a reason
   expectError(await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli' }), 409, 'owner_alive');
   expectError(await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli', force: true, reason: 'mine now' }), 403, 'force_requires_admin');
@@ -241,6 +242,8 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   expect(res.status).toBe(200);
   expect((res.body as OwnershipViewOut).lane).toBe('lane-b');
 
+  // A rename records what git did (branch_mismatch otherwise).
+  git(repo.worktrees[5]!.path, 'branch', '-m', 'wt/renamed-5');
   res = await post('rename-branch', { executionSessionId: 'api-h1', epoch: 1, from: v.branch, to: 'wt/renamed-5' });
   expect(res.status).toBe(200);
   expect((res.body as OwnershipViewOut).branch).toBe('wt/renamed-5');
@@ -281,8 +284,9 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ ownershipId: id, state: 'landed', liveness: { status: expect.any(String) } });
 
+  // Answered once the log holds the removal (recorded), not at the signal.
   res = await post('worktree-removed', { reason: 'cleanup' }, s.tokens.landing);
-  expect(res.status).toBe(202);
+  expect({ status: res.status, body: res.body }).toEqual({ status: 202, body: { accepted: true, status: 'recorded' } });
   await waitForState(id, 'closed');
   // closed: reads come from PostgreSQL, writes are refused without reaching any workflow
   res = await s.raw('GET', `/v1/ownerships/${id}`, { token: s.tokens.reader });
@@ -292,7 +296,7 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   expectError(await post('release', { executionSessionId: 'api-h2', epoch: 2 }), 409, 'ownership_closed');
   expectError(await post('landed', { ...landing, landedHead: 'e'.repeat(40) }, s.tokens.landing), 409, 'ownership_closed');
   res = await post('worktree-removed', {}, s.tokens.landing);
-  expect(res.status).toBe(202);
+  expect({ status: res.status, body: res.body }).toEqual({ status: 202, body: { accepted: true, status: 'recorded' } });
 
   const types = (await readEvents(s.h.pool, id)).map((e) => e.type);
   expect(types).toEqual([

@@ -65,13 +65,16 @@ interface Who {
   gits: string[];
 }
 
+/** A git call as its subcommand and arguments, without the overrides every service git run starts with (src/git/safe-env.ts). */
+const withoutOverrides = (line: string): string => line.replace(/^--no-pager (-c \S*=\S* )*/, '');
+
 function who(args: string[], cwd: string): Promise<Who> {
   const env: NodeJS.ProcessEnv = { ...process.env, OD_API_URL: proxyUrl, OD_TOKEN: s.tokens.reader, PATH: `${binDir}:${process.env.PATH}` };
   requests = [];
   writeFileSync(gitLog, '');
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, 'who', ...args], { cwd, env, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr, requests: [...requests], gits: readFileSync(gitLog, 'utf8').split('\n').filter(Boolean) }),
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr, requests: [...requests], gits: readFileSync(gitLog, 'utf8').split('\n').filter(Boolean).map(withoutOverrides) }),
     );
   });
 }

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { eventName } from '../../faults/diagnose';
 import { git, makeRepo } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
+import { runDocFuzz } from '../support/fuzz/doc-run';
 import { makePathFixtures } from '../support/fuzz/hostile';
 import { operationsOf, type ApiOperation } from '../support/fuzz/openapi';
 import { runFuzz } from '../support/fuzz/run';
@@ -19,6 +20,10 @@ import { acquireHeavyLock } from '../support/heavy-lock';
  * FUZZ_SEED picks another seed (the summary line prints it); FUZZ_REQUESTS the count (default
  * 10,000); FUZZ_CONCURRENCY the requests in flight (default 8). A violation prints the request
  * (tokens redacted to their shape), so it replays.
+ *
+ * Then the document-driven run (test/support/fuzz/doc-run.ts): cases generated from the
+ * document's JSON schemas alone, as an outside client would, judged by Ajv against the document.
+ * FUZZ_DOC_CASES the cases per operation (default 200, about 10 s; the long run: 1,000 or more).
  */
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
@@ -29,6 +34,9 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 8);
 const LONG_LEASE_MS = 86_400_000;
+const DOC_CASES = Number(process.env.FUZZ_DOC_CASES ?? 200);
+/** The share of documented-valid cases an operation may refuse as malformed (invalid_input, unknown_field). */
+const MAX_MALFORMED_SHARE = 0.02;
 
 let s: ApiStack;
 let w: World;
@@ -85,7 +93,11 @@ async function seed(world: World, seedRepo: World['seedRepo']): Promise<Target[]
   return [t(a, 0, 'seed-a', 'executor', s.workerId), t(b, 1, 'seed-b', 'executor', s.workerId), t(c, 2, 'seed-c', 'admin', world.seedWorkerId)];
 }
 
-test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo, refused requests change nothing`, async () => {
+/** The document, the repositories, the principals and the seeded ownerships: made once, for both runs. */
+let ready: Promise<void> | null = null;
+const setUp = () => (ready ??= makeWorld());
+
+async function makeWorld(): Promise<void> {
   const doc = await s.raw('GET', '/openapi.json');
   expect(doc.status).toBe(200);
   ops = operationsOf(doc.body);
@@ -122,7 +134,10 @@ test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo,
     const wt = w.fuzzRepo.worktrees[i]!;
     learn(w, await ok(await s.raw('POST', '/v1/bind', { token, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: w.sessions[i]!, runtime: 'codex-cli' } })));
   }
+}
 
+test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo, refused requests change nothing`, async () => {
+  await setUp();
   const before = new Map<string, OwnershipSnapshot>();
   for (const t of w.seeded) before.set(t.id, await snapshotOwnership(s.h.pool, t.id));
 
@@ -204,3 +219,25 @@ async function historyStalls(ownershipId: string): Promise<string[]> {
     return [`history unreadable: ${(err as Error).message.slice(0, 200)}`];
   }
 }
+
+test(`fuzz from the document alone: ${DOC_CASES} cases per operation, valid per /openapi.json and boundary values; the document states every check`, async () => {
+  await setUp();
+  const result = await runDocFuzz(w, ops, s.h.pool, { seed: SEED, casesPerOperation: DOC_CASES, concurrency: CONCURRENCY, timeoutMs: 120_000, maxMalformedShare: MAX_MALFORMED_SHARE });
+  process.stderr.write(`${result.summary}\n`);
+  const groups = new Map<string, typeof result.violations>();
+  for (const v of result.violations) {
+    const kind = `${v.example.op}: ${v.problem}`;
+    groups.set(kind, [...(groups.get(kind) ?? []), v]);
+  }
+  for (const [kind, vs] of groups) {
+    process.stderr.write(`[doc-fuzz] VIOLATION x${vs.length}: ${kind}\n`);
+    for (const v of vs.slice(0, 2)) process.stderr.write(`  request: ${v.example.request}\n  response: ${v.example.status} ${v.example.response}\n`);
+  }
+  // Every operation of the document was exercised with cases the document calls valid.
+  const thin = Object.entries(result.perOperation).filter(([, t]) => t.valid < DOC_CASES / 5).map(([k, t]) => `${k}: ${t.valid} valid, ${t.misses} misses`);
+  expect({
+    violations: Object.fromEntries([...groups].map(([kind, vs]) => [kind, `x${vs.length}, e.g. ${vs[0]!.example.request.slice(0, 400)} -> ${vs[0]!.example.status} ${vs[0]!.example.response.slice(0, 120)}`])),
+    changed: result.changed,
+    thin,
+  }).toEqual({ violations: {}, changed: [], thin: [] });
+}, 600_000);

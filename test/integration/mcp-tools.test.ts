@@ -99,9 +99,10 @@ test('tools/list: the lifecycle tools with titles, annotations, object input and
   expect(hints['ownership.handoff']).toEqual([false, false, false]);
   const bind = tools.find((t) => t.name === 'ownership.bind')!;
   expect(Object.keys(bind.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['repoRoot', 'worktreePath', 'branch', 'executionSessionId']));
-  expect(bind.inputSchema.required).toEqual(expect.arrayContaining(['worktreePath', 'branch', 'executionSessionId']));
-  // The repository root is derived on the worktree's host; a caller may name it, only to have it checked.
+  expect(bind.inputSchema.required).toEqual(expect.arrayContaining(['worktreePath', 'executionSessionId']));
+  // The repository root and the branch are derived on the worktree's host; a caller may name them, only to have them checked.
   expect(bind.inputSchema.required).not.toContain('repoRoot');
+  expect(bind.inputSchema.required).not.toContain('branch');
   expect(client.getInstructions()).toMatch(/ownership\.bind.*ownership\.heartbeat.*ownership\.submit/s);
   expect(client.getServerVersion()).toMatchObject({ name: 'worktree-ownership' });
 });
@@ -219,6 +220,7 @@ test('stdio, direct config (Temporal + PostgreSQL + principals file): the token 
   const client = await stdioClient({
     OD_TOKEN: s.tokens.executor,
     TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
+    OD_SERVICE_KEY_FILE: process.env.OD_SERVICE_KEY_FILE!,
     DATABASE_URL: process.env.OD_TEST_DATABASE_URL!,
     TEMPORAL_TASK_QUEUE: s.h.taskQueue,
     OD_HOST_ID: s.h.hostId,

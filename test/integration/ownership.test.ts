@@ -4,6 +4,8 @@ import { recordObservation } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
 import { getOwnership } from '../../src/store/lookups';
 import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { currentProcessIdentity } from '../../src/activities/liveness';
 import path from 'node:path';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
@@ -15,7 +17,7 @@ let repo: RepoFixture;
 
 beforeAll(async () => {
   h = await startHarness();
-  repo = makeRepo(3);
+  repo = makeRepo(4);
 });
 afterAll(async () => h?.shutdown());
 
@@ -259,4 +261,25 @@ test('the host agent reports HEAD and ahead/behind the base branch with each pro
   const planned = await h.client.bindPlan(ref, { executionSessionId: 'session-head', epoch: 1, principal: executor('worker-head'), lane: 'head-lane' });
   const seen = await waitFor(ref, (v) => v.projectionSync.localSeq >= planned.seq);
   expect(seen.projectionSync.branch).toMatchObject({ base: 'main', ahead: 1, behind: 0, head: git(wt.path, 'rev-parse', 'HEAD') });
+});
+
+test("a new owner's process identity must be its session's own: pid 1, an ended process or another session's process is refused", async () => {
+  const wt = repo.worktrees[3]!;
+  const refusedBy = async (process: BindRequest['process']) => {
+    const err = await expectRefused(h.client.bind(bindReq(wt, 'session-proc', 'worker-proc', { process })), 'process_not_session');
+    return err.details?.reason;
+  };
+  const mine = await currentProcessIdentity(h.hostId);
+  expect(await refusedBy({ ...mine, pid: 1, startTime: '1' })).toMatch(/init/);
+  expect(await refusedBy({ ...mine, startTime: `${mine.startTime}0` })).toMatch(/another process/);
+  const other = spawn('sleep', ['30'], { env: { ...process.env, OVERDECK_EXECUTION_SESSION_ID: 'someone-else' } });
+  try {
+    expect(await refusedBy(await currentProcessIdentity(h.hostId, other.pid!))).toMatch(/another session/);
+  } finally {
+    other.kill();
+  }
+  // Nothing was recorded by the refusals; the session's own process binds.
+  const view = await h.client.bind(bindReq(wt, 'session-proc', 'worker-proc', { process: mine }));
+  expect(view.owner?.process?.pid).toBe(mine.pid);
+  expect((await readEvents(h.pool, view.ownershipId)).map((e) => e.type)).toEqual(['ownership.claimed']);
 });

@@ -87,7 +87,8 @@ async function main(): Promise<void> {
   const fence = { ...session, epoch: bound.epoch };
   await api.heartbeat(bound.ownershipId, fence);
 
-  const { ownership, close } = await connectOwnershipClient({ address: env('TEMPORAL_ADDRESS'), taskQueue: env('TASK_QUEUE'), hostId: env('HOST_ID') });
+  // A direct Temporal client is a service process: it holds the deployment's service key (docs/operations.md#the-service-key).
+  const { ownership, close } = await connectOwnershipClient({ address: env('TEMPORAL_ADDRESS'), taskQueue: env('TASK_QUEUE'), hostId: env('HOST_ID'), serviceKeyFile: env('OD_SERVICE_KEY_FILE') });
   let view: OwnershipView | null;
   let events: OwnershipEvent[];
   let temporalRefusal: ReasonCode | null = null;
@@ -254,7 +255,7 @@ test('the orchestrator binds, heartbeats and releases over HTTP and reads the ow
   const r = ok(
     await run(process.execPath, ['out/orchestrator.js'], {
       cwd: scratch,
-      env: cleanEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.executor, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!, TASK_QUEUE: s.h.taskQueue, HOST_ID: s.h.hostId, WORKTREE: wt.path, BRANCH: wt.branch }),
+      env: cleanEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.executor, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!, OD_SERVICE_KEY_FILE: process.env.OD_SERVICE_KEY_FILE!, TASK_QUEUE: s.h.taskQueue, HOST_ID: s.h.hostId, WORKTREE: wt.path, BRANCH: wt.branch }),
       timeoutMs: 60_000,
     }),
     'orchestrator',

@@ -82,7 +82,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 }
 
 const attributed = async (sha: string): Promise<{ execution_session_id: string | null; via: string } | null> =>
-  (await h.pool.query<{ execution_session_id: string | null; via: string }>('SELECT execution_session_id, via FROM commit_attributions WHERE commit_sha = $1', [sha])).rows[0] ?? null;
+  (await h.pool.query<{ execution_session_id: string | null; via: string }>("SELECT execution_session_id, via FROM commit_authorship WHERE commit_sha = $1 AND status = 'attributed'", [sha])).rows[0] ?? null;
 
 describe('squash after a handoff', () => {
   const s: Record<string, string> = {};
@@ -211,12 +211,15 @@ test('rebase landing: each rebased copy names the session that wrote its origina
 test("the host agent's periodic pass ships what no projection write followed, once", async () => {
   const wt = repo.worktrees[1]!;
   const later = commitAs(wt.path, { OVERDECK_EXECUTION_SESSION_ID: 'session-auth-late' }, 'late.txt', 'late');
-  expect(await attributed(later)).toBeNull();
+  const reports = async () =>
+    (await h.pool.query('SELECT verdict, reason, execution_session_id, claimed_session_id FROM commit_reports WHERE commit_sha = $1', [later])).rows;
+  expect(await reports()).toEqual([]);
   const shipper = new JournalShipper({ pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
   await shipper.shipAll();
-  // A worktree nobody holds (landed): the session is the author, of no ownership.
-  expect(await attributed(later)).toEqual({ execution_session_id: 'session-auth-late', via: 'session' });
+  // A worktree nobody holds (landed): unowned, attributed to nobody; the session the line named is kept as its claim.
+  expect(await reports()).toEqual([{ verdict: 'unowned', reason: 'attribution_no_tenure', execution_session_id: null, claimed_session_id: 'session-auth-late' }]);
+  expect(await attributed(later)).toBeNull();
   await shipper.shipAll();
-  expect((await h.pool.query('SELECT count(*)::int AS n FROM commit_attributions WHERE commit_sha = $1', [later])).rows[0]).toEqual({ n: 1 });
+  expect((await reports()).length).toBe(1);
   await shipper.stop();
 });

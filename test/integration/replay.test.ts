@@ -10,6 +10,7 @@ import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { newOwnershipId } from '../../src/domain/workflow-id';
 import { appendEvents, readEvents } from '../../src/store/event-store';
+import { dataConverterOf } from '../../src/infra/payload-codec';
 import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
@@ -24,6 +25,14 @@ const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
 const bundle = () => ({ codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! });
 const RECORD = process.env.OD_RECORD_HISTORIES;
+/**
+ * The fixtures' service key (a test key, committed): histories recorded since sealed messages
+ * (ownership-v9) carry seals made with it, and replay through the same codec as the workers ran
+ * them. A seal binds the workflow id, so each such fixture's workflow id is kept in WORKFLOW_IDS.
+ */
+const fixtureConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: path.join(FIXTURES, 'service.key'), dataDir: FIXTURES });
+const WORKFLOW_IDS = path.join(FIXTURES, 'workflow-ids.json');
+const workflowIds = (): Record<string, string> => (existsSync(WORKFLOW_IDS) ? (JSON.parse(readFileSync(WORKFLOW_IDS, 'utf8')) as Record<string, string>) : {});
 
 /** Every scenario that has fixtures; each must keep at least one. */
 const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap', 'log-ahead-of-batch'];
@@ -35,9 +44,9 @@ let quick: Harness;
 let timed: Harness;
 beforeAll(async () => {
   if (!RECORD) return;
-  h = await startHarness();
-  quick = await startHarness({ settings: { maxHistoryEvents: 40 }, workerSettings: { maxHistoryEvents: 400 } });
-  timed = await startHarness({ settings: { handoffTimeoutMs: 1_500 } });
+  h = await startHarness({ dataConverter: fixtureConverter });
+  quick = await startHarness({ settings: { maxHistoryEvents: 40 }, workerSettings: { maxHistoryEvents: 400 }, dataConverter: fixtureConverter });
+  timed = await startHarness({ settings: { handoffTimeoutMs: 1_500 }, dataConverter: fixtureConverter });
 });
 afterAll(async () => {
   await h?.shutdown();
@@ -234,18 +243,22 @@ if (RECORD) test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histori
   const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
   const later = [...(await laterScenarios()), ...(await logScenarios())];
   mkdirSync(FIXTURES, { recursive: true });
+  const ids = workflowIds();
   for (const x of [...earlier, ...later]) {
     const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
     writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
+    ids[`${x.name}-${RECORD}.json`] = x.workflowId;
   }
+  writeFileSync(WORKFLOW_IDS, `${JSON.stringify(ids, null, 2)}\n`);
 }, 120_000);
 
 test('recorded fixture histories from earlier versions still replay', async () => {
-  const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json')) : [];
+  const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f !== 'workflow-ids.json') : [];
+  const ids = workflowIds();
   for (const name of SCENARIOS) expect({ name, fixtures: files.some((f) => new RegExp(`^${name}-v\\d+\\.json$`).test(f)) }).toEqual({ name, fixtures: true });
-  const histories = files.map((f) => ({ workflowId: f, history: historyFromJSON(JSON.parse(readFileSync(path.join(FIXTURES, f), 'utf8'))) }));
+  const histories = files.map((f) => ({ workflowId: ids[f] ?? f, history: historyFromJSON(JSON.parse(readFileSync(path.join(FIXTURES, f), 'utf8'))) }));
   const results = [];
-  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle() }, histories)) results.push(r);
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle(), dataConverter: fixtureConverter }, histories)) results.push(r);
   expect(results).toHaveLength(files.length);
   for (const r of results) expect({ workflowId: r.workflowId, error: r.error?.message }).toEqual({ workflowId: r.workflowId, error: undefined });
 });

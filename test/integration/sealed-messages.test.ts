@@ -2,6 +2,7 @@ import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/clien
 import { ApplicationFailure } from '@temporalio/common';
 import type { OwnershipView } from '../../src/client';
 import { readEvents } from '../../src/store/event-store';
+import { refusalOf as recordedRefusal } from '../../src/store/refused-messages';
 import { heartbeatSignal, landedSignal, reclaimUpdate, releaseUpdate } from '../../src/workflows/messages';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
@@ -20,7 +21,7 @@ let intruderConnection: Connection;
 
 beforeAll(async () => {
   h = await startHarness();
-  repo = makeRepo(3);
+  repo = makeRepo(4);
   intruderConnection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
   // The SDK's default data converter: no service key.
   intruder = new Client({ connection: intruderConnection, namespace: 'default' });
@@ -127,4 +128,15 @@ test('signals without the service key change nothing: no landing, no heartbeat',
   await h.client.landed(ref, { ...landing, principal: { kind: 'landing', id: 'lander' } });
   const landed = await waitForView(h.client, ref, (v) => v.state === 'landed');
   expect(landed.landings).toHaveLength(1);
+});
+
+test('a signal the workflow refuses is recorded under the id its sender gave it, never dropped', async () => {
+  const current = await bound(3, 'owner-3');
+  const workflowId = current.workflowId;
+  const landing = { sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: 'c'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing' as const, id: 'lander' } };
+  // Addressed to another lifecycle of this worktree: the workflow refuses it (ownership_mismatch).
+  await h.client.landed({ workflowId, ownershipId: 'own_01JABCDEFGHJKMNPQRSTVWXYZ0' }, landing, { messageId: 'sig-misaddressed' });
+  for (let i = 0; i < 100 && (await recordedRefusal(h.pool, current.ownershipId, 'sig-misaddressed')) === null; i++) await new Promise((r) => setTimeout(r, 100));
+  expect(await recordedRefusal(h.pool, current.ownershipId, 'sig-misaddressed')).toBe('ownership_mismatch');
+  expect((await h.client.projection({ workflowId }))!.landings).toHaveLength(0);
 });

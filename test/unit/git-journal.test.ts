@@ -4,7 +4,8 @@ import { installHooks } from '../../src/git/guard';
 import { commitsOfMove, parseJournalLine, readJournal, reflogMessages, JOURNAL_FILE } from '../../src/git/journal';
 import { writeProjection } from '../../src/git/projection';
 import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
-import { attributionOf } from '../../src/store/attributions';
+import { judgeClaim, type TenureSegment } from '../../src/domain/attribution';
+import { claimOf } from '../../src/store/attributions';
 import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
 
 /** docs/git-projection.md#the-journal: what the hooks append, and which commits a move made. */
@@ -19,6 +20,18 @@ beforeEach(async () => {
   id = await identifyWorktree(fx.wt1);
 });
 afterEach(() => fx.cleanup());
+
+/** A's tenure (the projection of these tests) as the ownership log would record it. */
+const tenureOfA = (state: string, from: number, to: number | null): TenureSegment => ({
+  ownershipId: 'own_A',
+  epoch: 3,
+  state,
+  executionSessionId: 'session_A',
+  workerId: 'worker-A',
+  conversationId: 'conv-A',
+  from,
+  to,
+});
 
 const as = (session: string | null): Record<string, string> => (session === null ? {} : { OVERDECK_EXECUTION_SESSION_ID: session });
 const head = (wt: string): string => g(wt, 'rev-parse', 'HEAD');
@@ -44,7 +57,8 @@ test('a commit by the owner: one line with the session, the projection and the m
   const [line] = await lines();
   expect(line).toMatchObject({ kind: 'commit', ref: 'refs/heads/wt1', old: before, new: head(fx.wt1), session: 'session_A', ownership: 'own_A', epoch: '3', owner: 'session_A', state: 'active', worker: 'worker-A', conversation: 'conv-A' });
   expect(await made()).toEqual([[head(fx.wt1)]]);
-  expect(attributionOf(line!)).toMatchObject({ via: 'session', executionSessionId: 'session_A', epoch: 3, ownershipId: 'own_A' });
+  expect(claimOf(line!)).toEqual({ ownershipId: 'own_A', epoch: 3, executionSessionId: 'session_A', committerSessionId: 'session_A', workerId: 'worker-A', conversationId: 'conv-A', state: 'active' });
+  expect(judgeClaim(claimOf(line!), [tenureOfA('active', 0, null)], { from: 0, to: 10 })).toMatchObject({ verdict: 'attributed', via: 'session', recorded: { executionSessionId: 'session_A', epoch: 3, ownershipId: 'own_A' } });
 });
 
 test('moves onto existing history make nothing: reset, a fast-forward onto a commit someone else made', async () => {
@@ -58,6 +72,23 @@ test('moves onto existing history make nothing: reset, a fast-forward onto a com
   expect(own).toHaveLength(1);
   expect(reset).toEqual([]);
   expect(ff).toEqual([]);
+});
+
+test('a reflog line that says "commit" for a move onto a commit made elsewhere is not believed: the graph decides', async () => {
+  expect(commit(fx.wt1, 'session_A')).toBe(0);
+  const mine = head(fx.wt1);
+  // Two commits elsewhere (wt2 has no projection, so no journal); wt1 then jumps onto the second.
+  expect(commit(fx.wt2, null)).toBe(0);
+  expect(commit(fx.wt2, null)).toBe(0);
+  const theirs = head(fx.wt2);
+  expect(run('git', ['reset', '-q', '--hard', theirs], fx.wt1, as('session_A')).status).toBe(0);
+  // The reflog is a plain file: whoever works in wt1 can append "commit: ..." for that move.
+  const branchLog = path.join(id.commonDir, 'logs', 'refs', 'heads', 'wt1');
+  appendFileSync(branchLog, `${mine} ${theirs} t <t@example.invalid> 1700000000 +0000\tcommit: mine, honestly\n`);
+  const [own, jump] = await made();
+  expect(own).toEqual([mine]);
+  // Its parent is not wt1's old head (nor that head's parent): no commit was written on wt1.
+  expect(jump).toEqual([]);
 });
 
 test('amend and a real merge each make their new head', async () => {
@@ -77,8 +108,10 @@ test('without a session id: the owner at the time only when nobody else could be
   await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, state: 'handoff_pending' }));
   expect(commit(fx.wt1, null)).toBe(0);
   const [active, pending] = await lines();
-  expect(attributionOf(active!)).toMatchObject({ via: 'owner_at_time', executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 3 });
-  expect(attributionOf(pending!)).toEqual({ via: 'unknown', executionSessionId: null, ownershipId: null, epoch: null, workerId: null, conversationId: null });
+  // The record: A active, then a handoff pending; both lines can have been written in either.
+  const record = [tenureOfA('active', 0, 5), tenureOfA('handoff_pending', 5, null)];
+  expect(judgeClaim(claimOf(active!), record, { from: 0, to: 10 })).toMatchObject({ verdict: 'attributed', via: 'owner_at_time', recorded: { executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 3 } });
+  expect(judgeClaim(claimOf(pending!), record, { from: 0, to: 10 })).toMatchObject({ verdict: 'unknown', via: 'unknown', reason: 'attribution_no_session' });
 });
 
 test('a refused move is journalled as ref_refused with its code, and still refused', async () => {

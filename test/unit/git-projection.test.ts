@@ -185,7 +185,8 @@ describe('git process budget', () => {
   it('uses one git process per write once a worktree is known, one for a new worktree', async () => {
     const oldPath = process.env.PATH;
     process.env.PATH = `${shim}:${oldPath ?? ''}`;
-    const calls = (): string[] => (existsSync(path.join(shim, 'calls')) ? readFileSync(path.join(shim, 'calls'), 'utf8').trim().split('\n') : []);
+    // Each call as its subcommand and arguments, without the overrides every service git run starts with (safe-env.ts).
+    const calls = (): string[] => (existsSync(path.join(shim, 'calls')) ? readFileSync(path.join(shim, 'calls'), 'utf8').trim().split('\n').map((l) => l.replace(/^--no-pager (-c \S*=\S* )*/, '')) : []);
     try {
       await jest.isolateModulesAsync(async () => {
         const fresh = freshProjectionModule();
@@ -210,7 +211,8 @@ describe('git process budget', () => {
   it('refuses to run on git older than 2.20 and writes no config at all', async () => {
     const old = mkdtempSync(path.join(os.tmpdir(), 'od-git-old-'));
     const realGit = run('sh', ['-c', 'command -v git'], os.tmpdir()).stdout.trim();
-    writeFileSync(path.join(old, 'git'), `#!/bin/sh\nif [ "$1" = version ] || [ "$1" = --version ]; then echo "git version 2.19.2"; exit 0; fi\nexec "${realGit}" "$@"\n`);
+    // The subcommand comes after the service's `-c` overrides (safe-env.ts).
+    writeFileSync(path.join(old, 'git'), `#!/bin/sh\nfor a in "$@"; do case $a in version | --version) echo "git version 2.19.2"; exit 0 ;; esac; done\nexec "${realGit}" "$@"\n`);
     chmodSync(path.join(old, 'git'), 0o755);
     const before = readFileSync(path.join(fx.repo, '.git/config'), 'utf8');
     const oldPath = process.env.PATH;

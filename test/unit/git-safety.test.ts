@@ -394,8 +394,8 @@ describe('preserveWip heartbeats while git runs and kills git when cancelled', (
   beforeEach(() => {
     shim = mkdtempSync(path.join(os.tmpdir(), 'od-git-slow-'));
     const realGit = run('sh', ['-c', 'command -v git'], os.tmpdir()).stdout.trim();
-    // `git add` stands for a huge tree: it never finishes on its own.
-    writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nif [ "$1" = add ]; then echo $$ > "${pidFile()}"; exec sleep 60; fi\nexec "${realGit}" "$@"\n`);
+    // Hashing the files (`git hash-object`, after the service's `-c` overrides) stands for a huge tree: it never finishes on its own.
+    writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nfor a in "$@"; do if [ "$a" = hash-object ]; then echo $$ > "${pidFile()}"; exec sleep 60; fi; done\nexec "${realGit}" "$@"\n`);
     chmodSync(path.join(shim, 'git'), 0o755);
     oldPath = process.env.PATH;
     process.env.PATH = `${shim}:${oldPath ?? ''}`;
@@ -426,7 +426,7 @@ describe('preserveWip heartbeats while git runs and kills git when cancelled', (
   const shimPid = (): number => (existsSync(pidFile()) ? Number(readFileSync(pidFile(), 'utf8').trim()) || 0 : 0);
   const leftovers = () => readdirSync(path.join(fx.repo, '.git/worktrees/wt1')).filter((f) => f.startsWith('overdeck-wip-'));
 
-  it('with an AbortSignal: heartbeats on a timer during git add, abort kills it and cleans up', async () => {
+  it('with an AbortSignal: heartbeats on a timer while files are hashed, abort kills git and cleans up', async () => {
     const ctl = new AbortController();
     let beats = 0;
     const running = preserveWip(fx.wt1, 'own_A', 4, { signal: ctl.signal, heartbeat: () => beats++, heartbeatEveryMs: 50 });

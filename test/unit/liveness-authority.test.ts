@@ -39,3 +39,17 @@ test('a session on another host, or with no process identity, is unknown (fail c
   expect(await authority.check(owner({ ...id, hostId: 'elsewhere' }))).toMatchObject({ verdict: 'unknown' });
   expect(await authority.check(owner(null))).toMatchObject({ verdict: 'unknown' });
 });
+
+test('a claimed process is the session’s own only if it runs now, as claimed, and for no other session', () => {
+  const { claimedProcessProblem } = require('../../src/domain/liveness') as typeof import('../../src/domain/liveness');
+  const claimed = { pid: 4242, bootId: 'boot', startTime: '100' };
+  const seen = { bootId: 'boot', startTime: '100', sessionInEnviron: null };
+  expect(claimedProcessProblem(claimed, seen, 's')).toBeNull();
+  expect(claimedProcessProblem(claimed, { ...seen, sessionInEnviron: 's' }, 's')).toBeNull();
+  expect(claimedProcessProblem(claimed, { ...seen, sessionInEnviron: undefined }, 's')).toBeNull();
+  expect(claimedProcessProblem({ ...claimed, pid: 1 }, seen, 's')).toMatch(/init/);
+  expect(claimedProcessProblem(claimed, { ...seen, bootId: 'other' }, 's')).toMatch(/boot id/);
+  expect(claimedProcessProblem(claimed, { ...seen, startTime: null }, 's')).toMatch(/no process/);
+  expect(claimedProcessProblem(claimed, { ...seen, startTime: '101' }, 's')).toMatch(/another process/);
+  expect(claimedProcessProblem(claimed, { ...seen, sessionInEnviron: 't' }, 's')).toMatch(/another session/);
+});

@@ -1,7 +1,7 @@
 import { OwnershipError } from '../../client/errors';
 import { BindBodySchema, namesConversation, OwnershipViewSchema } from '../schemas';
 import type { OwnershipService } from '../service';
-import { ERROR_RESPONSES, messageOf, principalOf, SECURITY, type App } from '../http';
+import { ERROR_RESPONSES, MessageHeadersSchema, messageOf, principalOf, SECURITY, type App } from '../http';
 
 /** POST /v1/bind: ownership.bind (docs/operations.md, Bind). */
 export function registerBindRoutes(app: App, svc: OwnershipService): void {
@@ -17,6 +17,7 @@ export function registerBindRoutes(app: App, svc: OwnershipService): void {
         summary: 'Bind a worktree to the calling session (update-with-start; replays return the same ownership)',
         tags: ['ownerships'],
         security: SECURITY,
+        headers: MessageHeadersSchema,
         body: BindBodySchema,
         response: { 200: OwnershipViewSchema, ...ERROR_RESPONSES },
       },

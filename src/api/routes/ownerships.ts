@@ -3,10 +3,11 @@ import type { z } from 'zod';
 import type { Operation } from '../../auth/policy';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
-import { ERROR_RESPONSES, messageOf, principalOf, SECURITY, type App } from '../http';
+import { ERROR_RESPONSES, MessageHeadersSchema, messageOf, principalOf, SECURITY, type App } from '../http';
 import type { MessageContext } from '../service/messages';
 import {
   AcceptedSchema,
+  RemovalResponseSchema,
   AcceptHandoffBodySchema,
   CancelHandoffBodySchema,
   HandoffBodySchema,
@@ -55,6 +56,7 @@ function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute
       tags: ['ownerships'],
       security: SECURITY,
       params: OwnershipParamsSchema,
+      headers: MessageHeadersSchema,
       body: r.body,
       response: { [r.status]: r.response, ...(r.accepted ? { 202: r.response } : {}), ...ERROR_RESPONSES },
     },
@@ -112,7 +114,8 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     op: 'worktreeRemoved',
     summary: 'The worktree was removed (signal; ends the lifecycle once landed or released)',
     body: WorktreeRemovedBodySchema,
-    response: AcceptedSchema,
+    // 202 as before, whichever the body says: a client that checks for 202 keeps working (wire 1.x).
+    response: RemovalResponseSchema,
     status: 202,
     run: svc.worktreeRemoved,
   });

@@ -1,9 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { refusalOf } from '../../store/refused-messages';
 import { OwnershipError } from '../../client/errors';
 import { LandingReceiptSchema, type LandingReceipt } from '../../domain/events';
 import type { Principal } from '../../domain/identity';
 import { scanLandings, type ScanInput, type ScanReport } from '../../landings/scan';
-import { getOwnership } from '../../store/lookups';
+import { getOwnership, landingCandidates } from '../../store/lookups';
+import { pickLandingSource } from '../../domain/branch';
+import type { OwnershipRecord } from '../../domain/projection';
 import { GitSideError } from '../../git/errors';
 import { REASONS, type ReasonCode } from '../../domain/reasons';
 import type { LandedBody, LandingBody, LandingResponse } from '../schemas';
@@ -20,18 +24,26 @@ async function storedReceipt(deps: ServiceDeps, ownershipId: string, landedHead:
   return raw ? LandingReceiptSchema.parse(raw) : null;
 }
 
+/** A signal the workflow refused and recorded: answered with its code. */
+export function throwIfRefused(code: string | null): void {
+  if (code !== null) throw new OwnershipError(code in REASONS ? (code as ReasonCode) : 'invalid_state');
+}
+
 async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: string, fields: LandedBody): Promise<LandingResponse> {
   const done = (receipt: LandingReceipt): LandingResponse => redact(principal, { status: 'recorded', ownershipId, receipt });
   const existing = await storedReceipt(deps, ownershipId, fields.landedHead);
   if (existing) return done(existing);
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
-  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }));
+  // A signal answers nobody: the workflow records a refusal under this id, and the answer waits for either.
+  const messageId = `sig_${randomUUID()}`;
+  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }, { messageId }));
   const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 100));
     const receipt = await storedReceipt(deps, ownershipId, fields.landedHead);
     if (receipt) return done(receipt);
+    throwIfRefused(await refusalOf(deps.pool, ownershipId, messageId));
   }
   return { status: 'accepted', ownershipId, receipt: null };
 }
@@ -46,16 +58,23 @@ export async function landed(deps: ServiceDeps, principal: Principal, ownershipI
 export async function land(deps: ServiceDeps, principal: Principal, body: LandingBody): Promise<LandingResponse> {
   authorizeOp(principal, 'landed');
   const repoRoot = body.repoRoot === undefined ? undefined : await deps.client.normalize(body.repoRoot);
-  const record =
-    body.ownershipId !== undefined
-      ? await getOwnership(deps.pool, { ownershipId: body.ownershipId })
-      : await getOwnership(deps.pool, { branch: body.sourceBranch!, repoRoot: repoRoot! });
+  const record = body.ownershipId !== undefined ? await getOwnership(deps.pool, { ownershipId: body.ownershipId }) : await bySourceBranch(deps, repoRoot!, body.sourceBranch!);
   if (!record) throw new OwnershipError('not_found');
   // Whatever names the source must agree with the ownership it resolves to.
   if (body.sourceBranch !== undefined && !record.branchNames.includes(body.sourceBranch)) throw new OwnershipError('worktree_mismatch', undefined, { branch: record.branch });
   if (repoRoot !== undefined && repoRoot !== record.repoRoot) throw new OwnershipError('worktree_mismatch');
   const { sourceHead, landedBranch, landedHead, landedAt } = body;
   return landOn(deps, principal, record.ownershipId, { sourceHead, landedBranch, landedHead, landedAt });
+}
+
+/**
+ * The ownership a landing by (repository, source branch) lands on: one, or `ambiguous` naming the
+ * candidates (src/domain/branch.ts pickLandingSource), never the latest of several holders.
+ */
+async function bySourceBranch(deps: ServiceDeps, repoRoot: string, branch: string): Promise<OwnershipRecord | null> {
+  const picked = pickLandingSource(await landingCandidates(deps.pool, repoRoot, branch));
+  if (picked && 'ambiguous' in picked) throw new OwnershipError('ambiguous', undefined, { candidates: picked.ambiguous.map((c) => c.ownershipId) });
+  return picked?.one.record ?? null;
 }
 
 /** POST /v1/landings/scan: the repository is opened on this host, only under the allowed roots (normalize checks them). */

@@ -1,5 +1,5 @@
 import { OwnershipError } from '../../client/errors';
-import { attemptsOf } from '../../store/attributions';
+import { attemptsOf, disputesOf } from '../../store/attributions';
 import type { BranchStatus } from '../../git/status';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
@@ -107,7 +107,7 @@ export async function history(deps: ServiceDeps, principal: Principal, q: Histor
   // Messages refused for want of a seal, too: someone tried to act on the ownership outside the service.
   const ownerships = [];
   const refused = await refusedMessagesOf(deps.pool, found.ownerships.map((o) => o.ownershipId));
-  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }), refusedMessages: refused.get(o.ownershipId) ?? [] });
+  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }), disputes: await disputesOf(deps.pool, [o.ownershipId]), refusedMessages: refused.get(o.ownershipId) ?? [] });
   return redact(principal, { ...found, ownerships });
 }
 

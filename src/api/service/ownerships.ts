@@ -5,7 +5,12 @@ import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';
 import { settleRefused } from '../../store/event-store';
+import { getOwnership, heldOwnershipOf } from '../../store/lookups';
+import { checkNamedBranch } from '../../domain/branch';
 import { recordHeartbeat } from '../../store/heartbeats';
+import { refusalOf } from '../../store/refused-messages';
+import { randomUUID } from 'node:crypto';
+import { throwIfRefused } from './landings';
 import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
@@ -20,6 +25,7 @@ import type {
   RenameBranchBody,
   SubmitBody,
   WorktreeRemovedBody,
+  RemovalResponse,
 } from '../schemas';
 import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { ownershipView } from './live';
@@ -36,7 +42,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
     deps.client.bind({
       ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
       worktreePath: body.worktreePath,
-      branch: body.branch,
+      ...(body.branch !== undefined ? { branch: body.branch } : {}),
       ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
       executionSessionId: body.executionSessionId,
       runtime,
@@ -48,7 +54,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
       lane: body.lane ?? null,
       planRef: body.planRef ?? null,
       requestId: body.requestId ?? null,
-    }, { messageId: m.id }),
+    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where) }),
     // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
     body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
@@ -190,9 +196,23 @@ export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershi
 
 export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
+  await renamedInGit(deps, ownershipId, body.to);
   return asMessage(deps, principal, ctx, ownershipId, async (m) =>
     view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId })))),
   );
+}
+
+/**
+ * A rename records what git already did: the new name must be the branch checked out in the
+ * worktree now (branch_mismatch, detached_head), so no owner can take another worktree's branch
+ * name by renaming. Only the worktree's host can tell: one on another host is recorded as named
+ * (docs/guarantees.md).
+ */
+async function renamedInGit(deps: ServiceDeps, ownershipId: string, to: string): Promise<void> {
+  const record = await getOwnership(deps.pool, { ownershipId });
+  if (!record) throw new OwnershipError('not_found');
+  const actual = await deps.client.checkedOutBranch({ hostId: record.hostId, worktreePath: record.worktreePath });
+  if (actual !== undefined) throwRefusal(checkNamedBranch(to, actual));
 }
 
 /** A new owner (accept, reclaim) acts for its own worker, whoever owned the worktree before. */
@@ -236,14 +256,26 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   });
 }
 
-export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<{ accepted: true }> {
+/**
+ * The removal is a signal: the answer waits (as a landing's does, landingWaitMs) until the log
+ * records it (`recorded`) or the workflow records its refusal (answered with its code); past the
+ * wait it is `accepted`, signalled but not yet durable (docs/operations.md#landing-and-provenance).
+ */
+export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<RemovalResponse> {
   authorizeOp(principal, 'worktreeRemoved');
   const row = await ownershipRow(deps, ownershipId);
-  // closed means removed already: a replay is accepted and nothing is sent.
-  if (row.state !== 'closed') {
-    await withTemporal(deps, () => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }));
+  const recorded = async () => (await getOwnership(deps.pool, { ownershipId }))?.worktreeRemoved === true;
+  // Removed already: a replay is answered as recorded and nothing is sent.
+  if (row.state === 'closed' || (await recorded())) return { accepted: true, status: 'recorded' };
+  const messageId = `sig_${randomUUID()}`;
+  await withTemporal(deps, () => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }));
+  const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (await recorded()) return { accepted: true, status: 'recorded' };
+    throwIfRefused(await refusalOf(deps.pool, ownershipId, messageId));
   }
-  return { accepted: true };
+  return { accepted: true, status: 'accepted' };
 }
 
 /** GET /v1/ownerships/{id}: the ownership as the service shows it (live.ts ownershipView), redacted for the caller. */

@@ -6,7 +6,7 @@ import type { ReconcilePort, ReconcileResult, ReconciliationEntry } from '../../
 import { ApiError, ApiUrlError } from '../../api/client';
 import { cliFailureOf } from '../api-failure';
 import { GitSideError } from '../../git/errors';
-import { git } from '../../git/exec';
+import { git, userGit } from '../../git/exec';
 import { apiClient, apiEnv } from '../api-env';
 import { EXIT } from '../exit-codes';
 
@@ -169,7 +169,8 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
       try {
         const top = await worktreeTop(o.worktree);
         const res = await guard().installHooks(top, { ...(o.strict !== undefined ? { strict: o.strict } : {}), ...(o.earlyCommitCheck ? { earlyCommitCheck: true } : {}) });
-        const strict = (await git(['config', '--bool', '--get', 'overdeck.guard.strict'], { cwd: top, okCodes: [1] })).stdout.trim() === 'true';
+        // As the hooks will read it: the user's config, global included.
+        const strict = (await userGit(['config', '--bool', '--get', 'overdeck.guard.strict'], { cwd: top, okCodes: [1] })).stdout.trim() === 'true';
         out(json, { ...res, strict }, `installed ${res.hooks.join(', ')} in ${res.hooksPath} (chaining to ${res.previousHooksPath}); strict ${strict ? 'on' : 'off'}`);
       } catch (err) {
         usageOr(err, json);

@@ -1,4 +1,5 @@
 import type { HistoryResponse } from '../../api/schemas';
+import { describeReport } from '../../store/attributions-schemas';
 import { runtimeLabel, shortSha, show } from './format';
 
 /**
@@ -44,6 +45,10 @@ export function renderHistoryEntry(e: Entry): string {
   if (e.refusedMessages && e.refusedMessages.length > 0) {
     lines.push('  Messages refused (no service seal):');
     for (const m of e.refusedMessages) lines.push(`    ${m.receivedAt}  ${m.message}  ${m.problem}  claimed ${show(m.claimedPrincipal)}${m.messageId ? `  id ${m.messageId}` : ''}`);
+  }
+  if (e.disputes && e.disputes.length > 0) {
+    lines.push('  Commits not attributed (journal claim vs record):');
+    for (const d of e.disputes) lines.push(`    ${d.at}  ${shortSha(d.commit)}  ${describeReport(d)}`);
   }
   lines.push('  Events:');
   for (const ev of e.events) {

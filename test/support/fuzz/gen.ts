@@ -288,7 +288,7 @@ function buildQuery(d: Draft, ctx: Ctx): void {
   const { rng, w, target } = ctx;
   const put = (k: string, v: string) => d.query.push([k, enc(v)]);
   const key = d.op.key;
-  if (key === 'GET /v1/ownership' || key === 'GET /v1/history') {
+  if (key === 'GET /v1/ownership' || key === 'GET /v1/ownership/live' || key === 'GET /v1/history') {
     const sel = rng.pick(key === 'GET /v1/history' ? ['ownershipId', 'worktreePath', 'branch', 'landedCommit'] : ['ownershipId', 'worktreePath', 'branch']);
     if (sel === 'ownershipId') put('ownershipId', target?.id ?? anyLiveId(ctx));
     if (sel === 'worktreePath') put('worktreePath', ctx.wt.path);

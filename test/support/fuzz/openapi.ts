@@ -20,13 +20,31 @@ export interface JsonSchema {
   maxItems?: number;
   nullable?: boolean;
   description?: string;
+  /** OpenAPI 3.0: a boolean beside minimum / maximum */
+  exclusiveMinimum?: boolean | number;
+  exclusiveMaximum?: boolean | number;
+  oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  not?: JsonSchema;
+  default?: unknown;
+  /** only a value the server issued is accepted (a cursor): a generator leaves it out */
+  'x-opaque'?: boolean;
 }
 
 export interface Param {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   required: boolean;
   schema: JsonSchema;
+  /** an object parameter with style form and explode: its properties are the query's keys */
+  style?: string;
+  explode?: boolean;
+}
+
+/** A documented answer: its error body schema names the codes it carries. */
+export interface DocResponse {
+  content?: Record<string, { schema?: JsonSchema }>;
 }
 
 export interface ApiOperation {
@@ -38,10 +56,16 @@ export interface ApiOperation {
   query: Param[];
   body: JsonSchema | null;
   secured: boolean;
+  headers: Param[];
+  /** by status */
+  responses: Record<string, DocResponse>;
 }
 
 interface OpenApiDoc {
-  paths: Record<string, Record<string, { parameters?: Param[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> }; security?: unknown[] }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: Param[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> }; security?: unknown[]; responses?: Record<string, DocResponse> }>
+  >;
 }
 
 export function operationsOf(doc: unknown): ApiOperation[] {
@@ -59,6 +83,8 @@ export function operationsOf(doc: unknown): ApiOperation[] {
         query: params.filter((x) => x.in === 'query'),
         body: o.requestBody?.content?.['application/json']?.schema ?? null,
         secured: Array.isArray(o.security) && o.security.length > 0,
+        headers: params.filter((x) => x.in === 'header'),
+        responses: o.responses ?? {},
       });
     }
   }
