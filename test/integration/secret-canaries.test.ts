@@ -81,7 +81,7 @@ async function call(method: string, p: string, token: string, body?: unknown): P
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-test('no bearer token or cookie canary reaches PostgreSQL, Temporal history, git config, lock files or logs', async () => {
+test('no bearer token, cookie canary or service key reaches PostgreSQL, Temporal history, git config, lock files or logs', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const exec = TOKEN('executor');
@@ -167,6 +167,13 @@ test('no bearer token or cookie canary reaches PostgreSQL, Temporal history, git
   expect(places.logs.length).toBeGreaterThan(0);
   const found = Object.entries(places).filter(([, text]) => text.includes(TOKEN_MARK) || text.includes(COOKIE)).map(([where]) => where);
   expect(found).toEqual([]);
+  // The service key seals every message (docs/operations.md#the-service-key): its seals are in the
+  // histories, the key itself nowhere (base64 as in its file, or hex).
+  const serviceKey = readFileSync(process.env.OD_SERVICE_KEY_FILE!, 'utf8').split('\n').find((l) => l.trim() !== '' && !l.startsWith('#'))!.trim();
+  // As it would show: in clear, in hex, or base64 again (the CLI's JSON prints payload metadata base64).
+  const keyForms = [serviceKey, Buffer.from(serviceKey, 'base64').toString('hex'), Buffer.from(serviceKey).toString('base64').replace(/=+$/, '')];
+  expect(Object.entries(places).filter(([, text]) => keyForms.some((k) => text.includes(k))).map(([where]) => where)).toEqual([]);
+  expect(Object.keys(places).some((k) => k.startsWith('temporal:') && places[k].includes('od-seal'))).toBe(true);
   // Positive control: the scan does see data the scenario stored.
   expect(Object.keys(places).some((k) => k.startsWith('postgres:') && places[k].includes(TEXT))).toBe(true);
   expect(Object.keys(places).some((k) => k.startsWith('temporal:') && places[k].includes(TEXT))).toBe(true);
