@@ -5,7 +5,7 @@ import { OwnershipClient, OwnershipError } from '../client';
 import type { AgentWorkerRef, Principal } from '../domain/identity';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
-import { getOwnership } from '../store/lookups';
+import { getOwnership, heldOwnershipOf } from '../store/lookups';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
@@ -63,7 +63,9 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
           principal,
           lane: req.lane,
           planRef: req.planRef,
-        });
+          // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
+          // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
+        }, { heldOwnership: (where) => heldOwnershipOf(opts.pool, where) });
         const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = view;
         return { ok: true, record };
       } catch (err) {

@@ -8,6 +8,7 @@ import type { OwnershipRecord } from '../../src/domain/projection';
 import { readProjection } from '../../src/git/projection';
 import { dropDatabase, ensureDatabase } from '../../src/infra/postgres';
 import { readEvents } from '../../src/store/event-store';
+import { createServicePort } from '../../src/reconcile/service-port';
 import { MIGRATIONS_DIR, migrate } from '../../src/store/db';
 import { executorPrincipal } from '../support/harness';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -23,7 +24,7 @@ let repo: RepoFixture;
 
 beforeAll(async () => {
   s = await startApiStack();
-  repo = makeRepo(3);
+  repo = makeRepo(4);
 });
 afterAll(async () => s?.stop());
 
@@ -118,6 +119,25 @@ test('(b) a worktree moved while owned (git worktree move): a bind at its new pa
   const atNewPath = await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ownerships WHERE worktree_path = $1', [moved]);
   expect(atNewPath.rows[0]!.n).toBe(0);
   expect(await heldAt(wt.path)).toEqual([owner.ownershipId]);
+});
+
+test('(b2) the same move, bound through the service port (reconcile, admin tooling): refused worktree_owned too', async () => {
+  const wt = repo.worktrees[3]!;
+  const bound = await bindRaw(wt.path, 'mvp-a', s.tokens.executor);
+  expect(bound.status).toBe(200);
+  const owner = bound.body as OwnershipViewOut;
+  for (let i = 0; (await readProjection(wt.path))?.ownershipId !== owner.ownershipId; i++) {
+    if (i > 300) throw new Error('the projection was never written');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const moved = path.join(path.dirname(wt.path), 'moved-3');
+  git(repo.repoRoot, 'worktree', 'move', '-f', '-f', wt.path, moved);
+  const port = createServicePort({ client: s.h.client, pool: s.h.pool });
+  const out = await port.bind({ repoRoot: repo.repoRoot, worktreePath: moved, branch: wt.branch, executionSessionId: 'mvp-b', runtime: 'codex-cli', worker: { workerId: 'w-port', runId: null }, lane: null, planRef: null, idempotencyKey: null, claimedAt: new Date().toISOString() });
+  expect(out).toMatchObject({ ok: false, code: 'worktree_owned' });
+  expect(await heldAt(wt.path)).toEqual([owner.ownershipId]);
+  const atNewPath = await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ownerships WHERE worktree_path = $1', [moved]);
+  expect(atNewPath.rows[0]!.n).toBe(0);
 });
 
 test('(c) PostgreSQL refuses a second live row for one worktree, and takes a free one', async () => {
