@@ -3,7 +3,7 @@ import { AttemptSchema, CommitReportSchema } from '../store/attributions-schemas
 import { RefusedMessageRowSchema } from '../store/refused-messages';
 import { LeaseTtlMs } from '../domain/commands';
 import { LandingReceiptSchema } from '../domain/events';
-import { BranchName, FreeText, IdString, IsoTimeInput, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema, StorableText } from '../domain/identity';
+import { BranchName, FreeText, FULL_SHA, IdString, IsoTimeInput, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema, StorableText } from '../domain/identity';
 import { OwnershipRecordSchema, OwnershipStateSchema, OWNERSHIP_STATES } from '../domain/projection';
 import { LineageLinkSchema, LIST_MAX_LIMIT } from '../store/lookups';
 
@@ -18,7 +18,7 @@ const Path = PathString;
 const Branch = BranchName;
 const Epoch = z.number().int().positive();
 // Full object ids, as the ownership's commands take them (src/domain/commands.ts): an abbreviation passed here and was refused there.
-const Sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/, 'a full lowercase hex commit id (40 or 64 digits)');
+const Sha = z.string().regex(FULL_SHA, 'a full lowercase hex commit id (40 or 64 digits)');
 
 // --- requests ------------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { compileCheck } from './check';
 import { SealSchema } from './seal';
-import { AgentWorkerRefSchema, BranchName, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
+import { AgentWorkerRefSchema, BranchName, FullSha, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
 
 /**
  * Message payloads of the ownership workflow. Strict objects: an unknown field (a conversation,
@@ -9,8 +9,6 @@ import { AgentWorkerRefSchema, BranchName, FreeText, IdString, IsoTime, Ownershi
  */
 
 const Epoch = z.number().int().positive();
-/** Full object ids only (SHA-1 or SHA-256): an abbreviation is ambiguous over time and would break idempotency. */
-const Sha = z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/);
 
 /** The owner's own heartbeat lease, when it differs from the server default (its cadence is its business). */
 export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);
@@ -69,7 +67,7 @@ export type CancelHandoffInput = z.infer<typeof CancelHandoffInputSchema>;
 export const ReleaseInputSchema = z.strictObject({ ...OwnerOnly, reason: FreeText.nullable().optional() });
 export type ReleaseInput = z.infer<typeof ReleaseInputSchema>;
 
-export const SubmitInputSchema = z.strictObject({ ...OwnerOnly, head: Sha.nullable().optional() });
+export const SubmitInputSchema = z.strictObject({ ...OwnerOnly, head: FullSha.nullable().optional() });
 export type SubmitInput = z.infer<typeof SubmitInputSchema>;
 
 export const BindPlanInputSchema = z.strictObject({
@@ -88,9 +86,9 @@ export type HeartbeatInput = z.infer<typeof HeartbeatInputSchema>;
 
 export const LandedInputSchema = z.strictObject({
   ...Addressed,
-  sourceHead: Sha,
+  sourceHead: FullSha,
   landedBranch: BranchName,
-  landedHead: Sha,
+  landedHead: FullSha,
   landedAt: IsoTime,
   principal: PrincipalSchema,
 });

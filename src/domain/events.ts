@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentWorkerRefSchema, ConversationSchema, FreeText, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
+import { AgentWorkerRefSchema, ConversationSchema, FreeText, FullSha, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
 
 /**
  * The ownership event log (docs/events.md; branch_renamed, stale and handoff_cancelled are events
@@ -10,9 +10,9 @@ import { AgentWorkerRefSchema, ConversationSchema, FreeText, IdString, IsoTime, 
 export const LandingReceiptSchema = z.strictObject({
   ownershipId: z.string(),
   sourceBranch: z.string(),
-  sourceHead: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/),
+  sourceHead: FullSha,
   landedBranch: z.string().min(1).max(255),
-  landedHead: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/),
+  landedHead: FullSha,
   landedAt: IsoTime,
   worktreePath: z.string(),
   executionSessionId: z.string().nullable(),

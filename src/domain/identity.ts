@@ -7,6 +7,10 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** Identifiers chosen by callers: printable, bounded, no whitespace, so they are safe in git config and logs. */
+/** A full object id (SHA-1 or SHA-256): an abbreviation is ambiguous over time and would break idempotency. */
+export const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+export const FullSha = z.string().regex(FULL_SHA);
+
 export const IdString = z.string().min(1).max(200).regex(/^[A-Za-z0-9._:@/+-]+$/, 'identifier characters only');
 /**
  * What every later store can hold, one character at a time: PostgreSQL refuses NUL and lone

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { FullSha } from '../domain/identity';
 import { writeFileAtomic } from './atomic';
 import { git } from './exec';
 import type { WorktreeDirs } from './repo';
@@ -21,7 +22,6 @@ export const JOURNAL_READ_LIMIT = 256 * 1024;
 export const MOVE_COMMIT_LIMIT = 1000;
 
 const Value = z.string().max(4096);
-const Sha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/);
 
 export const JournalLineSchema = z.object({
   kind: z.enum(['commit', 'ref_refused', 'wrapper_refused']),
@@ -156,7 +156,7 @@ export async function reflogMessages(dirs: WorktreeDirs, refs: Iterable<string>)
  * landing came first) is left unknown rather than guessed.
  */
 export async function commitsOfMove(dirs: WorktreeDirs, line: Pick<JournalLine, 'old' | 'new' | 'ref'>, reflog?: Map<string, string>): Promise<string[]> {
-  if (!Sha.safeParse(line.new).success || /^0+$/.test(line.new)) return [];
+  if (!FullSha.safeParse(line.new).success || /^0+$/.test(line.new)) return [];
   const message = reflog?.get(`${line.old} ${line.new}`);
   if (message !== undefined) {
     if (!CREATES.test(message)) return [];
@@ -165,13 +165,13 @@ export async function commitsOfMove(dirs: WorktreeDirs, line: Pick<JournalLine, 
     if (await madeOnto(dirs, line.old, line.new)) return [line.new];
   }
   const args = ['rev-list', '--reverse', '--topo-order', `--max-count=${MOVE_COMMIT_LIMIT}`, line.new];
-  if (Sha.safeParse(line.old).success && !/^0+$/.test(line.old)) args.push(`^${line.old}`);
+  if (FullSha.safeParse(line.old).success && !/^0+$/.test(line.old)) args.push(`^${line.old}`);
   args.push('--not');
   if (line.ref.startsWith('refs/heads/')) args.push(`--exclude=${line.ref.slice('refs/heads/'.length)}`);
   args.push('--branches', '--remotes', '--tags');
   const res = await git(args, { cwd: dirs.worktreePath, env: { GIT_DIR: dirs.commonDir }, okCodes: [128] });
   if (res.code !== 0) return []; // the objects are gone (gc after a reset): nothing to attribute
-  return res.stdout.split('\n').filter((s) => Sha.safeParse(s).success);
+  return res.stdout.split('\n').filter((s) => FullSha.safeParse(s).success);
 }
 
 const ZERO = /^0+$/;
@@ -184,7 +184,7 @@ const ZERO = /^0+$/;
 async function madeOnto(dirs: WorktreeDirs, from: string, to: string): Promise<boolean> {
   const parents = await firstParents(dirs, to);
   if (parents === null) return false;
-  if (!Sha.safeParse(from).success || ZERO.test(from)) return parents.length === 0;
+  if (!FullSha.safeParse(from).success || ZERO.test(from)) return parents.length === 0;
   if (parents[0] === from) return true;
   const before = await firstParents(dirs, from);
   return before !== null && before[0] === parents[0];

@@ -1,4 +1,5 @@
 import { git } from '../git/exec';
+import { FULL_SHA } from '../domain/identity';
 
 /**
  * The few git questions landing inference asks, against one repository (its common dir or any
@@ -6,7 +7,6 @@ import { git } from '../git/exec';
  * `--no-textconv --no-ext-diff`, so a patch is git's own, never one a repository's driver made.
  */
 
-const SHA = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export class RepoGit {
   constructor(readonly cwd: string) {}
@@ -19,20 +19,20 @@ export class RepoGit {
   async resolve(rev: string): Promise<string | null> {
     const r = await this.raw(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], [1, 128]);
     const out = r.stdout.trim();
-    return r.code === 0 && SHA.test(out) ? out : null;
+    return r.code === 0 && FULL_SHA.test(out) ? out : null;
   }
 
   /** `rev-list` lines (full ids), oldest first when `reverse`. */
   async revList(args: string[], reverse = true): Promise<string[]> {
     const r = await this.raw(['rev-list', ...(reverse ? ['--reverse'] : []), ...args], [128]);
     if (r.code !== 0) return [];
-    return r.stdout.split('\n').filter((s) => SHA.test(s));
+    return r.stdout.split('\n').filter((s) => FULL_SHA.test(s));
   }
 
   async parents(sha: string): Promise<string[]> {
     const r = await this.raw(['rev-list', '--parents', '--max-count=1', sha], [128]);
     const [, ...ps] = r.stdout.trim().split(' ');
-    return r.code === 0 ? ps.filter((s) => SHA.test(s)) : [];
+    return r.code === 0 ? ps.filter((s) => FULL_SHA.test(s)) : [];
   }
 
   async isAncestor(a: string, b: string): Promise<boolean> {
@@ -46,7 +46,7 @@ export class RepoGit {
   private async resolveObj(rev: string): Promise<string | null> {
     const r = await this.raw(['rev-parse', '--verify', '--quiet', rev], [1, 128]);
     const out = r.stdout.trim();
-    return r.code === 0 && SHA.test(out) ? out : null;
+    return r.code === 0 && FULL_SHA.test(out) ? out : null;
   }
 
   /** The commit message (body included), for `-x` trailers. */
@@ -65,7 +65,7 @@ export class RepoGit {
       const ids = await pipe(this.cwd, ['patch-id', '--stable'], log.stdout);
       for (const line of ids.split('\n')) {
         const [pid, commit] = line.trim().split(' ');
-        if (pid && commit && SHA.test(commit)) out.set(commit, pid);
+        if (pid && commit && FULL_SHA.test(commit)) out.set(commit, pid);
       }
     }
     return out;
@@ -77,7 +77,7 @@ export class RepoGit {
     const diff = await this.raw(args, [128]);
     if (diff.code !== 0 || diff.stdout === '') return null;
     const id = (await pipe(this.cwd, ['patch-id', '--stable'], diff.stdout)).trim().split(' ')[0];
-    return id && SHA.test(id) ? id : null;
+    return id && FULL_SHA.test(id) ? id : null;
   }
 }
 

@@ -5,7 +5,7 @@ import { commitsOfMove, journalStat, readJournal, reflogMessages, readShippedOff
 import { confineDirs } from '../git/confine';
 import { git } from '../git/exec';
 import { identifyWorktree, pinnedGit, type WorktreeIdentity } from '../git/repo';
-import { ConversationSchema, IdString } from '../domain/identity';
+import { ConversationSchema, FULL_SHA, IdString } from '../domain/identity';
 import { judgeClaim, tenureSegments, TENURE_EVENT_TYPES, type AttributionReason, type AttributionStatus, type Judgement, type LineClaim, type TenureSegment } from '../domain/attribution';
 import {
   AttemptSchema,
@@ -166,10 +166,9 @@ async function recordMovedHead(pool: Pool, id: WorktreeIdentity, hostId: string,
   if (status) await recordHead(pool, ownershipId, id.worktreePath, status);
 }
 
-const SHA = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
 async function commitExists(id: WorktreeIdentity, sha: string): Promise<boolean> {
-  if (!SHA.test(sha)) return false;
+  if (!FULL_SHA.test(sha)) return false;
   const res = await git(['cat-file', '-e', `${sha}^{commit}`], { cwd: id.worktreePath, env: { GIT_DIR: id.commonDir }, okCodes: [1, 128] });
   return res.code === 0;
 }
@@ -178,7 +177,7 @@ async function commitExists(id: WorktreeIdentity, sha: string): Promise<boolean>
 async function notReachable(id: WorktreeIdentity, commits: readonly string[], tips: readonly string[]): Promise<Set<string>> {
   if (tips.length === 0 || commits.length === 0) return new Set(commits);
   const res = await git(['rev-list', '--no-walk=unsorted', ...commits, '--not', ...tips], { cwd: id.worktreePath, env: { GIT_DIR: id.commonDir }, okCodes: [128] });
-  return new Set(res.code === 0 ? res.stdout.split('\n').filter((s) => SHA.test(s)) : commits);
+  return new Set(res.code === 0 ? res.stdout.split('\n').filter((s) => FULL_SHA.test(s)) : commits);
 }
 
 /** The heads of the other worktrees of this repository that an ownership held (git's own worktree list, not a line's word). */
@@ -194,7 +193,7 @@ async function otherOwnedHeads(pool: Pool, id: WorktreeIdentity, hostId: string)
   for (const block of list.stdout.split('\n\n')) {
     const wt = /^worktree (.+)$/m.exec(block)?.[1];
     const head = /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1];
-    if (!wt || !head || !SHA.test(head)) continue;
+    if (!wt || !head || !FULL_SHA.test(head)) continue;
     const real = await fs.realpath(wt).catch(() => wt);
     if (real !== id.worktreePath && (paths.has(real) || paths.has(wt))) heads.push(head);
   }
@@ -204,7 +203,7 @@ async function otherOwnedHeads(pool: Pool, id: WorktreeIdentity, hostId: string)
 async function ownHead(id: WorktreeIdentity): Promise<string | null> {
   const res = await git(['rev-parse', '--verify', '--quiet', 'HEAD'], { ...pinnedGit(id), okCodes: [1, 128] });
   const head = res.stdout.trim();
-  return res.code === 0 && SHA.test(head) ? head : null;
+  return res.code === 0 && FULL_SHA.test(head) ? head : null;
 }
 
 interface ReportRow {
