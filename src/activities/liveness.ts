@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import type { Owner, ProcessIdentity } from '../domain/identity';
 import type { LivenessVerdict } from './types';
-import { procEnvironVar } from '../infra/procfs';
+import { procEnvironVar, procStat, readBootIdSync } from '../infra/procfs';
 
 /**
  * The execution-session authority (docs/ownership-record.md#liveness): only a `dead` verdict may make an ownership
@@ -12,20 +11,15 @@ export interface LivenessAuthority {
 }
 
 export async function readBootId(): Promise<string> {
-  return (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  const id = readBootIdSync();
+  if (id === null) throw new Error('no boot id: /proc/sys/kernel/random/boot_id is unreadable');
+  return id;
 }
 
 /** Process start time in clock ticks since boot (field 22 of /proc/<pid>/stat): pid reuse changes it. */
 export async function readProcessStart(pid: number): Promise<{ startTime: string; zombie: boolean } | null> {
-  let stat: string;
-  try {
-    stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // The command name (field 2) may contain spaces and parentheses: split after its last ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { startTime: rest[19], zombie: rest[0] === 'Z' || rest[0] === 'X' };
+  const stat = procStat(pid);
+  return stat ? { startTime: stat.startTime, zombie: stat.state === 'Z' || stat.state === 'X' } : null;
 }
 
 /** The identity a session reports about its own process when it claims. */

@@ -3,6 +3,7 @@ import { GitSideError } from '../git/errors';
 import { git } from '../git/exec';
 import { confineDirs } from '../git/confine';
 import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
+import { checkedOutBranch } from '../git/head';
 import { identifyWorktree } from '../git/repo';
 
 export interface WorktreeInfo {
@@ -35,7 +36,5 @@ export async function inspectWorktree(p: string, allowedRoots?: readonly string[
   }
   const wt = id.worktreePath;
   const repoRoot = id.repoRoot;
-  const head = await git(['symbolic-ref', '-q', 'HEAD'], { cwd: wt, okCodes: [1] });
-  const ref = head.code === 0 ? head.stdout.trim() : '';
-  return { path: wt, repoRoot, branch: ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null };
+  return { path: wt, repoRoot, branch: await checkedOutBranch(id) };
 }

@@ -82,14 +82,9 @@ async function refuseSecondLiveOwner(pool: Pool, events: OwnershipEvent[], viola
   const messageId = taking?.messageId;
   const second = `one live owner per worktree: ${ownershipId} would hold ${events[0]!.worktreePath} on ${events[0]!.hostId}, which another live ownership holds`;
   if (messageId === undefined) throw new Error(`${second}; its events carry no message to refuse (${violation.message})`);
-  const opened = events.find((e) => e.messageId === messageId)!;
-  await pool.query(`INSERT INTO message_outcomes (message_id, ownership_id, outcome, code) VALUES ($1, $2, 'refused', 'worktree_owned') ON CONFLICT (message_id) DO NOTHING`, [
-    messageId,
-    opened.ownershipId,
-  ]);
-  const outcome = await messageOutcome(pool, messageId);
+  const outcome = await settleRefused(pool, messageId, ownershipId, 'worktree_owned');
   // Applied already (its first events durable in an earlier batch): not refusable any more.
-  if (outcome?.outcome !== 'refused') throw new Error(`${second}; message ${messageId} is ${outcome?.outcome ?? 'unsettled'}`);
+  if (outcome.outcome !== 'refused') throw new Error(`${second}; message ${messageId} is ${outcome.outcome}`);
 }
 
 async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
-import { refusalOf } from '../../store/refused-messages';
+import { signalAndAwait } from './signalled';
 import { OwnershipError } from '../../client/errors';
 import { LandingReceiptSchema, type LandingReceipt } from '../../domain/events';
 import type { Principal } from '../../domain/identity';
@@ -11,7 +10,7 @@ import type { OwnershipRecord } from '../../domain/projection';
 import { GitSideError } from '../../git/errors';
 import { REASONS, type ReasonCode } from '../../domain/reasons';
 import type { LandedBody, LandingBody, LandingResponse } from '../schemas';
-import { authorizeOp, ownershipRow, redact, withTemporal, type ServiceDeps } from './context';
+import { authorizeOp, ownershipRow, redact, type ServiceDeps } from './context';
 
 /**
  * Landing receipts (docs/events.md). `landed` is a signal, idempotent on (ownershipId, landedHead); the
@@ -24,28 +23,19 @@ async function storedReceipt(deps: ServiceDeps, ownershipId: string, landedHead:
   return raw ? LandingReceiptSchema.parse(raw) : null;
 }
 
-/** A signal the workflow refused and recorded: answered with its code. */
-export function throwIfRefused(code: string | null): void {
-  if (code !== null) throw new OwnershipError(code in REASONS ? (code as ReasonCode) : 'invalid_state');
-}
-
 async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: string, fields: LandedBody): Promise<LandingResponse> {
   const done = (receipt: LandingReceipt): LandingResponse => redact(principal, { status: 'recorded', ownershipId, receipt });
   const existing = await storedReceipt(deps, ownershipId, fields.landedHead);
   if (existing) return done(existing);
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
-  // A signal answers nobody: the workflow records a refusal under this id, and the answer waits for either.
-  const messageId = `sig_${randomUUID()}`;
-  await withTemporal(deps, () => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }, { messageId }));
-  const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    const receipt = await storedReceipt(deps, ownershipId, fields.landedHead);
-    if (receipt) return done(receipt);
-    throwIfRefused(await refusalOf(deps.pool, ownershipId, messageId));
-  }
-  return { status: 'accepted', ownershipId, receipt: null };
+  const receipt = await signalAndAwait(
+    deps,
+    ownershipId,
+    (messageId) => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }, { messageId }),
+    () => storedReceipt(deps, ownershipId, fields.landedHead),
+  );
+  return receipt ? done(receipt) : { status: 'accepted', ownershipId, receipt: null };
 }
 
 /** POST /v1/ownerships/:id/landed */

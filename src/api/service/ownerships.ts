@@ -8,9 +8,7 @@ import { settleRefused } from '../../store/event-store';
 import { getOwnership, heldOwnershipOf } from '../../store/lookups';
 import { checkNamedBranch } from '../../domain/branch';
 import { recordHeartbeat } from '../../store/heartbeats';
-import { refusalOf } from '../../store/refused-messages';
-import { randomUUID } from 'node:crypto';
-import { throwIfRefused } from './landings';
+import { signalAndAwait } from './signalled';
 import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
@@ -264,18 +262,11 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
 export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<RemovalResponse> {
   authorizeOp(principal, 'worktreeRemoved');
   const row = await ownershipRow(deps, ownershipId);
-  const recorded = async () => (await getOwnership(deps.pool, { ownershipId }))?.worktreeRemoved === true;
+  const recorded = async () => ((await getOwnership(deps.pool, { ownershipId }))?.worktreeRemoved === true ? true : null);
   // Removed already: a replay is answered as recorded and nothing is sent.
   if (row.state === 'closed' || (await recorded())) return { accepted: true, status: 'recorded' };
-  const messageId = `sig_${randomUUID()}`;
-  await withTemporal(deps, () => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }));
-  const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    if (await recorded()) return { accepted: true, status: 'recorded' };
-    throwIfRefused(await refusalOf(deps.pool, ownershipId, messageId));
-  }
-  return { accepted: true, status: 'accepted' };
+  const removed = await signalAndAwait(deps, ownershipId, (messageId) => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }), recorded);
+  return { accepted: true, status: removed ? 'recorded' : 'accepted' };
 }
 
 /** GET /v1/ownerships/{id}: the ownership as the service shows it (live.ts ownershipView), redacted for the caller. */
