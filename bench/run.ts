@@ -208,7 +208,7 @@ async function main(): Promise<number> {
       log('memory: needs the heartbeat case too (its samples); BENCH_ONLY=memory,heartbeat');
     }
 
-    const order = ['bind', 'claim-at-scale', 'update', 'heartbeat-throughput', 'heartbeat-latency', 'lookup-store', 'lookup-http', 'projection', 'commit', 'gate-status', 'gate-commit', 'list', 'worker-rss', 'cli-version', 'cli-help', 'cli-who', 'worker-base-rss', 'api-base-rss'];
+    const order = ['bind', 'claim-at-scale', 'update', 'heartbeat-throughput', 'heartbeat-latency', 'lookup-store', 'lookup-http', 'projection', 'commit', 'gate-status', 'gate-commit', 'gate-add', 'list', 'worker-rss', 'cli-version', 'cli-help', 'cli-who', 'worker-base-rss', 'api-base-rss'];
     rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
     const totalSeconds = Math.round((Date.now() - started) / 1000);
     const pgVersion = (await stack.pool.query<{ v: string }>('SELECT version() AS v')).rows[0].v;

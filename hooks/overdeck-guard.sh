@@ -8,8 +8,16 @@
 # in the exact form od-worktree writes (escapes, hand edits) is handed to one
 # `git config --worktree --includes --get-regexp` call, which is authoritative.
 #
-# od_guard returns: 0 allowed, 10 not_owner, 11 stale_epoch, 12 strict_no_session,
-# 13 provisional_conflict; a refusal also prints the owner on stderr.
+# od_guard returns: 0 allowed, 10 not_owner, 11 stale_epoch, 12 unidentified,
+# 13 provisional_conflict, 14 tenure_unproven; a refusal also prints the owner and the next step
+# on stderr.
+#
+# Strict by default: in a worktree a live ownership holds, only the current tenure mutates. Its
+# proof is OVERDECK_TENURE_SECRET, whose SHA-256 must be one of the words of
+# overdeck.owner.tenure-hash (the service derives the secret from its own key; the projection holds
+# only hashes, so reading the worktree gives nothing away). The session id and epoch are public:
+# they only make the refusal precise. A person steps in with `od-worktree override --reason`, which
+# records who and why before it hands over the current tenure's secret.
 
 # BEGIN generated from src/domain/states.ts (FREE_STATES) and src/git/projection.ts
 # (PROVISIONAL_CONFLICT_STATES); test/unit/guard-states.test.ts fails when this drifts and
@@ -28,12 +36,25 @@ od_in() {
 # to hooks of linked worktrees, and the main worktree has .git (a directory, or a "gitdir:" file).
 od_git_dir() {
   od_gd=${GIT_DIR-}
-  [ -n "$od_gd" ] && return 0
-  if [ -f .git ]; then
-    read -r od_line <.git
-    od_gd=${od_line#gitdir: }
-  else
-    od_gd=.git
+  if [ -z "$od_gd" ]; then
+    if [ -f .git ]; then
+      read -r od_line <.git
+      od_gd=${od_line#gitdir: }
+    else
+      od_gd=.git
+    fi
+  fi
+  # Absolute, so that what is recorded (a stash entry's maker) and compared means one directory.
+  case $od_gd in /*) ;; *) od_gd=$PWD/$od_gd ;; esac
+}
+
+# od_common_of GD: sets od_common to the repository's common git dir (a linked worktree's private
+# git dir names it in its commondir file).
+od_common_of() {
+  od_common=$1
+  if [ -f "$1/commondir" ]; then
+    read -r od_cdl <"$1/commondir" || :
+    case $od_cdl in /*) od_common=$od_cdl ;; ?*) od_common=$1/$od_cdl ;; esac
   fi
 }
 
@@ -46,15 +67,16 @@ od_owner_key() {
     state) od_state=$2 ;;
     worker-id) od_worker=$2 ;;
     conversation-id) od_conversation=$2 ;;
+    tenure-hash) od_tenure=$2 ;;
   esac
   od_any=1
 }
 
 od_read_owner_git() {
-  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation=''
+  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation='' od_tenure=''
   # Worktree scope only: a global or shared overdeck.owner.* must not count. A failing git (no
   # worktreeConfig extension) means od-worktree never wrote a projection here.
-  od_cfg=$(git config --worktree --includes --get-regexp '^overdeck\.owner\.' 2>/dev/null) || od_cfg=
+  od_cfg=$(git --git-dir="$od_gd" config --worktree --includes --get-regexp '^overdeck\.owner\.' 2>/dev/null) || od_cfg=
   [ -n "$od_cfg" ] || return 0
   while read -r od_k od_v; do
     od_owner_key "${od_k#overdeck.owner.}" "$od_v"
@@ -64,8 +86,14 @@ OD_EOF
 }
 
 od_read_owner() {
-  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation=''
   od_git_dir
+  od_read_owner_at "$od_gd"
+}
+
+# od_read_owner_at GD: reads the projection of the worktree whose private git dir is GD.
+od_read_owner_at() {
+  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation='' od_tenure=''
+  od_gd=$1
   [ -f "$od_gd/overdeck.config" ] || return 0
   od_section=
   while IFS= read -r od_l || [ -n "$od_l" ]; do
@@ -88,42 +116,191 @@ od_read_owner() {
   done <"$od_gd/overdeck.config"
 }
 
-od_refuse() {
-  # printf, not echo: dash's echo would interpret backslashes in the values.
-  printf '%s\n' "od-worktree: refused: this worktree is owned by session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}, epoch ${od_epoch:-unknown}); you are $2" >&2
-  return "$1"
-}
-
-od_guard() {
-  od_session=${OVERDECK_EXECUTION_SESSION_ID-}
-  od_read_owner
-  [ -n "$od_any" ] || return 0
-  [ -n "$od_state" ] && od_in "$od_state" "$od_free_states" && return 0
-  if [ -z "$od_session" ]; then
-    # Unidentified callers (people, tools) pass unless the repository opted into strict mode.
-    [ "$(git config --bool --get overdeck.guard.strict 2>/dev/null)" = true ] || return 0
-    od_refuse 12 "unidentified (OVERDECK_EXECUTION_SESSION_ID is unset and overdeck.guard.strict=true)"
-    return
-  fi
-  if [ -n "$od_state" ] && od_in "$od_state" "$od_conflict_states"; then
-    # A provisional (offline) claim lost to a durable owner: nobody identified mutates until an
-    # explicit `od-worktree reconcile --repair` writes the durable owner back.
-    printf '%s\n' "od-worktree: refused: the provisional claim of session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}) conflicts with the durable record of this worktree; run od-worktree reconcile --repair; you are $od_session" >&2
-    return 13
-  fi
-  if [ "$od_session" != "$od_owner" ]; then
-    od_refuse 10 "$od_session"
-    return
-  fi
-  if [ -n "${OVERDECK_EPOCH-}" ] && [ "$OVERDECK_EPOCH" != "$od_epoch" ]; then
-    od_refuse 11 "$od_session with stale epoch $OVERDECK_EPOCH"
-    return
-  fi
+# od_sha256 TEXT: sets od_sum to the lowercase hex SHA-256 of TEXT, empty when no tool is found.
+# The tools are looked up at fixed absolute paths, never on PATH: a caller who put a `sha256sum`
+# of its own first on PATH would otherwise answer whatever hash the projection holds.
+od_sha256() {
+  od_sum=
+  for od_tool in /usr/bin/sha256sum /bin/sha256sum /usr/local/bin/sha256sum /opt/homebrew/bin/sha256sum; do
+    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool"); od_sum=${od_sum%% *}; return 0; }
+  done
+  for od_tool in /usr/bin/shasum /bin/shasum; do
+    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool" -a 256); od_sum=${od_sum%% *}; return 0; }
+  done
+  for od_tool in /usr/bin/openssl /bin/openssl; do
+    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool" dgst -sha256 -r); od_sum=${od_sum%% *}; return 0; }
+  done
   return 0
 }
 
+# od_refuse STATUS WHO: the one refusal message: who holds the worktree, who asked, and what to do
+# next. One line (agents read the first line of stderr); printf, not echo (dash's echo would
+# interpret backslashes in the values). The conversation's title is not in the projection (anyone
+# who can read the worktree could read it), so its id stands in; `od-worktree who` shows the rest
+# to whoever may see it.
+od_refuse() {
+  od_conv_part=
+  [ -n "$od_conversation" ] && od_conv_part=", conversation $od_conversation"
+  printf '%s\n' "od-worktree: refused: this worktree is owned by session ${od_owner:-unknown} (worker ${od_worker:-unknown}${od_conv_part}, runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}, epoch ${od_epoch:-unknown}); you are $2. Next: ask worker ${od_worker:-unknown} to hand the worktree off (od-worktree who shows the owner), or, as a person, step in with od-worktree override --reason '...'" >&2
+  return "$1"
+}
+
+# od_guard: may the caller (its OVERDECK_* environment) mutate the worktree whose projection
+# od_read_owner finds? The rule of docs/agent-gate.md, in the order that names the most precise
+# reason: a lost provisional claim, another session, an older epoch, then the tenure proof.
+od_guard() {
+  od_git_dir
+  od_guard_at "$od_gd"
+}
+
+# od_guard_at GD: the rule for the worktree whose private git dir is GD (od_gd stays GD).
+od_guard_at() {
+  od_session=${OVERDECK_EXECUTION_SESSION_ID-}
+  od_read_owner_at "$1"
+  [ -n "$od_any" ] || return 0
+  [ -n "$od_state" ] && od_in "$od_state" "$od_free_states" && return 0
+  if [ -n "$od_state" ] && od_in "$od_state" "$od_conflict_states"; then
+    # A provisional (offline) claim lost to a durable owner: nobody mutates until an explicit
+    # `od-worktree reconcile --repair` writes the durable owner back.
+    printf '%s\n' "od-worktree: refused: the provisional claim of session ${od_owner:-unknown} (runtime ${od_runtime:-unknown}, ownership ${od_ownership:-unknown}) conflicts with the durable record of this worktree; run od-worktree reconcile --repair; you are ${od_session:-unidentified}" >&2
+    return 13
+  fi
+  if [ -n "$od_session" ] && [ "$od_session" != "$od_owner" ]; then
+    od_refuse 10 "session $od_session"
+    return
+  fi
+  if [ -n "${OVERDECK_EPOCH-}" ] && [ "$OVERDECK_EPOCH" != "$od_epoch" ]; then
+    od_refuse 11 "session ${od_session:-unidentified} with stale epoch $OVERDECK_EPOCH"
+    return
+  fi
+  if [ -z "$od_tenure" ]; then
+    # A projection with no tenure hash (a provisional offline claim, or one written without the
+    # service key): the session id is the only proof there is, and an empty one proves nothing.
+    [ -n "$od_session" ] && return 0
+    od_refuse 12 "unidentified (OVERDECK_EXECUTION_SESSION_ID is not set)"
+    return
+  fi
+  od_secret=${OVERDECK_TENURE_SECRET-}
+  if [ -z "$od_secret" ]; then
+    if [ -z "$od_session" ]; then
+      od_refuse 12 "unidentified (neither OVERDECK_EXECUTION_SESSION_ID nor OVERDECK_TENURE_SECRET is set)"
+    else
+      od_refuse 14 "session $od_session without this tenure's secret (OVERDECK_TENURE_SECRET is not set)"
+    fi
+    return
+  fi
+  od_sha256 "$od_secret"
+  if [ -n "$od_sum" ]; then
+    case " $od_tenure " in *" $od_sum "*) return 0 ;; esac
+    od_refuse 14 "${od_session:+session $od_session }holding a tenure secret that is not this tenure's (OVERDECK_TENURE_SECRET)"
+    return
+  fi
+  od_refuse 14 "${od_session:+session $od_session }unproven: no sha256sum, shasum or openssl at a standard path to check OVERDECK_TENURE_SECRET"
+}
+
+# od_code_of STATUS: sets od_code to the reason code of an od_guard status.
+od_code_of() {
+  case $1 in 10) od_code=not_owner ;; 11) od_code=stale_epoch ;; 12) od_code=unidentified ;; 13) od_code=provisional_conflict ;; 14) od_code=tenure_unproven ;; *) od_code=refused ;; esac
+}
+
+# od_holders REF GD: sets od_holders to the private git dirs (one per line) of the worktrees for
+# which a move of REF is a move of their checked-out history: every worktree of the repository
+# that has the branch REF checked out (a commit made in a second worktree of an owned branch moves
+# the owner's branch too), and this worktree (GD) for HEAD. Other refs (tags, remote-tracking
+# refs, refs/overdeck/wip/..., refs/stash) belong to no worktree.
+od_holders() {
+  od_holders=
+  case $1 in
+    HEAD) od_holders=$2; return 0 ;;
+    refs/heads/*) ;;
+    *) return 0 ;;
+  esac
+  od_common_of "$2"
+  for od_cand in "$od_common" "$od_common"/worktrees/*; do
+    [ -r "$od_cand/HEAD" ] || continue
+    read -r od_h <"$od_cand/HEAD" || :
+    [ "$od_h" = "ref: $1" ] && od_holders="$od_holders$od_cand
+"
+  done
+  return 0
+}
+
+# od_judge_moves INPUT: reference-transaction's "prepared" lines (<old> <new> <ref>). Every owned
+# worktree whose checked-out history a line moves must let the caller through; a refusal is
+# journalled in that worktree's journal (one line per move it refused) and returns the status.
+od_judge_moves() {
+  od_git_dir
+  od_here=$od_gd
+  while read -r od_o od_n od_ref; do
+    [ -n "$od_ref" ] || continue
+    # A line that moves nothing (worktree add writing a branch to where it is) changes no history;
+    # an all-zero old and new is a deletion whose old value was not given, and is judged.
+    case $od_o in *[!0]*) [ "$od_o" = "$od_n" ] && continue ;; esac
+    od_holders "$od_ref" "$od_here"
+    while IFS= read -r od_cand; do
+      [ -n "$od_cand" ] && [ -f "$od_cand/overdeck.config" ] || continue
+      od_guard_at "$od_cand" && continue
+      od_rc=$?
+      od_code_of "$od_rc"
+      od_jref=$od_ref
+      if [ "$od_ref" = HEAD ]; then
+        od_head=
+        [ -r "$od_cand/HEAD" ] && read -r od_head <"$od_cand/HEAD"
+        od_jref=${od_head#ref: }
+      fi
+      od_journal ref_refused "$od_o" "$od_n" "$od_jref" "	code=$od_code"
+      return "$od_rc"
+    done <<OD_EOF2
+$od_holders
+OD_EOF2
+  done <<OD_EOF
+$1
+OD_EOF
+  return 0
+}
+
+# od_judge_push INPUT: pre-push's lines (<local ref> <local sha> <remote ref> <remote sha>). A
+# push that writes an owned branch on the remote (by its local name or the remote one: a force-push
+# or a deletion of it, from any worktree) or pushes one must come from that branch's tenure, as
+# must any push from an owned worktree.
+od_judge_push() {
+  od_git_dir
+  od_here=$od_gd
+  od_guard_at "$od_here" || return
+  while read -r od_lref _ od_rref _; do
+    for od_r in "$od_lref" "$od_rref"; do
+      od_holders "$od_r" "$od_here"
+      while IFS= read -r od_cand; do
+        [ -n "$od_cand" ] && [ -f "$od_cand/overdeck.config" ] || continue
+        od_guard_at "$od_cand" || return
+      done <<OD_EOF2
+$od_holders
+OD_EOF2
+    done
+  done <<OD_EOF
+$1
+OD_EOF
+  return 0
+}
+
+# od_record_stash INPUT: on "committed", remembers which worktree made each new stash entry
+# (<common>/overdeck-stash/<sha> holds its private git dir): refs/stash is shared by every
+# worktree, so the gate judges dropping an entry as the worktree that made it.
+od_record_stash() {
+  while read -r _ od_n od_ref; do
+    [ "$od_ref" = refs/stash ] || continue
+    case $od_n in *[!0-9a-f]* | '' | 0000000000000000000000000000000000000000) continue ;; esac
+    od_git_dir
+    od_common_of "$od_gd"
+    [ -d "$od_common/overdeck-stash" ] || mkdir "$od_common/overdeck-stash" 2>/dev/null || :
+    printf '%s\n' "$od_gd" >"$od_common/overdeck-stash/$od_n" 2>/dev/null || :
+  done <<OD_EOF
+$1
+OD_EOF
+}
+
 # reference-transaction: does this transaction ($1: its "<old> <new> <ref>" lines) move this
-# worktree's HEAD or checked-out branch? Other refs (tags, refs/overdeck/wip/...) pass untouched.
+# worktree's HEAD or checked-out branch? Sets od_branch for od_journal_moves.
 od_touches_own_head() {
   od_git_dir
   od_head=

@@ -16,47 +16,58 @@ if [ -n "$OD_PREVIOUS_HOOKS" ] && [ -f "$OD_PREVIOUS_HOOKS/$od_name" ] && [ -x "
   od_prev=$OD_PREVIOUS_HOOKS/$od_name
 fi
 
+# od_read_stdin: the hook's stdin into od_input without spawning cat; a chained hook gets the same.
+od_read_stdin() {
+  od_input=
+  while IFS= read -r od_l; do
+    od_input="$od_input$od_l
+"
+  done
+}
+
+# od_chain ARGS: runs the previous hook of this name with od_input as its stdin, exits with its status.
+od_chain() {
+  if [ -n "$od_prev" ]; then
+    printf '%s' "$od_input" | "$od_prev" "$@"
+    exit $?
+  fi
+  exit 0
+}
+
 case $od_name in
-  pre-commit | pre-push | pre-rebase)
+  pre-commit | pre-rebase)
     # shellcheck source=overdeck-guard.sh
     . "$od_dir/overdeck-guard.sh" || exit 1
-    od_guard || exit 1
+    od_guard || { od_rc=$?; od_code_of "$od_rc"; od_journal hook_refused '' '' '' "	code=$od_code	command=${od_name#pre-}"; exit 1; }
+    ;;
+  pre-push)
+    od_read_stdin
+    # shellcheck source=overdeck-guard.sh
+    . "$od_dir/overdeck-guard.sh" || exit 1
+    od_judge_push "$od_input" || { od_rc=$?; od_code_of "$od_rc"; od_journal hook_refused '' '' '' "	code=$od_code	command=push"; exit 1; }
+    od_chain "$@"
     ;;
   reference-transaction)
     # Only "prepared" can still stop the update; "committed" journals the move (who made which
-    # commit, docs/git-projection.md#the-journal); "aborted" with nothing to chain to leaves at once
-    # (git ignores EPIPE on this hook's stdin).
+    # commit, docs/git-projection.md#the-journal) and which worktree made a stash entry; "aborted"
+    # with nothing to chain to leaves at once (git ignores EPIPE on this hook's stdin).
     [ "$1" = prepared ] || [ "$1" = committed ] || [ -n "$od_prev" ] || exit 0
-    # Read stdin without spawning cat; a chained hook gets the same lines.
-    od_input=
-    while IFS= read -r od_l; do
-      od_input="$od_input$od_l
-"
-    done
+    od_read_stdin
     if [ "$1" = prepared ]; then
       # shellcheck source=overdeck-guard.sh
       . "$od_dir/overdeck-guard.sh" || exit 1
-      if od_touches_own_head "$od_input"; then
-        od_guard || {
-          od_rc=$?
-          case $od_rc in 10) od_code=not_owner ;; 11) od_code=stale_epoch ;; 12) od_code=strict_no_session ;; 13) od_code=provisional_conflict ;; *) od_code=refused ;; esac
-          od_journal_moves ref_refused "$od_input" "	code=$od_code"
-          exit 1
-        }
-      fi
+      od_judge_moves "$od_input" || exit 1
     elif [ "$1" = committed ]; then
       # shellcheck source=overdeck-guard.sh
       . "$od_dir/overdeck-guard.sh" || exit 1
+      case $od_input in *' refs/stash
+'*) od_record_stash "$od_input" ;; esac
       if od_touches_own_head "$od_input"; then
         od_read_owner
         [ -n "$od_any" ] && od_journal_moves commit "$od_input"
       fi
     fi
-    if [ -n "$od_prev" ]; then
-      printf '%s' "$od_input" | "$od_prev" "$@"
-      exit $?
-    fi
-    exit 0
+    od_chain "$@"
     ;;
 esac
 

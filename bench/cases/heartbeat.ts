@@ -7,6 +7,7 @@ import { diff, scrape } from '../metrics';
 import { log, waitIdle } from '../stack';
 import { mapLimit, summarize, timeOnce } from '../stats';
 import { heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
+import { keyringOf } from '../../src/infra/payload-codec';
 
 interface Block {
   side: 'ours' | 'base';
@@ -46,7 +47,7 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
     ours: (j: number) => {
       const o = live[j % n];
       // The API's path (what orchestrators call): the durable row checked, the heartbeat recorded; a tenure's first signalled (these ownerships were bound through the client, not the API).
-      return apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool }, o.principal, o.ownershipId, { executionSessionId: o.executionSessionId, epoch: o.epoch });
+      return apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool, keyring: () => keyringOf(stack.dataConverter)! }, o.principal, o.ownershipId, { executionSessionId: o.executionSessionId, epoch: o.epoch });
     },
     base: (j: number) => noops[j % n].signal(noopSignal, 1),
   };

@@ -4,6 +4,7 @@ import type { BenchContext } from '../context';
 import { bindRequest, executor, type Worktree } from '../fixtures';
 import { judge, type Row } from '../report';
 import { bind as apiBind, heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
+import { keyringOf } from '../../src/infra/payload-codec';
 
 /**
  * 11. History events of the 5-step lifecycle a user sees most (bind and heartbeats through the API's
@@ -14,7 +15,7 @@ export async function benchLifecycleHistory(ctx: BenchContext, wt: Worktree, hea
   const { stack } = ctx;
   const req = bindRequest(wt, 9_999);
   // Through the API's service, as an orchestrator binds and heartbeats (MCP takes the same path).
-  const api = { client: stack.ownership, temporal: stack.temporal, pool: stack.pool };
+  const api = { client: stack.ownership, temporal: stack.temporal, pool: stack.pool, keyring: () => keyringOf(stack.dataConverter)! };
   const view = await apiBind(api, req.principal, {
     repoRoot: req.repoRoot,
     worktreePath: req.worktreePath,

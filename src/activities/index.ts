@@ -7,7 +7,9 @@ import { readExecutorConversation } from '../store/bindings';
 import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
 import { GitSideError, type GitSideErrorCode } from '../git/errors';
-import { applyRecord } from '../git/record';
+import { applyRecord, type TenureHashes } from '../git/record';
+import { tenureHashWords } from '../domain/tenure';
+import { keyringKeys, type MessageKeyring } from '../infra/message-seal';
 import { identifyWorktree, worktreeDirs } from '../git/repo';
 import { checkedOutBranch } from '../git/head';
 import { checkNamedBranch } from '../domain/branch';
@@ -94,10 +96,17 @@ function activityContext(): Context | null {
 export function createHostActivities(deps: {
   allowedRoots: string[];
   authority: LivenessAuthority;
+  /**
+   * The deployment's service key: every live owner's projection carries the hashes of its tenure
+   * secret under each key (src/domain/tenure.ts), which the API derives from the same keys.
+   */
+  keyring: MessageKeyring;
   /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */
   projectionLockWaitMs?: number;
 }): HostActivities {
   const roots = deps.allowedRoots;
+  const keys = keyringKeys(deps.keyring);
+  const tenureHashes: TenureHashes = (t) => tenureHashWords(keys, t);
   const lockWait = deps.projectionLockWaitMs === undefined ? {} : { lockWaitMs: deps.projectionLockWaitMs };
   return {
     async applyLocalProjection(record: OwnershipRecord) {
@@ -108,7 +117,7 @@ export function createHostActivities(deps: {
         // only once the worktree's git dirs are known to be under the roots (git reads their config).
         const dirs = await worktreeDirs(worktreePath).catch(() => null);
         const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
-        const result = await applyRecord(worktreePath, record, { allowedRoots: roots, ...lockWait });
+        const result = await applyRecord(worktreePath, record, tenureHashes, { allowedRoots: roots, ...lockWait });
         const branch = result === 'cleared' ? null : await described;
         return { localSeq: record.seq, result, branch };
       } catch (err) {

@@ -6,6 +6,7 @@ import type {
   AcceptHandoffBody,
   BindBody,
   CancelHandoffBody,
+  ClaimResponse,
   ConversationReportResponse,
   GetQuery,
   HandoffBody,
@@ -17,6 +18,8 @@ import type {
   LandingResponse,
   ListQuery,
   ListResponse,
+  OverrideBody,
+  OverrideResponse,
   OwnershipItem,
   OwnershipViewOut,
   PlanBody,
@@ -24,6 +27,8 @@ import type {
   ReleaseBody,
   RenameBranchBody,
   SubmitBody,
+  TenureBody,
+  TenureOut,
   WireRecord,
   WorktreeRemovedBody,
 } from './schemas';
@@ -134,8 +139,9 @@ export class ApiClient {
     return `/v1/ownerships/${encodeURIComponent(id)}/${action}`;
   }
 
+  /** The view, with `tenure`: the proof the worktree's hooks ask the new owner for (null when the answer is about another owner). */
   bind(body: BindBody) {
-    return this.call<OwnershipViewOut>('POST', '/v1/bind', { body });
+    return this.call<ClaimResponse>('POST', '/v1/bind', { body });
   }
   heartbeat(id: string, body: HeartbeatBody) {
     return this.call<{ accepted: true }>('POST', this.own(id, 'heartbeat'), { body });
@@ -144,7 +150,7 @@ export class ApiClient {
     return this.call<OwnershipViewOut>('POST', this.own(id, 'handoff'), { body });
   }
   acceptHandoff(id: string, body: AcceptHandoffBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'handoff/accept'), { body });
+    return this.call<ClaimResponse>('POST', this.own(id, 'handoff/accept'), { body });
   }
   cancelHandoff(id: string, body: CancelHandoffBody) {
     return this.call<OwnershipViewOut>('POST', this.own(id, 'handoff/cancel'), { body });
@@ -153,7 +159,15 @@ export class ApiClient {
     return this.call<OwnershipViewOut>('POST', this.own(id, 'release'), { body });
   }
   reclaim(id: string, body: ReclaimBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'reclaim'), { body });
+    return this.call<ClaimResponse>('POST', this.own(id, 'reclaim'), { body });
+  }
+  /** The current tenure's proof again, for the session that holds it. */
+  tenure(id: string, body: TenureBody) {
+    return this.call<TenureOut>('POST', this.own(id, 'tenure'), { body });
+  }
+  /** Admin: records the override, then answers the current owner's proof. */
+  override(id: string, body: OverrideBody) {
+    return this.call<OverrideResponse>('POST', this.own(id, 'override'), { body });
   }
   submit(id: string, body: SubmitBody) {
     return this.call<OwnershipViewOut>('POST', this.own(id, 'submit'), { body });

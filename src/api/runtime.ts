@@ -11,6 +11,7 @@ import { createPool } from '../store/db';
 import { buildServer } from './server';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
+import { loadKeyring, type MessageKeyring } from '../infra/message-seal';
 
 export interface RunningApi {
   url: string;
@@ -34,13 +35,16 @@ export interface Backends {
   temporal: Client;
   client: OwnershipClient;
   pool: Pool;
+  /** the service key the client's messages are sealed with, loaded once; tenure secrets come from it too */
+  keyring: () => MessageKeyring;
   close(): Promise<void>;
 }
 
 /** The Temporal client, OwnershipClient and pool of the service, from config (the API and the MCP stdio server in direct mode). */
 export async function connectBackends(cfg: Config): Promise<Backends> {
   const connection = await Connection.connect({ address: cfg.temporalAddress, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
-  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, dataConverter: dataConverterOf(cfg) });
+  const keyring = loadKeyring(cfg);
+  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, dataConverter: dataConverterOf({ keyring, payloadKeyFile: cfg.payloadKeyFile }) });
   const pool = createPool(cfg.databaseUrl);
   const client = new OwnershipClient({
     client: temporal,
@@ -53,6 +57,7 @@ export async function connectBackends(cfg: Config): Promise<Backends> {
     temporal,
     client,
     pool,
+    keyring: () => keyring,
     async close() {
       await pool.end();
       await connection.close();
@@ -66,7 +71,7 @@ export async function startApi(cfg: Config, opts: StartApiOptions = {}): Promise
   await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost);
   const backends = await connectBackends(cfg);
   const { temporal, client, pool } = backends;
-  const app = await buildServer({ config: cfg, temporal, client, pool, authenticator, logger: opts.logger ?? createLogger(cfg.logLevel) });
+  const app = await buildServer({ config: cfg, temporal, client, pool, keyring: backends.keyring(), authenticator, logger: opts.logger ?? createLogger(cfg.logLevel) });
   await app.listen({ host: cfg.apiHost, port: cfg.apiPort });
   const shownHost = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
   return {

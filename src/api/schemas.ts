@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AttemptSchema, CommitReportSchema } from '../store/attributions-schemas';
 import { RefusedMessageRowSchema } from '../store/refused-messages';
+import { OverrideRowSchema } from '../store/overrides';
+import { TENURE_SECRET } from '../domain/tenure';
 import { LeaseTtlMs } from '../domain/commands';
 import { LandingReceiptSchema } from '../domain/events';
 import { BranchName, FreeText, FULL_SHA, IdString, IsoTimeInput, OwnerSchema, OwnershipIdSchema, PathString, ProcessIdentitySchema, StorableText } from '../domain/identity';
@@ -111,6 +113,22 @@ export type LandingBody = z.infer<typeof LandingBodySchema>;
 
 export const WorktreeRemovedBodySchema = z.strictObject({ reason: FreeText.nullable().optional() });
 export type WorktreeRemovedBody = z.infer<typeof WorktreeRemovedBodySchema>;
+
+/** POST /v1/ownerships/{id}/tenure: the tenure secret again, for the session that holds it now. */
+export const TenureBodySchema = z.strictObject({
+  executionSessionId: IdString.describe('the session that holds the ownership now; any other is refused (not_owner)'),
+  worker: z
+    .strictObject({ workerId: IdString, runId: IdString.nullable().optional() })
+    .optional()
+    .describe('the agent worker the caller acts for: must be the owner’s (worker_mismatch); executors act for their own'),
+});
+export type TenureBody = z.infer<typeof TenureBodySchema>;
+
+/** POST /v1/ownerships/{id}/override (admin): a person steps into an owned worktree, recorded with why. */
+export const OverrideBodySchema = z.strictObject({
+  reason: StorableText(1, 500).describe('why a person must step into the owner’s worktree: recorded, shown in history'),
+});
+export type OverrideBody = z.infer<typeof OverrideBodySchema>;
 
 export const OwnershipParamsSchema = z.strictObject({ id: OwnershipIdSchema });
 
@@ -234,6 +252,39 @@ export const OwnershipViewSchema = WireRecordSchema.extend({
 export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
 
 /**
+ * The proof of a tenure (src/domain/tenure.ts): the owner runs git with `env`, and the hooks and
+ * the git gate accept a mutation only with a secret whose SHA-256 the worktree's projection holds.
+ * Derived from the service key and the tenure, never stored: asking again answers the same.
+ */
+export const TenureSchema = z
+  .strictObject({
+    secret: z.string().regex(TENURE_SECRET).describe('OVERDECK_TENURE_SECRET: keep it to the session; anyone holding it passes as the owner'),
+    epoch: z.number().int(),
+    executionSessionId: z.string(),
+    env: z
+      .strictObject({ OVERDECK_EXECUTION_SESSION_ID: z.string(), OVERDECK_EPOCH: z.string(), OVERDECK_TENURE_SECRET: z.string() })
+      .describe('the environment to run git (and the agent) with in the worktree'),
+  })
+  .describe('the tenure proof the worktree’s hooks ask for');
+export type TenureOut = z.infer<typeof TenureSchema>;
+
+/** bind, accept-handoff and reclaim: the live view, and the new owner's tenure proof (null when the answer's owner is not the session the call was for). */
+export const ClaimResponseSchema = OwnershipViewSchema.extend({
+  tenure: TenureSchema.nullable().describe('the proof for the session the call was for, when it holds the ownership after the call; null otherwise'),
+});
+export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;
+
+/** POST /v1/ownerships/{id}/override: recorded first (overrideId), then the current owner's tenure handed to the person. */
+export const OverrideResponseSchema = z.strictObject({
+  overrideId: z.string(),
+  ownershipId: z.string(),
+  epoch: z.number().int(),
+  owner: z.strictObject({ executionSessionId: z.string(), workerId: z.string().nullable() }),
+  tenure: TenureSchema,
+});
+export type OverrideResponse = z.infer<typeof OverrideResponseSchema>;
+
+/**
  * One ownership as lookups describe it: the record, its owner's liveness and the host agent's last
  * look at the branch (each null when unknown or not asked). The items of ownership.list and the
  * `ownership` of `od-worktree who --json` are this one shape. The two are optional only for
@@ -260,6 +311,8 @@ export const HistoryResponseSchema = z.strictObject({
       disputes: z.array(CommitReportSchema).optional(),
       /** messages refused for want of the service's seal (a raw Temporal client): what they claimed, never believed (docs/guarantees.md#messages) */
       refusedMessages: z.array(RefusedMessageRowSchema).optional(),
+      /** recorded overrides: a person stepped into the owner's worktree with its tenure (who, why, when, which epoch) */
+      overrides: z.array(OverrideRowSchema).optional(),
     }),
   ),
 });

@@ -25,6 +25,7 @@ import { registerReconciliationRoutes } from './routes/reconciliations';
 import { registerSystemRoutes } from './routes/system';
 import { registerCodecRoutes } from './routes/codec';
 import { EncryptionCodec, readPayloadKey } from '../infra/payload-codec';
+import { loadKeyring, type MessageKeyring } from '../infra/message-seal';
 import { createService } from './service';
 
 export interface ApiDeps {
@@ -39,6 +40,11 @@ export interface ApiDeps {
   temporalTimeoutMs?: number;
   /** how long a landing waits for its durable receipt (default 10 s) */
   landingWaitMs?: number;
+  /**
+   * The service key the Temporal client's messages are sealed with (connectBackends loads it once);
+   * tenure secrets are derived from it. Default: loaded from the configuration when first needed.
+   */
+  keyring?: MessageKeyring;
 }
 
 /** Paths behind Bearer authentication: the API and the MCP endpoint; health, metrics and docs are public. */
@@ -122,19 +128,22 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
       hostId: deps.config.hostId,
     },
   });
-  const svc = createService({
+  let keyring = deps.keyring;
+  const serviceDeps = {
     client: deps.client,
     temporal: deps.temporal,
     pool: deps.pool,
+    keyring: () => (keyring ??= loadKeyring(deps.config)),
     ...(deps.temporalTimeoutMs !== undefined ? { temporalTimeoutMs: deps.temporalTimeoutMs } : {}),
     ...(deps.landingWaitMs !== undefined ? { landingWaitMs: deps.landingWaitMs } : {}),
-  });
+  };
+  const svc = createService(serviceDeps);
   registerBindRoutes(app, svc);
   registerOwnershipRoutes(app, svc);
   registerLandingRoutes(app, svc, { pool: deps.pool, normalize: (p) => deps.client.normalize(p) });
   registerExecutorRoutes(app, svc);
   registerLookupRoutes(app, svc);
-  registerReconciliationRoutes(app, { client: deps.client, temporal: deps.temporal, pool: deps.pool });
+  registerReconciliationRoutes(app, serviceDeps);
   registerMcpRoutes(app, svc, metrics);
   if (deps.config.payloadKeyFile) registerCodecRoutes(app, new EncryptionCodec(readPayloadKey(deps.config.payloadKeyFile)));
   return app;

@@ -20,6 +20,8 @@ export const OPERATIONS = [
   'submit',
   'bindPlan',
   'renameBranch',
+  'tenure',
+  'override',
   'landed',
   'worktreeRemoved',
   'reportConversation',
@@ -56,6 +58,10 @@ export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
   submit: EXECUTOR_WRITE,
   bindPlan: EXECUTOR_WRITE,
   renameBranch: EXECUTOR_WRITE,
+  // The owner's tenure secret again: its executor (authorizeForWorker) or an admin, as heartbeat.
+  tenure: EXECUTOR_WRITE,
+  // A person stepping into an owned worktree with the owner's tenure: admins only, recorded.
+  override: ADMIN_ONLY,
   reportConversation: EXECUTOR_WRITE,
   landed: LANDING_WRITE,
   worktreeRemoved: LANDING_WRITE,

@@ -27,6 +27,7 @@ export function buildProgram(): Command {
   registerDiagnosticsCommand(program);
   (require('./commands/agent') as typeof import('./commands/agent')).registerAgentCommands(program);
   (require('./commands/landings') as typeof import('./commands/landings')).registerLandingCommands(program);
+  (require('./commands/override') as typeof import('./commands/override')).registerOverrideCommand(program);
   return program;
 }
 

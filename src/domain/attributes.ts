@@ -282,6 +282,19 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [{ surface: 'host', fields: ['overdeck.provisional.json'], refresh: 'stashed when a write replaces an unreconciled provisional claim; read and cleared by od-worktree reconcile' }],
   },
   {
+    fact: 'the tenure proof (hash of the owner\'s tenure secret)',
+    home: { surface: 'code', fields: ['src/domain/tenure.ts: derived from the service key and (ownershipId, epoch, owner session); the secret itself is stored nowhere'] },
+    copies: [
+      { surface: 'git', fields: ['tenureHash'], refresh: `${PROJECTED}, from the host agent's service key; od-worktree reconcile writes it when it can read the key and otherwise keeps it only for the same tenure` },
+      { surface: 'code', fields: ['bind, accept-handoff, reclaim answers `tenure`; POST /v1/ownerships/{id}/tenure; POST /v1/ownerships/{id}/override'], refresh: 'derived by the API at each answer, from the answer\'s record (or PostgreSQL\'s row)' },
+    ],
+  },
+  {
+    fact: 'recorded overrides (a person stepped into an owned worktree)',
+    home: { surface: 'code', fields: ['PostgreSQL overrides (src/store/overrides.ts), written by POST /v1/ownerships/{id}/override before it answers'] },
+    copies: [{ surface: 'code', fields: ['GET /v1/history ownerships[].overrides, od-worktree history'], refresh: 'read at each lookup' }],
+  },
+  {
     fact: "whether the worktree's projection enforces the record",
     home: { surface: 'workflow', fields: ['projectionSync, set from the host agent answers'] },
     copies: [

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { GitSideError } from './errors';
+import { realGit } from './real-git';
 import { type GitEnvExtras, serviceGitArgs, serviceGitEnv } from './safe-env';
 import { gitSpawner, type SpawnedResult } from './spawner';
 
@@ -86,7 +87,7 @@ async function spawnGit(argv: string[], env: NodeJS.ProcessEnv, opts: GitOptions
     }
   }
   return new Promise<SpawnedResult>((resolve) => {
-    const child = execFile('git', argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
+    const child = execFile(realGit(env.PATH), argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
       resolve({
         stdout,
         stderr,
@@ -135,3 +136,4 @@ export function requireWorktreeConfigSupport(cwd: string): Promise<void> {
   });
   return versionCheck;
 }
+

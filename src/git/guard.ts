@@ -19,7 +19,7 @@ const GUARD_SCRIPT = 'overdeck-guard.sh';
 const DISPATCHER = 'overdeck-hook.sh';
 const CONF = 'overdeck-hooks.conf';
 
-export type GuardReason = 'not_owner' | 'stale_epoch' | 'strict_no_session' | 'provisional_conflict';
+export type GuardReason = 'not_owner' | 'stale_epoch' | 'unidentified' | 'provisional_conflict' | 'tenure_unproven';
 
 export interface GuardResult {
   allowed: boolean;
@@ -31,8 +31,9 @@ export interface GuardResult {
 const REASON_BY_STATUS: Readonly<Record<number, GuardReason>> = {
   10: 'not_owner',
   11: 'stale_epoch',
-  12: 'strict_no_session',
+  12: 'unidentified',
   13: 'provisional_conflict',
+  14: 'tenure_unproven',
 };
 
 let sourceDir: string | undefined;
@@ -50,19 +51,23 @@ export function hookSourceDir(): string {
   throw new GitSideError('guard_script_missing', `hooks/${GUARD_SCRIPT} not found next to the package`);
 }
 
+/** The caller's variables the rule reads (hooks/overdeck-guard.sh): its claim, and its proof. */
+export const GUARD_ENV = ['OVERDECK_EXECUTION_SESSION_ID', 'OVERDECK_EPOCH', 'OVERDECK_TENURE_SECRET'] as const;
+
 /**
  * The hook rule evaluated for `od-worktree guard`: runs the same sh function the hooks run, so
- * the rule exists once. Only the two OVERDECK_* variables are taken from `env`.
+ * the rule exists once. Only the GUARD_ENV variables are taken from `env`.
  */
 export function guardCheck(worktreePath: string, env: Readonly<Record<string, string | undefined>>): Promise<GuardResult> {
   const script = path.join(hookSourceDir(), GUARD_SCRIPT);
   // The user's environment, not the service's allow-list: `od-worktree guard` and `snapshot` run in
   // the agent's own shell, and the rule must read the config the hooks read (a global strict flag).
   const childEnv = cleanGitEnv();
-  delete childEnv.OVERDECK_EXECUTION_SESSION_ID;
-  delete childEnv.OVERDECK_EPOCH;
-  if (env.OVERDECK_EXECUTION_SESSION_ID !== undefined) childEnv.OVERDECK_EXECUTION_SESSION_ID = env.OVERDECK_EXECUTION_SESSION_ID;
-  if (env.OVERDECK_EPOCH !== undefined) childEnv.OVERDECK_EPOCH = env.OVERDECK_EPOCH;
+  for (const name of GUARD_ENV) {
+    delete childEnv[name];
+    const value = env[name];
+    if (value !== undefined) childEnv[name] = value;
+  }
   return new Promise((resolve, reject) => {
     execFile('sh', ['-c', '. "$1" && od_guard', 'od-guard', script], { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' }, (err, _stdout, stderr) => {
       if (err === null) {
@@ -80,8 +85,6 @@ export function guardCheck(worktreePath: string, env: Readonly<Record<string, st
 }
 
 export interface InstallHooksOptions {
-  /** true sets overdeck.guard.strict (unidentified callers refused in owned worktrees); false unsets it; absent leaves it. */
-  strict?: boolean;
   /**
    * Also check in pre-commit, i.e. before the message editor opens. reference-transaction already
    * refuses the commit itself, so this only moves the refusal earlier, at the price of one more
@@ -135,8 +138,9 @@ export async function installHooks(repoOrWorktreePath: string, opts: InstallHook
   }
 
   await git(['config', '--file', path.join(commonDir, 'config'), 'core.hooksPath', ourDir], { cwd });
-  if (opts.strict === true) await git(['config', '--file', path.join(commonDir, 'config'), 'overdeck.guard.strict', 'true'], { cwd });
-  if (opts.strict === false) await git(['config', '--file', path.join(commonDir, 'config'), '--unset', 'overdeck.guard.strict'], { cwd, okCodes: [5] });
+  // Strict is no longer a mode (unidentified callers are refused in every owned worktree): the
+  // flag of earlier installs means nothing, so it does not stay to mislead.
+  await git(['config', '--file', path.join(commonDir, 'config'), '--unset', 'overdeck.guard.strict'], { cwd, okCodes: [5] });
   return { hooksPath: ourDir, previousHooksPath: previous, hooks: names };
 }
 

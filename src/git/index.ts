@@ -29,7 +29,7 @@ export {
   type OfflineClaimOutcome,
   provisionalOwnershipId,
 } from './provisional';
-export { applyRecord, type ApplyRecordOptions, HELD_STATES, localProjectionOf, type LocalTarget } from './record';
+export { applyRecord, type ApplyRecordOptions, HELD_STATES, localProjectionOf, type LocalTarget, NO_TENURE_HASHES, type TenureHashes } from './record';
 export { identifyWorktree, pinnedGit, type WorktreeDirs, worktreeDirs, type WorktreeIdentity } from './repo';
 export { confineDirs } from './confine';
 export { DEFAULT_LOCK_WAIT_MS, withWriterLock, WRITER_LOCK_DIR, type WriterLockOptions } from './writer-lock';

@@ -24,7 +24,7 @@ export const MOVE_COMMIT_LIMIT = 1000;
 const Value = z.string().max(4096);
 
 export const JournalLineSchema = z.object({
-  kind: z.enum(['commit', 'ref_refused', 'wrapper_refused']),
+  kind: z.enum(['commit', 'ref_refused', 'wrapper_refused', 'hook_refused']),
   ref: Value.default(''),
   old: Value.default(''),
   new: Value.default(''),

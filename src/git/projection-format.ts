@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FREE_STATES, isFreeState } from '../domain/states';
+import { TENURE_HASH_WORDS } from '../domain/tenure';
 import { GitSideError } from './errors';
 
 /**
@@ -31,6 +32,8 @@ export const LocalProjectionSchema = z.object({
   lastSeenAt: instant,
   provisional: z.boolean().optional(),
   idempotencyKey: text.nullable().optional(),
+  /** SHA-256 of the tenure's secret for each service key (src/domain/tenure.ts): a hash, never the secret. Absent: no proof to ask for (a provisional claim, a writer without the key). */
+  tenureHash: z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated').nullable().optional(),
 });
 
 export type LocalProjection = z.infer<typeof LocalProjectionSchema>;
@@ -63,6 +66,7 @@ export const PROJECTION_KEYS: Readonly<Record<Field, string>> = {
   lastSeenAt: 'overdeck.owner.last-seen-at',
   provisional: 'overdeck.owner.provisional',
   idempotencyKey: 'overdeck.owner.idempotency-key',
+  tenureHash: 'overdeck.owner.tenure-hash',
 };
 
 const NUMERIC: ReadonlySet<Field> = new Set<Field>(['epoch', 'seq']);

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { OwnershipRecord } from '../domain/projection';
 import { isHeldState } from '../domain/states';
+import type { Tenure } from '../domain/tenure';
 import { GitSideError } from './errors';
 import { applyLocalProjection, type LocalProjection } from './projection';
 
@@ -16,15 +17,28 @@ export interface LocalTarget {
 }
 
 /**
+ * The `overdeck.owner.tenure-hash` words of a tenure (src/domain/tenure.ts tenureHashWords), or null
+ * when the writer cannot derive them. Given by the caller: the host agent derives them from the
+ * service key it was started with, reconcile from the key when it can read it.
+ */
+export type TenureHashes = (tenure: Tenure) => string | null;
+
+/** For callers that compare or check what does not depend on the tenure proof (classification, the lock JSON). */
+export const NO_TENURE_HASHES: TenureHashes = () => null;
+
+/**
  * The local projection a durable record stands for: the one mapping from the service's record to
  * the worktree's config keys, lock JSON and git lock, shared by the host agent's activity and by
- * `od-worktree reconcile` so both always write the same thing for the same record.
+ * `od-worktree reconcile` so both always write the same thing for the same record. The tenure
+ * hash is written while an owner holds the worktree; a free worktree asks nobody for a proof.
  */
-export function localProjectionOf(record: OwnershipRecord): LocalTarget {
+export function localProjectionOf(record: OwnershipRecord, tenureHashes: TenureHashes): LocalTarget {
   if (record.state === 'closed' || record.worktreeRemoved) return { projection: null, gitLock: false, ended: true };
   const owner = record.owner;
   if (!owner) return { projection: null, gitLock: false, ended: false };
   const epochZero = new Date(0).toISOString();
+  const held = isHeldState(record.state);
+  const tenureHash = held ? tenureHashes({ ownershipId: record.ownershipId, epoch: record.epoch, executionSessionId: owner.executionSessionId }) : null;
   return {
     projection: {
       ownershipId: record.ownershipId,
@@ -41,8 +55,9 @@ export function localProjectionOf(record: OwnershipRecord): LocalTarget {
       state: record.state,
       claimedAt: record.claimedAt ?? record.lastSeenAt ?? epochZero,
       lastSeenAt: record.lastSeenAt ?? record.claimedAt ?? epochZero,
+      ...(tenureHash !== null ? { tenureHash } : {}),
     },
-    gitLock: isHeldState(record.state),
+    gitLock: held,
     ended: false,
   };
 }
@@ -65,8 +80,8 @@ export interface ApplyRecordOptions {
  * expectSeq, another live ownership's projection is never replaced (`projection_conflict`) and a
  * clear leaves any other ownership's projection alone.
  */
-export async function applyRecord(worktreePath: string, record: OwnershipRecord, opts: ApplyRecordOptions = {}): Promise<'written' | 'skipped' | 'cleared'> {
-  const target = localProjectionOf(record);
+export async function applyRecord(worktreePath: string, record: OwnershipRecord, tenureHashes: TenureHashes, opts: ApplyRecordOptions = {}): Promise<'written' | 'skipped' | 'cleared'> {
+  const target = localProjectionOf(record, tenureHashes);
   const cas = {
     ...(opts.force === true ? { force: true } : {}),
     ...(opts.expectSeq !== undefined ? { expectSeq: opts.expectSeq } : {}),

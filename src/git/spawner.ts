@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { realGit } from './real-git';
 import type { Readable, Writable } from 'node:stream';
 
 type Helper = ChildProcessByStdio<Writable, Readable, null>;
@@ -30,6 +31,8 @@ export interface SpawnedResult {
 
 interface Request {
   id: number;
+  /** the git binary: resolved here (src/git/real-git.ts), the helper has nothing to import */
+  git: string;
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -48,7 +51,7 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   const m = JSON.parse(line);
   if (m.kill !== undefined) { const c = running.get(m.kill); if (c) c.kill('SIGTERM'); return; }
   if (m.close === true) { closed = true; if (running.size === 0) process.exit(0); return; }
-  const child = execFile('git', m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (err, stdout, stderr) => {
+  const child = execFile(m.git, m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (err, stdout, stderr) => {
     running.delete(m.id);
     out({ id: m.id, stdout, stderr, exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
           errno: err !== null && typeof err.code === 'string' ? err.code : null });
@@ -80,7 +83,7 @@ export class GitSpawner {
         },
       });
       if (this.pending.size === 1) this.hold(child, true);
-      const req: Request = { id, args: [...args], cwd: opts.cwd, env: opts.env, maxBuffer: opts.maxBuffer, ...(opts.input !== undefined ? { input: opts.input } : {}) };
+      const req: Request = { id, git: realGit(opts.env.PATH), args: [...args], cwd: opts.cwd, env: opts.env, maxBuffer: opts.maxBuffer, ...(opts.input !== undefined ? { input: opts.input } : {}) };
       child.stdin.write(`${JSON.stringify(req)}\n`);
       if (opts.signal?.aborted) onAbort();
       else opts.signal?.addEventListener('abort', onAbort, { once: true });

@@ -72,6 +72,27 @@ export function loadKeyring(cfg: { serviceKeyFile: string; dataDir: string }): M
   return parseKeyring(readFileSync(file, 'utf8'), file);
 }
 
+/**
+ * The keyring when this process can read it, else null: for a command that may run where no
+ * service key is (`od-worktree reconcile` on an agent's host). Never creates the default file: a
+ * key made up here would match no service process.
+ */
+export function readKeyringIfPresent(cfg: { serviceKeyFile: string; dataDir: string }): MessageKeyring | null {
+  const file = cfg.serviceKeyFile !== '' ? cfg.serviceKeyFile : path.join(cfg.dataDir, 'service.key');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  return parseKeyring(text, file);
+}
+
+/** Every key of the keyring, the sealing key first, each once (the tenure hashes, src/domain/tenure.ts). */
+export function keyringKeys(keys: MessageKeyring): Buffer[] {
+  return [keys.sealing.key, ...[...keys.verifying].filter(([kid]) => kid !== keys.sealing.kid).map(([, key]) => key)];
+}
+
 /** Written once, atomically enough for processes starting together: created exclusively, mode 0600. */
 export function createKeyFileIfMissing(file: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
@@ -117,7 +138,8 @@ function sealedObject(p: Payload): Record<string, unknown> | null {
 }
 
 export class MessageSealCodec implements PayloadCodec {
-  constructor(private readonly keys: MessageKeyring) {}
+  /** `keys` is readable: the workers derive the tenure hashes (src/domain/tenure.ts) from the very keys that prove their seals. */
+  constructor(readonly keys: MessageKeyring) {}
 
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     if (context?.type !== 'workflow') return payloads;

@@ -81,3 +81,8 @@ export function dataConverterOf(cfg: ConverterKeys | { keyring: MessageKeyring; 
   if (cfg.payloadKeyFile) codecs.push(new EncryptionCodec(readPayloadKey(cfg.payloadKeyFile)));
   return { payloadCodecs: codecs };
 }
+
+/** The keyring a data converter proves seals with (dataConverterOf puts it first), or null for a converter without one. */
+export function keyringOf(converter: DataConverter): MessageKeyring | null {
+  return converter.payloadCodecs?.find((c): c is MessageSealCodec => c instanceof MessageSealCodec)?.keys ?? null;
+}

@@ -13,9 +13,8 @@ import { JournalShipper, type ShipperLog } from '../store/attributions-shipper';
 import type { HostActivities } from '../activities/types';
 import { useGitSpawner } from '../git/spawner';
 import { startBeacon } from './beacon';
-import { MessageSealCodec } from './message-seal';
 import { auditSinks } from './audit-sink';
-import { dataConverterOf } from './payload-codec';
+import { dataConverterOf, keyringOf } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
 
@@ -109,7 +108,8 @@ export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 
 /** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
-  if (!deps.dataConverter.payloadCodecs?.some((c) => c instanceof MessageSealCodec)) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
+  const keyring = keyringOf(deps.dataConverter);
+  if (!keyring) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
   const workers: Worker[] = [];
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
@@ -117,7 +117,8 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   // One set of this host's git activities: the host agent's queue, and the workflow worker's local
   // activity for worktrees of this very host (no activity task, no extra workflow task).
   const host = withShipping(
-    createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority }),
+    // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
+    createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }),
     deps.shipper !== undefined ? deps.shipper : deps.pool ? new JournalShipper({ pool: deps.pool, hostId: deps.hostId, allowedRoots: deps.allowedRoots }) : null,
   );
   if (deps.pool) {

@@ -20,6 +20,7 @@ export function directBackend(svc: OwnershipService, principal: Principal): Tool
     cancelHandoff: (id, input) => svc.cancelHandoff(principal, id, input),
     submit: (id, input) => svc.submit(principal, id, input),
     reclaim: (id, input) => svc.reclaim(principal, id, input),
+    tenure: (id, input) => svc.tenure(principal, id, input),
   };
 }
 
@@ -38,6 +39,7 @@ export function remoteBackend(api: ApiClient): ToolBackend {
     cancelHandoff: (id, input) => api.cancelHandoff(id, input),
     submit: (id, input) => api.submit(id, input),
     reclaim: (id, input) => api.reclaim(id, input),
+    tenure: (id, input) => api.tenure(id, input),
   };
 }
 

@@ -7,6 +7,7 @@ import {
   AcceptHandoffBodySchema,
   BindBodySchema,
   CancelHandoffBodySchema,
+  ClaimResponseSchema,
   GetQuerySchema,
   HandoffBodySchema,
   HeartbeatBodySchema,
@@ -19,6 +20,8 @@ import {
   ReclaimBodySchema,
   ReleaseBodySchema,
   SubmitBodySchema,
+  TenureBodySchema,
+  TenureSchema,
   WireRecordSchema,
   type AcceptHandoffBody,
   type BindBody,
@@ -31,6 +34,7 @@ import {
   type ReclaimBody,
   type ReleaseBody,
   type SubmitBody,
+  type TenureBody,
 } from '../api/schemas';
 import { ProvenanceSchema } from '../store/provenance';
 
@@ -52,6 +56,7 @@ export interface ToolBackend {
   cancelHandoff(ownershipId: string, input: CancelHandoffBody): Promise<object>;
   submit(ownershipId: string, input: SubmitBody): Promise<object>;
   reclaim(ownershipId: string, input: ReclaimBody): Promise<object>;
+  tenure(ownershipId: string, input: TenureBody): Promise<object>;
 }
 
 const Addressed = { ownershipId: OwnershipIdSchema.describe('the ownership, as bind (or get) answered it: own_<ULID>') };
@@ -62,6 +67,7 @@ export const AcceptHandoffToolSchema = AcceptHandoffBodySchema.extend(Addressed)
 export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed);
 export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
 export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
+export const TenureToolSchema = TenureBodySchema.extend(Addressed);
 export const ProvenanceToolSchema = z.strictObject({
   commit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').describe('a commit on the landed branch (full or abbreviated)'),
   repo: PathString.describe('the repository the commit is in, as a path on the service host'),
@@ -126,9 +132,9 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'ownership.bind',
     title: 'Bind a worktree',
     description:
-      'Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with OVERDECK_EXECUTION_SESSION_ID and OVERDECK_EPOCH set to your session and epoch, or the guard hooks refuse your commits.',
+      'Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with the variables of tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH and OVERDECK_TENURE_SECRET), or the guard hooks refuse your changes; keep the secret to your session.',
     schema: BindBodySchema,
-    output: OwnershipViewSchema,
+    output: ClaimResponseSchema,
     annotations: write({ destructive: false, idempotent: true }),
     newOwner: true,
     run: (b, input) => b.bind(input),
@@ -195,9 +201,9 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'ownership.accept_handoff',
     title: 'Accept a handoff',
     description:
-      'Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch; use it from now on. Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.',
+      'Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch and tenure (run git with tenure.env from now on). Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.',
     schema: AcceptHandoffToolSchema,
-    output: OwnershipViewSchema,
+    output: ClaimResponseSchema,
     annotations: write({ destructive: false, idempotent: true }),
     newOwner: true,
     run: (b, { ownershipId, ...body }) => b.acceptHandoff(ownershipId, body),
@@ -233,12 +239,23 @@ export const TOOLS: readonly ToolDef[] = [
     name: 'ownership.reclaim',
     title: 'Reclaim from a dead owner',
     description:
-      "Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch. Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.",
+      "Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch and tenure (run git with tenure.env from now on). Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.",
     schema: ReclaimToolSchema,
-    output: OwnershipViewSchema,
+    output: ClaimResponseSchema,
     annotations: write({ destructive: true, idempotent: false }),
     newOwner: true,
     run: (b, { ownershipId, ...body }) => b.reclaim(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.tenure',
+    title: 'Your tenure secret again',
+    description:
+      'The tenure your bind, accept or reclaim answered, again: secret, epoch and env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET) to run git with. Only for the session that owns the worktree now; another is refused with not_owner (you lost it: stop changing it). Asking again answers the same.',
+    schema: TenureToolSchema,
+    output: TenureSchema,
+    // It changes nothing: the secret is derived, not issued.
+    annotations: READ,
+    run: (b, { ownershipId, ...body }) => b.tenure(ownershipId, body),
   }),
 ];
 
@@ -278,7 +295,7 @@ export function toolOutputJsonSchema(schema: z.ZodType): { type: 'object'; [k: s
 export const SERVER_INSTRUCTIONS = [
   'These tools tell who owns a git worktree and let your execution session own one while it changes it. One live owner per worktree; every change of owner raises the epoch.',
   'Lifecycle: ownership.bind before you change a worktree (keep the ownershipId and epoch it answers); ownership.heartbeat well within your lease while you work; then ownership.submit when the work is ready to land, or ownership.release to give it up. To pass it to another session: ownership.handoff, which that session takes with ownership.accept_handoff (or you withdraw with ownership.cancel_handoff). When the owner is proven dead (state stale), another session takes over with ownership.reclaim; the dead owner’s uncommitted work is saved first.',
-  'Git: run git in the worktree with OVERDECK_EXECUTION_SESSION_ID and OVERDECK_EPOCH set to your session and current epoch; the guard hooks refuse commits, pushes and rebases of any other session.',
+  'Git: run git in the worktree with the environment your bind, accept or reclaim answered in tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET); the guard hooks refuse changes without your tenure secret. ownership.tenure answers it again.',
   'Lookups (ownership.get, ownership.list, ownership.history, ownership.provenance) read the durable record and keep working after a worktree, a branch or a workflow is gone.',
   'Errors are tool results with isError and a body {code, message, details?}; branch on code: worktree_owned (details.owner holds it), not_owner or stale_epoch (you lost the worktree: stop changing it), owner_alive, invalid_input or unknown_field (details.fields names the fields), unavailable (retry later). Never pass a conversation: it comes from your worker.',
 ].join('\n\n');

@@ -1,6 +1,6 @@
 import type { OwnershipRecord } from '../domain/projection';
 import type { LocalProjection } from '../git/projection';
-import { localProjectionOf } from '../git/record';
+import { localProjectionOf, NO_TENURE_HASHES } from '../git/record';
 
 export type Classification =
   | { kind: 'in_sync' | 'unowned'; reason: null }
@@ -30,7 +30,8 @@ export function sameProjection(a: LocalProjection, b: LocalProjection): boolean 
  */
 export function classify(local: LocalProjection | null | 'corrupt', durable: OwnershipRecord | null): Classification {
   if (local === 'corrupt') return { kind: 'corrupt', reason: 'unparseable' };
-  const target = durable === null ? null : localProjectionOf(durable);
+  // The tenure hash is not compared: it is derived, and a writer without the key leaves it out.
+  const target = durable === null ? null : localProjectionOf(durable, NO_TENURE_HASHES);
   if (durable === null || target === null || (target.projection === null && !target.ended)) {
     return local === null ? { kind: 'unowned', reason: null } : { kind: 'stale', reason: 'unknown_to_service' };
   }

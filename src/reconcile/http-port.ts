@@ -86,7 +86,8 @@ export function createHttpPort(opts: HttpPortOptions): ReconcilePort {
         planRef: req.planRef,
       };
       try {
-        const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = await client.bind(body);
+        // The tenure proof is the session's, not the record's: reconcile writes hashes from the key, never a secret.
+        const { liveness: _l, projectionSync: _p, projection: _pr, tenure: _t, ...record } = await client.bind(body);
         return { ok: true, record: record as OwnershipRecord };
       } catch (err) {
         if (err instanceof ApiError && err.status !== 503 && err.status !== 401 && !AUTH_CODES.has(err.code)) {

@@ -15,7 +15,7 @@ import {
   readSupersededProvisional,
 } from '../git/projection';
 import { isProvisional } from '../git/provisional';
-import { applyRecord, localProjectionOf } from '../git/record';
+import { applyRecord, localProjectionOf, NO_TENURE_HASHES, type TenureHashes } from '../git/record';
 import { worktreeDirs } from '../git/repo';
 import { classify } from './classify';
 import {
@@ -34,6 +34,11 @@ export interface ReconcileOptions {
   repair?: boolean;
   /** When set, the worktree must sit under one of these (docs/guarantees.md). */
   allowedRoots?: readonly string[];
+  /**
+   * The tenure hashes from the service key (src/domain/tenure.ts), when this process can read the
+   * key; absent: see keptTenureHash.
+   */
+  tenureHashes?: TenureHashes;
   now?: () => Date;
 }
 
@@ -101,9 +106,20 @@ function heldByOther(durable: OwnershipRecord | null, session: string): boolean 
   return durable.owner.executionSessionId !== session;
 }
 
+/**
+ * Without the service key reconcile cannot derive a tenure hash. It keeps the one on disk when that
+ * projection is of the very tenure it writes (same ownership, epoch and session: the hash is still
+ * the right one); for any other tenure it writes none, and until the host agent writes the hash the
+ * guard falls back to the weaker check of the session id (docs/agent-gate.md).
+ */
+function keptTenureHash(local: LocalProjection | null): TenureHashes {
+  return (t) =>
+    local !== null && local.ownershipId === t.ownershipId && local.epoch === t.epoch && local.executionSessionId === t.executionSessionId ? (local.tenureHash ?? null) : null;
+}
+
 /** Do the lock JSON and git's worktree lock match what the (in-sync) config projection says? */
 async function locksAgree(worktreePath: string, record: OwnershipRecord): Promise<boolean> {
-  const target = localProjectionOf(record);
+  const target = localProjectionOf(record, NO_TENURE_HASHES);
   if (target.projection === null) return true;
   const live = isLiveState(target.projection.state);
   let lock;
@@ -170,6 +186,7 @@ async function reconcileOnce(
     if (!(err instanceof GitSideError && err.code === 'projection_corrupt')) throw err;
     unparseable = true;
   }
+  const tenureHashes = opts.tenureHashes ?? keptTenureHash(local);
   const superseded = await readSupersededProvisional(wt.path);
   const durableNow = async () => withoutRedaction(await ask(() => port.durable(wt.path)), local);
   let durable = await durableNow();
@@ -209,7 +226,7 @@ async function reconcileOnce(
   const rewrite = async (force: boolean): Promise<boolean> => {
     const cas = { ...confined, ...(force ? { force: true } : { expectSeq: local?.seq ?? null }) };
     if (durable === null) return (await applyLocalProjection(wt.path, null, { gitLock: false, ...cas })) !== 'skipped';
-    return (await applyRecord(wt.path, durable, cas)) !== 'skipped';
+    return (await applyRecord(wt.path, durable, tenureHashes, cas)) !== 'skipped';
   };
 
   // --- a provisional claim, still on disk or superseded before it was reconciled ---------------
@@ -238,7 +255,7 @@ async function reconcileOnce(
         durable = outcome.record;
         // The host agent normally writes this itself; if it is down or behind, the service's
         // answer is durable already, so the real projection may replace the provisional one now.
-        await applyRecord(wt.path, durable, confined);
+        await applyRecord(wt.path, durable, tenureHashes, confined);
         await clearSupersededProvisional(wt.path, pending.idempotencyKey ?? null);
         return finish('submitted', null, true, false, provisional);
       }
@@ -282,6 +299,11 @@ async function reconcileOnce(
       if (durable !== null && !(await locksAgree(wt.path, durable))) {
         if (!(await rewrite(false))) return 'retry';
         return finish('rehydrated', 'locks', true, false, null);
+      }
+      // Only a writer with the key corrects the proof: without it, what is on disk is kept anyway.
+      if (durable !== null && opts.tenureHashes !== undefined && (localProjectionOf(durable, opts.tenureHashes).projection?.tenureHash ?? null) !== (local?.tenureHash ?? null)) {
+        if (!(await rewrite(false))) return 'retry';
+        return finish('rehydrated', 'tenure_hash', true, false, null);
       }
       return finish('in_sync', null, false, false, null);
     case 'behind':

@@ -52,7 +52,7 @@ export const AuthorSchema = z.strictObject({
 export type Author = z.infer<typeof AuthorSchema>;
 
 export const AttemptSchema = z.strictObject({
-  kind: z.enum(['ref_refused', 'wrapper_refused']),
+  kind: z.enum(['ref_refused', 'wrapper_refused', 'hook_refused']),
   code: z.string(),
   at: z.string(),
   ownershipId: z.string().nullable(),

@@ -13,7 +13,8 @@ import { authorsOf, shipJournal } from '../../src/store/attributions';
 import { recordObservation } from '../../src/store/bindings';
 import { provenance, renderProvenance } from '../../src/store/provenance';
 import { commitAs, git, GIT_IDENTITY, makeRepo, type RepoFixture } from '../support/git-fixture';
-import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
+import { withTenureSecret } from '../support/tenure-env';
+import { executorPrincipal as executor, startHarness, testKeyring, waitForView, type Harness } from '../support/harness';
 
 /**
  * docs/git-projection.md#whom-a-commit-is-attributed-to: who made a commit comes from the durable
@@ -163,7 +164,7 @@ describe('A frames B: a line in A’s journal names B’s ownership, session, wo
     expect(text).toContain(`recorded session ${wt.a.session}, ownership ${wt.a.ownershipId}, epoch 1`);
 
     // B, the framed ownership, sees the line that named it in its history.
-    const hb = await history({ client: h.client, temporal: h.temporal, pool: h.pool }, admin, { ownershipId: wt.b.ownershipId });
+    const hb = await history({ client: h.client, temporal: h.temporal, pool: h.pool, keyring: testKeyring }, admin, { ownershipId: wt.b.ownershipId });
     expect(hb.ownerships[0]!.disputes).toEqual([expect.objectContaining({ commit: framed, status: 'disputed', verdict: 'disputed', claimed: expect.objectContaining({ ownershipId: wt.b.ownershipId }) })]);
     expect(renderHistory(hb)).toMatch(new RegExp(`Commits not attributed \\(journal claim vs record\\):\\n.*${framed.slice(0, 12)}  disputed \\(attribution_claim_mismatch\\)`));
   });
@@ -197,9 +198,9 @@ describe('C and B both report one commit as their own', () => {
   test('neither wins by shipping first: the commit is disputed', async () => {
     const b1 = git(wt.b.path, 'rev-parse', 'HEAD');
     // C, the owner of its worktree, moves its branch onto B's commit (allowed: it creates nothing) ...
-    expect(execFileSync('git', ['reset', '-q', '--hard', b1], { cwd: wt.c.path, env: { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session } }).toString()).toBe('');
+    expect(execFileSync('git', ['reset', '-q', '--hard', b1], { cwd: wt.c.path, env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }) }).toString()).toBe('');
     const twice = commitAs(wt.b.path, wt.b.session, 'b2.txt');
-    expect(execFileSync('git', ['reset', '-q', '--hard', twice], { cwd: wt.c.path, env: { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session } }).toString()).toBe('');
+    expect(execFileSync('git', ['reset', '-q', '--hard', twice], { cwd: wt.c.path, env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }) }).toString()).toBe('');
     // ... and its branch's reflog says that last move was a commit of its own.
     appendFileSync(path.join(realpathSync(git(repo.repoRoot, 'rev-parse', '--absolute-git-dir')), 'logs', 'refs', 'heads', ...wt.c.branch.split('/')), `${b1} ${twice} t <t@example.invalid> ${Math.floor(Date.now() / 1000)} +0000\tcommit: mine too\n`);
 

@@ -6,6 +6,7 @@ import { OwnershipClient, OwnershipError } from '../../src/client';
 import { readEvents } from '../../src/store/event-store';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
+import { testKeyring } from '../support/harness';
 
 /**
  * The branch of an ownership is git's, never the caller's word (docs/identities.md#worktree): a
@@ -125,7 +126,7 @@ test('rename-branch records only what git now has checked out', async () => {
 });
 
 test('the host agent checks the branch a first claim on another host would record (inspectWorktree)', async () => {
-  const host = createHostActivities({ allowedRoots: [process.env.OD_TEST_TMP!], authority: noAuthority });
+  const host = createHostActivities({ allowedRoots: [process.env.OD_TEST_TMP!], authority: noAuthority, keyring: testKeyring() });
   const wt = repo.worktrees[5]!;
   await expect(host.inspectWorktree(wt.path, wt.branch)).resolves.toMatchObject({ branch: wt.branch });
   await expect(host.inspectWorktree(wt.path)).resolves.toMatchObject({ branch: wt.branch });

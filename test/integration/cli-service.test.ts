@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { EXIT } from '../../src/cli/exit-codes';
 import {
+  ClaimOutputSchema,
   CliErrorSchema,
   HeartbeatOutputSchema,
   HistoryOutputSchema,
@@ -62,7 +63,8 @@ test('claim (online) binds the current worktree; another worker is refused (exit
   });
   expect(observed.firstBound).toBe(true);
 
-  const out = parsed(await cli(['claim', '--session', 'cli-s0', '--lane', 'cli-lane', '--plan', 'docs/cli.md', '--pid', String(process.pid), '--json']), OwnershipOutputSchema);
+  const out = parsed(await cli(['claim', '--session', 'cli-s0', '--lane', 'cli-lane', '--plan', 'docs/cli.md', '--pid', String(process.pid), '--json']), ClaimOutputSchema);
+  expect(out.tenure).toMatchObject({ executionSessionId: 'cli-s0', epoch: 1, env: { OVERDECK_EXECUTION_SESSION_ID: 'cli-s0', OVERDECK_EPOCH: '1' } });
   expect(out.ownership).toMatchObject({ worktreePath: repo.worktrees[0]!.path, branch: repo.worktrees[0]!.branch, repoRoot: repo.repoRoot, epoch: 1, lane: 'cli-lane' });
   expect(out.ownership.owner).toMatchObject({ executionSessionId: 'cli-s0', runtime: 'chatgpt-web', conversation: { conversationId: CONV } });
   expect(out.ownership.owner?.process?.pid).toBe(process.pid);
@@ -159,7 +161,7 @@ test('heartbeat and release for scripts: fenced by session and epoch', async () 
   const released = parsed(await cli(['release', '--session', 'cli-s0', '--epoch', '1', '--reason', 'done', '--json']), OwnershipOutputSchema);
   expect(released.ownership.state).toBe('released');
   // claim again after the release: epoch 2
-  const again = parsed(await cli(['claim', '--session', 'cli-s1', '--json']), OwnershipOutputSchema);
+  const again = parsed(await cli(['claim', '--session', 'cli-s1', '--json']), ClaimOutputSchema);
   expect(again.ownership).toMatchObject({ ownershipId, epoch: 2 });
 });
 

@@ -13,7 +13,8 @@ import { reconcile, type ReconcilePort, type ReconciliationEntry } from '../../s
 import { createServicePort } from '../../src/reconcile/service-port';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
+import { executorPrincipal as executor, startHarness, testKeyring, type Harness, waitForView } from '../support/harness';
+import { tenureSecretFor, withTenureSecret } from '../support/tenure-env';
 
 /**
  * The git side end to end: real repositories and worktrees, the real service (Temporal dev server,
@@ -46,7 +47,8 @@ function run(cmd: string, args: string[], cwd: string, env: Record<string, strin
   const base = cleanGitEnv(IDENTITY);
   delete base.OVERDECK_EXECUTION_SESSION_ID;
   delete base.OVERDECK_EPOCH;
-  const res = spawnSync(cmd, args, { cwd, env: { ...base, ...env }, encoding: 'utf8' });
+  // Each session runs git with the secret of its own tenure, when it has one (docs/agent-gate.md).
+  const res = spawnSync(cmd, args, { cwd, env: cmd === 'git' ? withTenureSecret(cwd, { ...base, ...env }) : { ...base, ...env }, encoding: 'utf8' });
   if (res.error) throw res.error;
   return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
 }
@@ -113,14 +115,14 @@ test('one live owner, end to end: the hooks refuse another session naming the ow
 
   const installed = await cli(repo.repoRoot, ['install-hooks', '--json']);
   expect(installed.status).toBe(0);
-  expect(JSON.parse(installed.stdout)).toMatchObject({ hooks: expect.arrayContaining(['reference-transaction']), strict: false });
+  expect(JSON.parse(installed.stdout)).toMatchObject({ hooks: expect.arrayContaining(['reference-transaction']) });
 
   // Session B: commit refused, and the message names A.
   const before = head(wt.path);
   const bCommit = commit(wt.path, as('session-B'));
   expect(bCommit.status).not.toBe(0);
   expect(bCommit.stderr).toContain('owned by session session-A');
-  expect(bCommit.stderr).toContain('you are session-B');
+  expect(bCommit.stderr).toContain('you are session session-B');
   expect(head(wt.path)).toBe(before);
 
   // Session B: reset --hard moving the branch is refused; the branch stays where A left it.
@@ -133,7 +135,10 @@ test('one live owner, end to end: the hooks refuse another session naming the ow
   const guardB = await cli(wt.path, ['guard'], as('session-B'));
   expect(guardB.status).toBe(1);
   expect(guardB.stderr).toContain('owned by session session-A');
-  const guardA = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1']);
+  // The owner's session id and epoch, copied by anyone from git config, prove nothing; its secret does.
+  const copied = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1']);
+  expect([copied.status, JSON.parse(copied.stdout).reason]).toEqual([1, 'tenure_unproven']);
+  const guardA = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1'], { OVERDECK_TENURE_SECRET: tenureSecretFor(wt.path, 'session-A')! });
   expect(guardA.status).toBe(0);
   expect(JSON.parse(guardA.stdout)).toMatchObject({ allowed: true });
   const guardBJson = await cli(wt.path, ['guard', '--json', '--session', 'session-B']);
@@ -163,7 +168,7 @@ test('one live owner, end to end: the hooks refuse another session naming the ow
   const aAgain = commit(wt.path, as('session-A', 1));
   expect(aAgain.status).not.toBe(0);
   expect(aAgain.stderr).toContain('owned by session session-B');
-  expect(aAgain.stderr).toContain('you are session-A');
+  expect(aAgain.stderr).toContain('you are session session-A');
   expect(run('git', ['reset', '-q', '--hard', 'HEAD~1'], wt.path, as('session-A')).status).not.toBe(0);
   expect(head(wt.path)).toBe(afterHandoff);
   // The old owner's tenure is fenced by the epoch too.
@@ -350,7 +355,7 @@ test('with the host agent down a bind is still durable; the projection catches u
       connection,
       namespace: 'default',
       taskQueue: hostTaskQueue(hostId),
-      activities: createHostActivities({ allowedRoots: [TMP()], authority: noAuthority }),
+      activities: createHostActivities({ allowedRoots: [TMP()], authority: noAuthority, keyring: testKeyring() }),
     });
     workers.push(agent);
     running.push(agent.run());

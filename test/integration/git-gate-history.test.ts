@@ -6,6 +6,7 @@ import { cleanGitEnv } from '../../src/git/exec';
 import { installHooks } from '../../src/git/guard';
 import { attemptsOf } from '../../src/store/attributions';
 import { git, makeRepo } from '../support/git-fixture';
+import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
 
 /**
@@ -27,7 +28,7 @@ const BIN = path.join(ROOT, 'bin/od-worktree.js');
 const caughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
 function gated(cwd: string, session: string, epoch: number, ...args: string[]): { status: number; stderr: string } {
-  const env = cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: String(epoch) });
+  const env = withTenureSecret(cwd, cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: String(epoch) }));
   const r = spawnSync('git', args, { cwd, env, encoding: 'utf8' });
   return { status: r.status ?? -1, stderr: r.stderr };
 }
@@ -63,7 +64,7 @@ test('after a handoff the old owner cannot reset, check out, clean, stash or res
   // B works: a committed file, an uncommitted edit of it, an untracked directory.
   writeFileSync(path.join(wt.path, 'b.txt'), 'committed by B\n');
   expect(gated(wt.path, 'session-gate-B', 2, 'add', 'b.txt').status).toBe(0);
-  expect(spawnSync('git', ['commit', '-qm', 'b'], { cwd: wt.path, env: cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH}`, OVERDECK_EXECUTION_SESSION_ID: 'session-gate-B', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x.invalid' }) }).status).toBe(0);
+  expect(spawnSync('git', ['commit', '-qm', 'b'], { cwd: wt.path, env: withTenureSecret(wt.path, cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH}`, OVERDECK_EXECUTION_SESSION_ID: 'session-gate-B', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x.invalid' })) }).status).toBe(0);
   writeFileSync(path.join(wt.path, 'b.txt'), 'uncommitted edit by B\n');
   mkdirSync(path.join(wt.path, 'scratch'));
   writeFileSync(path.join(wt.path, 'scratch/notes.txt'), 'untracked\n');
@@ -89,7 +90,7 @@ test('after a handoff the old owner cannot reset, check out, clean, stash or res
   // B keeps a copy of its work; the same content a second time is the same ref.
   const snap = (session: string) =>
     JSON.parse(
-      execFileSync(process.execPath, [BIN, 'snapshot', '--json'], { cwd: wt.path, env: cleanGitEnv({ OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: '2', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! }), encoding: 'utf8' }),
+      execFileSync(process.execPath, [BIN, 'snapshot', '--json'], { cwd: wt.path, env: withTenureSecret(wt.path, cleanGitEnv({ OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: '2', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! })), encoding: 'utf8' }),
     ) as { snapshot: { ref: string; deduplicated: boolean } };
   const first = snap('session-gate-B');
   expect(first.snapshot.ref).toMatch(new RegExp(`^refs/overdeck/wip/${bound.ownershipId}/tree-[0-9a-f]{40}$`));

@@ -9,6 +9,7 @@ import { runCli } from '../support/cli';
 import { makeHostileRepo, type HostileRepo } from '../support/hostile-repo';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { waitForView } from '../support/harness';
+import { withTenureSecret } from '../support/tenure-env';
 
 /**
  * The service never runs repository code (docs/guarantees.md#out-of-reach, src/git/safe-env.ts):
@@ -70,6 +71,7 @@ function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   if (extra.OVERDECK_EXECUTION_SESSION_ID === undefined) delete env.OVERDECK_EXECUTION_SESSION_ID;
   if (extra.OVERDECK_EPOCH === undefined) delete env.OVERDECK_EPOCH;
+  if (extra.OVERDECK_TENURE_SECRET === undefined) delete env.OVERDECK_TENURE_SECRET;
   return env;
 }
 
@@ -163,7 +165,7 @@ test('the CLI service commands: landings scan, admin rebuild-projection, and the
   expect(rebuild.code).toBe(0);
   expectNothingRan('od-worktree admin rebuild-projection');
 
-  const snap = await runCli(['snapshot', '--json'], { cwd: wt(3).path, env: cliEnv({ OVERDECK_EXECUTION_SESSION_ID: 'hostile-scan', OVERDECK_EPOCH: '1', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! }) });
+  const snap = await runCli(['snapshot', '--json'], { cwd: wt(3).path, env: cliEnv(withTenureSecret(wt(3).path, { OVERDECK_EXECUTION_SESSION_ID: 'hostile-scan', OVERDECK_EPOCH: '1', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! }) as Record<string, string>) });
   expect({ code: snap.code, stderr: snap.stderr }).toEqual({ code: 0, stderr: '' });
   const saved = (JSON.parse(snap.stdout) as { snapshot: { ref: string; sha: string } }).snapshot;
   expect(hr.agentGit(hr.repoRoot, null, 'cat-file', 'blob', `${saved.sha}:snap.txt`)).toBe('snapshot me');

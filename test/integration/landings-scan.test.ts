@@ -8,6 +8,7 @@ import { scanLandings, type ScanReport, type ScanResult } from '../../src/landin
 import { shipJournal } from '../../src/store/attributions';
 import { provenance } from '../../src/store/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
+import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
 
 /**
@@ -47,7 +48,7 @@ function run(cwd: string, env: Record<string, string>, ...args: string[]): strin
   const base = cleanGitEnv(IDENTITY);
   delete base.OVERDECK_EXECUTION_SESSION_ID;
   delete base.OVERDECK_EPOCH;
-  return execFileSync('git', args, { cwd, env: { ...base, ...env }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  return execFileSync('git', args, { cwd, env: withTenureSecret(cwd, { ...base, ...env }), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
 /** A commit in worktree `name` by its session. */

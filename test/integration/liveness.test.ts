@@ -11,7 +11,7 @@ import { createPool } from '../../src/store/db';
 import { readEvents } from '../../src/store/event-store';
 import { recordHeartbeat } from '../../src/store/heartbeats';
 import { makeRepo } from '../support/git-fixture';
-import { scriptedAuthority, testDataConverter } from '../support/harness';
+import { scriptedAuthority, testDataConverter, testKeyring } from '../support/harness';
 
 /**
  * Lease expiry and the liveness authority, on the time-skipping test server: minutes of lease pass
@@ -56,7 +56,7 @@ beforeAll(async () => {
     await Worker.create({
       connection: env.nativeConnection,
       taskQueue: hostTaskQueue(hostId),
-      activities: createHostActivities({ allowedRoots: [process.env.OD_TEST_TMP!], authority: script.authority }),
+      activities: createHostActivities({ allowedRoots: [process.env.OD_TEST_TMP!], authority: script.authority, keyring: testKeyring() }),
     }),
   ];
   running = worker.map((w) => w.run());

@@ -76,6 +76,7 @@ const TOOL_NAMES = [
   'ownership.reclaim',
   'ownership.release',
   'ownership.submit',
+  'ownership.tenure',
 ];
 
 test('tools/list: the lifecycle tools with titles, annotations, object input and output schemas, and server instructions; no conversation field anywhere', async () => {
@@ -92,7 +93,7 @@ test('tools/list: the lifecycle tools with titles, annotations, object input and
     for (const key of Object.keys(t.inputSchema.properties ?? {})) expect(key).not.toMatch(/conversation|principal/i);
   }
   const hints = Object.fromEntries(tools.map((t) => [t.name, [t.annotations?.readOnlyHint, t.annotations?.destructiveHint, t.annotations?.idempotentHint]]));
-  for (const read of ['ownership.get', 'ownership.list', 'ownership.history', 'ownership.provenance']) expect(hints[read]).toEqual([true, false, true]);
+  for (const read of ['ownership.get', 'ownership.list', 'ownership.history', 'ownership.provenance', 'ownership.tenure']) expect(hints[read]).toEqual([true, false, true]);
   expect(hints['ownership.bind']).toEqual([false, false, true]);
   expect(hints['ownership.release']).toEqual([false, true, true]);
   expect(hints['ownership.reclaim']).toEqual([false, true, false]);
@@ -128,6 +129,14 @@ test('ownership.bind / get / list / history / heartbeat / release: the HTTP rule
   expect(view).toMatchObject({ state: 'active', epoch: 1, worker: { workerId: s.workerId }, owner: { executionSessionId: 'mcp-s0', runtime: 'claude-code' } });
   const replay = await call(exec, 'ownership.bind', bindArgs(0, 'mcp-s0'));
   expect(replay.ok && replay.value.ownershipId).toBe(view.ownershipId);
+  // The tenure proof: in the bind's answer (checked by the SDK client against the output schema), the same again from ownership.tenure.
+  const tenure = bound.value.tenure as { secret: string; epoch: number; env: Record<string, string> };
+  expect(tenure).toMatchObject({ epoch: 1, executionSessionId: 'mcp-s0', env: { OVERDECK_EXECUTION_SESSION_ID: 'mcp-s0', OVERDECK_EPOCH: '1', OVERDECK_TENURE_SECRET: tenure.secret } });
+  expect(replay.ok && replay.value.tenure).toEqual(tenure);
+  expect(await call(exec, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-s0' })).toEqual({ ok: true, value: tenure });
+  await refused(exec, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-other' }, 'not_owner');
+  await refused(other, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-s0' }, 'worker_mismatch');
+  await refused(reader, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-s0' }, 'forbidden');
   const before = await readEvents(s.h.pool, view.ownershipId);
 
   await refused(exec, 'ownership.bind', bindArgs(1, 'x', { conversation: { conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c' } }), 'conversation_forbidden');

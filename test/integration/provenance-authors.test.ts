@@ -10,7 +10,9 @@ import { attemptsOf, shipJournal } from '../../src/store/attributions';
 import { JournalShipper } from '../../src/store/attributions-shipper';
 import { provenance, renderProvenance } from '../../src/store/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
+import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
+import { tenureSecretFor } from '../support/tenure-env';
 
 /**
  * Issue 16 (docs/operations.md#landing-and-provenance, docs/git-projection.md#the-journal): the
@@ -38,13 +40,13 @@ afterAll(async () => h?.shutdown());
 
 const caughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
-/** git as a session would run it: only the OVERDECK_* variables given. */
+/** git as a session would run it: only the OVERDECK_* variables given, and the session's tenure secret. */
 function gitAs(cwd: string, env: Record<string, string>, ...args: string[]): { status: number; stderr: string } {
   const base = cleanGitEnv(IDENTITY);
   delete base.OVERDECK_EXECUTION_SESSION_ID;
   delete base.OVERDECK_EPOCH;
   try {
-    execFileSync('git', args, { cwd, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('git', args, { cwd, env: withTenureSecret(cwd, { ...base, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
     return { status: 0, stderr: '' };
   } catch (err) {
     const e = err as { status?: number; stderr?: Buffer };
@@ -99,8 +101,9 @@ describe('squash after a handoff', () => {
     await waitForView(h.client, ref, caughtUp);
 
     s.a1 = commitAs(wt.path, { OVERDECK_EXECUTION_SESSION_ID: 'session-auth-A', OVERDECK_EPOCH: '1' }, 'a1.txt', 'a1');
-    // A person at the terminal (no session id) while A alone holds the worktree: A, "owner at the time".
-    s.a2 = commitAs(wt.path, {}, 'a2.txt', 'a2');
+    // A person who stepped in (od-worktree override: the tenure's secret, no session id) while A alone
+    // holds the worktree: A, "owner at the time".
+    s.a2 = commitAs(wt.path, { OVERDECK_TENURE_SECRET: tenureSecretFor(wt.path, 'session-auth-A')! }, 'a2.txt', 'a2');
 
     const started = await h.client.handoff(ref, { executionSessionId: 'session-auth-A', epoch: 1, principal: executor('worker-auth-a'), toExecutionSessionId: 'session-auth-B', toWorkerId: 'worker-auth-b' });
     await h.client.acceptHandoff(ref, {

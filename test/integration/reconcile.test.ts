@@ -10,7 +10,7 @@ import { worktreeDirs } from '../../src/git/repo';
 import { reconcile, type ReconcilePort, type ReconciliationEntry } from '../../src/reconcile';
 import { createServicePort } from '../../src/reconcile/service-port';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
+import { executorPrincipal as executor, startHarness, testTenureSecret, type Harness } from '../support/harness';
 
 /** Reconciliation against the real service through the direct (service-host) port: every case of src/reconcile. */
 let h: Harness;
@@ -64,7 +64,9 @@ describe('ordinary projections', () => {
     await writeProjection(wt.path, { ...stale!, seq: view.seq, lane: null }, { force: true });
     const res = await reconcile(wt.path, port);
     expect(res).toMatchObject({ kind: 'rehydrated', reason: 'older_seq', changed: true, repaired: false });
-    expect(await readProjection(wt.path)).toMatchObject({ seq: planned.seq, lane: 'lane-2' });
+    // Without the service key reconcile cannot derive the tenure hash: it keeps the host agent's, the tenure being the same.
+    expect(stale!.tenureHash).toMatch(/^[0-9a-f]{64}/);
+    expect(await readProjection(wt.path)).toMatchObject({ seq: planned.seq, lane: 'lane-2', tenureHash: stale!.tenureHash });
     expect(logged).toEqual([expect.objectContaining({ kind: 'rehydrated', localSeq: view.seq, durableSeq: planned.seq })]);
   });
 
@@ -166,7 +168,8 @@ describe('provisional claims', () => {
     const rows = await h.pool.query('SELECT kind, reason, provisional FROM reconciliations WHERE worktree_path = $1', [q.worktreePath]);
     expect(rows.rows).toEqual([{ kind: 'conflict', reason: 'worktree_owned', provisional: expect.objectContaining({ executionSessionId: 's-prov' }) }]);
     expect(await readSupersededProvisional(wt.path)).toBeNull();
-    expect(await guardCheck(wt.path, as('s-bound'))).toEqual({ allowed: true });
+    // The durable owner, with the secret of its tenure (the projection holds its hash).
+    expect(await guardCheck(wt.path, { ...as('s-bound'), OVERDECK_TENURE_SECRET: testTenureSecret({ ownershipId: q.ownershipId, epoch: q.epoch, executionSessionId: 's-bound' }) })).toEqual({ allowed: true });
     expect(await guardCheck(wt.path, as('s-prov'))).toMatchObject({ allowed: false, reason: 'not_owner' });
     expect((await reconcile(wt.path, port)).kind).toBe('in_sync');
   });

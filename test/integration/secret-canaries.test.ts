@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -81,7 +81,7 @@ async function call(method: string, p: string, token: string, body?: unknown): P
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
-test('no bearer token, cookie canary or service key reaches PostgreSQL, Temporal history, git config, lock files or logs', async () => {
+test('no bearer token, cookie canary, service key or tenure secret reaches PostgreSQL, Temporal history, git config, lock files or logs', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0];
   const exec = TOKEN('executor');
@@ -118,7 +118,9 @@ test('no bearer token, cookie canary or service key reaches PostgreSQL, Temporal
     requestId: `req-${RUN}`,
   });
   expect(bound.status).toBe(200);
-  const v = bound.body as { ownershipId: string; epoch: number; owner: { conversation: { conversationUrl: string } } };
+  const v = bound.body as { ownershipId: string; epoch: number; owner: { conversation: { conversationUrl: string } }; tenure: { secret: string } };
+  // The tenure secrets the scenario is handed (docs/operations.md#the-tenure-proof): answered, never kept.
+  const secrets = [v.tenure.secret];
   expect(v.owner.conversation.conversationUrl).toBe(`https://chatgpt.com/c/${conversationId}`);
   const id = v.ownershipId;
   expect((await call('POST', `/v1/ownerships/${id}/heartbeat`, exec, { executionSessionId: `canary-a-${RUN}`, epoch: 1 })).status).toBe(202);
@@ -126,7 +128,25 @@ test('no bearer token, cookie canary or service key reaches PostgreSQL, Temporal
   const ho = await call('POST', `/v1/ownerships/${id}/handoff`, exec, { executionSessionId: `canary-a-${RUN}`, epoch: 1, toExecutionSessionId: `canary-b-${RUN}`, reason: `${TEXT} handoff` });
   expect(ho.status).toBe(200);
   const handoffId = (ho.body as { handoff: { handoffId: string } }).handoff.handoffId;
-  expect((await call('POST', `/v1/ownerships/${id}/handoff/accept`, exec, { handoffId, executionSessionId: `canary-b-${RUN}`, runtime: 'chatgpt-web' })).status).toBe(200);
+  const accepted = await call('POST', `/v1/ownerships/${id}/handoff/accept`, exec, { handoffId, executionSessionId: `canary-b-${RUN}`, runtime: 'chatgpt-web' });
+  expect(accepted.status).toBe(200);
+  secrets.push((accepted.body as { tenure: { secret: string } }).tenure.secret);
+  // Fetched again, and handed to an admin's recorded override: the same secret, and still nowhere else.
+  const fetched = await call('POST', `/v1/ownerships/${id}/tenure`, exec, { executionSessionId: `canary-b-${RUN}` });
+  expect((fetched.body as { secret: string }).secret).toBe(secrets[1]);
+  const overridden = await call('POST', `/v1/ownerships/${id}/override`, TOKEN('admin'), { reason: `${TEXT} override` });
+  expect(overridden.status).toBe(200);
+  expect((overridden.body as { tenure: { secret: string } }).tenure.secret).toBe(secrets[1]);
+  // While the successor holds it, its worktree's projection holds the hash of its secret (and only that).
+  const held: Record<string, string> = {};
+  const privateDir = git(wt.path, 'rev-parse', '--absolute-git-dir');
+  for (let i = 0; i < 300 && !(held.config ?? '').includes(createHash('sha256').update(secrets[1]).digest('hex')); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    held.config = readFileSync(path.join(privateDir, 'overdeck.config'), 'utf8');
+  }
+  expect(held.config).toContain(`tenure-hash = "${createHash('sha256').update(secrets[1]).digest('hex')}`);
+  expect(held.config).not.toContain(createHash('sha256').update(secrets[0]).digest('hex'));
+  for (const file of walk(path.join(repo.repoRoot, '.git'))) held[`git-held:${path.relative(repo.repoRoot, file)}`] = readFileSync(file, 'utf8');
   writeFileSync(path.join(wt.path, 'work.txt'), 'work\n');
   git(wt.path, 'add', '.');
   git(wt.path, 'commit', '-q', '-m', 'work');
@@ -174,6 +194,15 @@ test('no bearer token, cookie canary or service key reaches PostgreSQL, Temporal
   const keyForms = [serviceKey, Buffer.from(serviceKey, 'base64').toString('hex'), Buffer.from(serviceKey).toString('base64').replace(/=+$/, '')];
   expect(Object.entries(places).filter(([, text]) => keyForms.some((k) => text.includes(k))).map(([where]) => where)).toEqual([]);
   expect(Object.keys(places).some((k) => k.startsWith('temporal:') && places[k].includes('od-seal'))).toBe(true);
+  // No tenure secret either: in clear, its MAC in hex or in standard base64, or the secret base64 again.
+  const secretForms = secrets.flatMap((t) => {
+    const mac = Buffer.from(t.slice('odt1_'.length), 'base64url');
+    return [t, t.slice('odt1_'.length), mac.toString('hex'), mac.toString('base64').replace(/=+$/, ''), Buffer.from(t).toString('base64').replace(/=+$/, ''), Buffer.from(t).toString('hex')];
+  });
+  const everywhere = { ...places, ...held };
+  expect(Object.entries(everywhere).filter(([, text]) => secretForms.some((f) => text.includes(f))).map(([where]) => where)).toEqual([]);
+  // The override is recorded (the positive control of the table the secret never reaches).
+  expect(places['postgres:overrides']).toContain(`${TEXT} override`);
   // Positive control: the scan does see data the scenario stored.
   expect(Object.keys(places).some((k) => k.startsWith('postgres:') && places[k].includes(TEXT))).toBe(true);
   expect(Object.keys(places).some((k) => k.startsWith('temporal:') && places[k].includes(TEXT))).toBe(true);

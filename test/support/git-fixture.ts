@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
+import { withTenureSecret } from './tenure-env';
 
 /** The author and committer of every commit a fixture makes. */
 export const GIT_IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
@@ -17,7 +18,8 @@ export function git(cwd: string, ...args: string[]): string {
 
 /**
  * git as an agent session would run it in an owned worktree (null: a caller without a session id),
- * through the worktree's hooks; answers git's exit code.
+ * with the secret of its tenure there (none holds for a session that does not own it), through the
+ * worktree's hooks; answers git's exit code.
  */
 export function gitAs(cwd: string, session: string | null, ...args: string[]): number {
   const env = cleanGitEnv(GIT_IDENTITY);
@@ -25,7 +27,7 @@ export function gitAs(cwd: string, session: string | null, ...args: string[]): n
   delete env.OVERDECK_EPOCH;
   if (session) env.OVERDECK_EXECUTION_SESSION_ID = session;
   try {
-    execFileSync('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('git', args, { cwd, env: withTenureSecret(cwd, env), stdio: ['ignore', 'pipe', 'pipe'] });
     return 0;
   } catch (err) {
     return (err as { status?: number }).status ?? -1;

@@ -17,6 +17,8 @@ import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import type { DataConverter } from '@temporalio/common';
 import os from 'node:os';
 import { dataConverterOf } from '../../src/infra/payload-codec';
+import { loadKeyring, type MessageKeyring } from '../../src/infra/message-seal';
+import { tenureSecret, type Tenure } from '../../src/domain/tenure';
 
 /**
  * The data converter of the test run's service processes: messages sealed with the run's service
@@ -25,6 +27,19 @@ import { dataConverterOf } from '../../src/infra/payload-codec';
  */
 export function testDataConverter(payloadKeyFile = ''): DataConverter {
   return dataConverterOf({ payloadKeyFile, serviceKeyFile: process.env.OD_SERVICE_KEY_FILE ?? '', dataDir: process.env.OD_TEST_TMP ?? os.tmpdir() });
+}
+
+/** The run's service key (as testDataConverter seals with): what a host agent a test starts itself derives tenure hashes from. */
+export function testKeyring(): MessageKeyring {
+  return loadKeyring({ serviceKeyFile: process.env.OD_SERVICE_KEY_FILE ?? '', dataDir: process.env.OD_TEST_TMP ?? os.tmpdir() });
+}
+
+/**
+ * The secret the API would answer for a tenure (src/domain/tenure.ts), for a test that bound
+ * through OwnershipClient and so has no answer to take it from: what the owner runs git with.
+ */
+export function testTenureSecret(t: Tenure): string {
+  return tenureSecret(testKeyring().sealing.key, t);
 }
 
 export interface Harness {

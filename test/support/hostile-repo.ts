@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { withTenureSecret } from './tenure-env';
 
 /**
  * A repository whose every agent-writable place names a program (docs/guarantees.md#out-of-reach):
@@ -224,6 +225,8 @@ export function makeHostileRepo(count = 2, base = process.env.OD_TEST_TMP ?? os.
     else env.OVERDECK_EXECUTION_SESSION_ID = session;
     return env;
   };
+  // An agent's git carries its tenure secret in the worktree it runs in (test/support/tenure-env.ts).
+  const agentEnvIn = (cwd: string, session: string | null): NodeJS.ProcessEnv => withTenureSecret(cwd, agentEnv(session));
 
   const raw = () => (existsSync(markerFile) ? readFileSync(markerFile, 'utf8') : '');
   return {
@@ -244,10 +247,10 @@ export function makeHostileRepo(count = 2, base = process.env.OD_TEST_TMP ?? os.
       return out;
     },
     clear: () => rmSync(markerFile, { force: true }),
-    agentGit: (cwd, session, ...args) => execFileSync('git', args, { cwd, env: agentEnv(session), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
+    agentGit: (cwd, session, ...args) => execFileSync('git', args, { cwd, env: agentEnvIn(cwd, session), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
     agentGitStatus(cwd, session, ...args) {
       try {
-        execFileSync('git', args, { cwd, env: agentEnv(session), stdio: ['ignore', 'pipe', 'pipe'] });
+        execFileSync('git', args, { cwd, env: agentEnvIn(cwd, session), stdio: ['ignore', 'pipe', 'pipe'] });
         return 0;
       } catch (err) {
         return (err as { status?: number }).status ?? -1;

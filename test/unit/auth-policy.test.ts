@@ -23,6 +23,8 @@ const EXPECTED: Record<Operation, [Cell, Cell, Cell, Cell, Cell]> = {
   submit: [O, F, O, F, F],
   bindPlan: [O, F, O, F, F],
   renameBranch: [O, F, O, F, F],
+  tenure: [O, F, O, F, F],
+  override: [F, F, O, F, F],
   landed: [F, O, O, F, F],
   worktreeRemoved: [F, O, O, F, F],
   reportConversation: [O, F, O, F, F],

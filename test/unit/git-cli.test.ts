@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { tenureSecretHash } from '../../src/domain/tenure';
 import { resolveTarget } from '../../src/cli/target';
 import { readProjection, writeProjection } from '../../src/git/projection';
 import { cleanGitEnv } from '../../src/git/exec';
@@ -24,16 +25,17 @@ function cli(cwd: string, args: string[], env: Record<string, string> = {}) {
 }
 
 describe('od-worktree install-hooks', () => {
-  it('installs for the whole repository from any worktree, --strict / --no-strict toggle, --json describes it', () => {
-    const res = cli(fx.wt1, ['install-hooks', '--strict', '--json']);
+  it('installs for the whole repository from any worktree, --json describes it; strict is no longer an option', () => {
+    g(fx.repo, 'config', 'overdeck.guard.strict', 'false');
+    const res = cli(fx.wt1, ['install-hooks', '--json']);
     expect(res.status).toBe(0);
     const body = JSON.parse(res.stdout);
-    expect(body).toMatchObject({ hooksPath: path.join(fx.repo, '.git/overdeck-hooks'), strict: true, hooks: expect.arrayContaining(['pre-push', 'pre-rebase', 'reference-transaction']) });
+    expect(body).toMatchObject({ hooksPath: path.join(fx.repo, '.git/overdeck-hooks'), hooks: expect.arrayContaining(['pre-push', 'pre-rebase', 'reference-transaction']) });
+    expect(body).not.toHaveProperty('strict');
     expect(g(fx.repo, 'config', 'core.hooksPath')).toBe(body.hooksPath);
-    const off = cli(fx.repo, ['install-hooks', '--no-strict']);
-    expect(off.status).toBe(0);
-    expect(off.stdout).toContain('strict off');
+    // An old flag saying "not strict" would mislead whoever reads the config: it is dropped.
     expect(run('git', ['config', '--get', 'overdeck.guard.strict'], fx.repo).status).toBe(1);
+    expect(cli(fx.repo, ['install-hooks', '--no-strict']).status).toBe(2);
   });
 });
 
@@ -47,7 +49,15 @@ describe('od-worktree guard', () => {
     expect(cli(path.join(fx.wt1, 'sub'), ['guard'], { OVERDECK_EXECUTION_SESSION_ID: 'session_A' })).toMatchObject({ status: 0, stdout: '' });
     const refused = cli(fx.wt1, ['guard'], { OVERDECK_EXECUTION_SESSION_ID: 'session_B' });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toContain('owned by session session_A (runtime runtime-A, ownership own_A, epoch 3); you are session_B');
+    expect(refused.stderr).toContain('owned by session session_A (worker worker-A, conversation conv-A, runtime runtime-A, ownership own_A, epoch 3); you are session session_B');
+  });
+
+  it('reads the tenure secret from the environment only', async () => {
+    await writeProjection(fx.wt2, projection('C', 1, { tenureHash: tenureSecretHash('odt1_c') }));
+    expect(cli(fx.wt2, ['guard', '--json'], { OVERDECK_EXECUTION_SESSION_ID: 'session_C' })).toMatchObject({ status: 1 });
+    expect(JSON.parse(cli(fx.wt2, ['guard', '--json'], { OVERDECK_EXECUTION_SESSION_ID: 'session_C' }).stdout)).toMatchObject({ reason: 'tenure_unproven' });
+    expect(cli(fx.wt2, ['guard'], { OVERDECK_TENURE_SECRET: 'odt1_c' })).toMatchObject({ status: 0 });
+    await writeProjection(fx.wt2, null);
   });
 
   it('--json, --session, --epoch and --worktree', () => {

@@ -1,5 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { tenureSecretHash } from '../../src/domain/tenure';
 import { guardCheck, installHooks } from '../../src/git/guard';
 import { writeProjection } from '../../src/git/projection';
 import { g, makeRepo, projection, run, type Fixture, type Run } from './git-fixture';
@@ -30,14 +31,15 @@ function commit(wt: string, env: Record<string, string>, ...extra: string[]): Ru
 }
 
 const head = (wt: string): string => g(wt, 'rev-parse', 'HEAD');
-const ownerLine = 'owned by session session_A (runtime runtime-A, ownership own_A, epoch 3)';
+const ownerLine = 'owned by session session_A (worker worker-A, conversation conv-A, runtime runtime-A, ownership own_A, epoch 3)';
+const nextStep = 'Next: ask worker worker-A to hand the worktree off';
 
 describe('hooks', () => {
   it('refuse a commit by another session and name the owner', () => {
     const before = head(fx.wt1);
     const r = commit(fx.wt1, as('session_B'));
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain(`od-worktree: refused: this worktree is ${ownerLine}; you are session_B`);
+    expect(r.stderr).toContain(`od-worktree: refused: this worktree is ${ownerLine}; you are session session_B. ${nextStep}`);
     expect(head(fx.wt1)).toBe(before);
   });
 
@@ -45,7 +47,7 @@ describe('hooks', () => {
     const before = head(fx.wt1);
     const r = commit(fx.wt1, as('session_B'), '--no-verify');
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('you are session_B');
+    expect(r.stderr).toContain('you are session session_B');
     expect(head(fx.wt1)).toBe(before);
   });
 
@@ -104,17 +106,53 @@ describe('hooks', () => {
   it('refuse the owner with a stale epoch', () => {
     const r = commit(fx.wt1, as('session_A', 2));
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('you are session_A with stale epoch 2');
+    expect(r.stderr).toContain('you are session session_A with stale epoch 2');
   });
 
-  it('let a caller without a session id through, unless strict', async () => {
-    expect(commit(fx.wt1, as(null)).status).toBe(0);
-    await installHooks(fx.repo, { strict: true });
-    const r = commit(fx.wt1, as(null));
+  it('refuse a caller without a session id (an empty one too): strict in every owned worktree, whatever an old flag says', async () => {
+    g(fx.repo, 'config', 'overdeck.guard.strict', 'false');
+    const before = head(fx.wt1);
+    for (const env of [as(null), { OVERDECK_EXECUTION_SESSION_ID: '' }]) {
+      const r = commit(fx.wt1, env);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain('you are unidentified');
+      expect(r.stderr).toContain('od-worktree override --reason');
+    }
+    expect(head(fx.wt1)).toBe(before);
+    // Re-installing drops the meaningless flag.
+    await installHooks(fx.repo);
+    expect(run('git', ['config', '--get', 'overdeck.guard.strict'], fx.repo).status).toBe(1);
+  });
+
+  it('with a tenure hash in the projection, only its secret proves the tenure; the session id is no proof', async () => {
+    const secret = 'odt1_the-owner-secret-the-owner-secret-0000000';
+    await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, tenureHash: `${'0'.repeat(64)} ${tenureSecretHash(secret)}` }));
+    const before = head(fx.wt1);
+    const copied = commit(fx.wt1, as('session_A', 3));
+    expect(copied.status).not.toBe(0);
+    expect(copied.stderr).toContain("you are session session_A without this tenure's secret");
+    expect(commit(fx.wt1, { ...as('session_A', 3), OVERDECK_TENURE_SECRET: 'odt1_wrong' }).stderr).toContain('not this tenure');
+    // A sha256sum of the caller's own first on PATH answers nothing: the tools are looked up at fixed paths.
+    const shim = path.join(fx.root, 'shim');
+    mkdirSync(shim);
+    writeFileSync(path.join(shim, 'sha256sum'), `#!/bin/sh
+echo ${tenureSecretHash(secret)} -
+`);
+    chmodSync(path.join(shim, 'sha256sum'), 0o755);
+    expect(commit(fx.wt1, { OVERDECK_TENURE_SECRET: 'odt1_wrong', PATH: `${shim}:${process.env.PATH ?? ''}` }).status).not.toBe(0);
+    expect(head(fx.wt1)).toBe(before);
+    // Either word matches (a rotated service key keeps the old one valid): here the second.
+    expect(commit(fx.wt1, { OVERDECK_TENURE_SECRET: secret }).status).toBe(0);
+    expect(head(fx.wt1)).not.toBe(before);
+  });
+
+  it('refuse a move of the owned branch from another worktree that has it checked out too', () => {
+    const before = head(fx.wt1);
+    g(fx.repo, 'worktree', 'add', '-q', '--force', path.join(fx.root, 'twin'), 'wt1');
+    const r = run('git', ['commit', '-q', '--allow-empty', '-m', 'from the twin'], path.join(fx.root, 'twin'), as('session_B'));
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('unidentified');
-    await installHooks(fx.repo, { strict: false });
-    expect(commit(fx.wt1, as(null)).status).toBe(0);
+    expect(r.stderr).toContain(ownerLine);
+    expect(head(fx.wt1)).toBe(before);
   });
 
   it('let anyone commit in an unowned worktree or after release', async () => {
@@ -139,7 +177,14 @@ describe('hooks', () => {
     const push = run('git', ['push', '-q', remote, 'HEAD:refs/heads/x'], fx.wt1, as('session_B'));
     expect(push.status).not.toBe(0);
     expect(push.stderr).toContain(ownerLine);
-    expect(run('git', ['push', '-q', remote, 'HEAD:refs/heads/x'], fx.wt1, as('session_A')).status).toBe(0);
+    expect(run('git', ['push', '-q', remote, 'HEAD:refs/heads/x', 'wt1'], fx.wt1, as('session_A')).status).toBe(0);
+    // From another worktree: a force-push onto the owned branch's name, or its deletion, is the owner's to make.
+    for (const spec of ['+main:wt1', ':wt1', 'main:refs/heads/wt1']) {
+      const other = run('git', ['push', '-q', '--force', remote, spec], fx.wt2, as('session_B'));
+      expect([spec, other.status, other.stderr]).toEqual([spec, 1, expect.stringContaining(ownerLine)]);
+    }
+    expect(g(remote, 'rev-parse', 'refs/heads/wt1')).toBe(head(fx.wt1));
+    expect(run('git', ['push', '-q', remote, 'main:refs/heads/not-owned'], fx.wt2, as('session_B')).status).toBe(0);
   });
 
   it('chain reference-transaction with the same arguments and stdin to a previous hook', () => {
@@ -186,14 +231,15 @@ describe('guardCheck (the same sh rule, for od-worktree guard)', () => {
   it('gives each outcome its reason', async () => {
     expect(await guardCheck(fx.wt1, as('session_A'))).toEqual({ allowed: true });
     expect(await guardCheck(fx.wt1, as('session_A', 3))).toEqual({ allowed: true });
-    expect(await guardCheck(fx.wt1, as(null))).toEqual({ allowed: true });
+    expect(await guardCheck(fx.wt1, as(null))).toMatchObject({ allowed: false, reason: 'unidentified' });
     const notOwner = await guardCheck(fx.wt1, as('session_B'));
     expect(notOwner).toMatchObject({ allowed: false, reason: 'not_owner' });
     expect(notOwner.message).toContain(ownerLine);
     expect(await guardCheck(fx.wt1, as('session_A', 9))).toMatchObject({ allowed: false, reason: 'stale_epoch' });
     expect(await guardCheck(fx.wt2, as('session_B'))).toEqual({ allowed: true });
-    g(fx.repo, 'config', 'overdeck.guard.strict', 'true');
-    expect(await guardCheck(fx.wt1, as(null))).toMatchObject({ allowed: false, reason: 'strict_no_session' });
+    await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, tenureHash: tenureSecretHash('odt1_s') }));
+    expect(await guardCheck(fx.wt1, as('session_A'))).toMatchObject({ allowed: false, reason: 'tenure_unproven' });
+    expect(await guardCheck(fx.wt1, { OVERDECK_TENURE_SECRET: 'odt1_s' })).toEqual({ allowed: true });
   });
 
   it('refuses every identified session on a conflicting provisional projection, until reconcile --repair', async () => {
@@ -206,7 +252,7 @@ describe('guardCheck (the same sh rule, for od-worktree guard)', () => {
     const r = commit(fx.wt1, as('session_A'));
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('run od-worktree reconcile --repair; you are session_A');
-    expect(await guardCheck(fx.wt1, as(null))).toEqual({ allowed: true }); // unidentified: as for any owned worktree
+    expect(await guardCheck(fx.wt1, as(null))).toMatchObject({ allowed: false, reason: 'provisional_conflict' });
   });
 
   it('falls back to git config for values the shell reader does not parse itself', async () => {

@@ -5,6 +5,7 @@ import { commitsOfMove, parseJournalLine, readJournal, reflogMessages, JOURNAL_F
 import { writeProjection } from '../../src/git/projection';
 import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
 import { judgeClaim, type TenureSegment } from '../../src/domain/attribution';
+import { tenureSecretHash } from '../../src/domain/tenure';
 import { claimOf } from '../../src/store/attributions';
 import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
 
@@ -33,7 +34,9 @@ const tenureOfA = (state: string, from: number, to: number | null): TenureSegmen
   to,
 });
 
-const as = (session: string | null): Record<string, string> => (session === null ? {} : { OVERDECK_EXECUTION_SESSION_ID: session });
+/** A caller with no session id proves the tenure with its secret alone (a person under `od-worktree override`). */
+const SECRET = 'odt1_journal-test-secret';
+const as = (session: string | null): Record<string, string> => (session === null ? { OVERDECK_TENURE_SECRET: SECRET } : { OVERDECK_EXECUTION_SESSION_ID: session });
 const head = (wt: string): string => g(wt, 'rev-parse', 'HEAD');
 
 function commit(wt: string, session: string | null, ...extra: string[]): number {
@@ -104,8 +107,9 @@ test('amend and a real merge each make their new head', async () => {
 });
 
 test('without a session id: the owner at the time only when nobody else could be committing', async () => {
+  await writeProjection(fx.wt1, projection('A', 3, { epoch: 3, tenureHash: tenureSecretHash(SECRET) }));
   expect(commit(fx.wt1, null)).toBe(0);
-  await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, state: 'handoff_pending' }));
+  await writeProjection(fx.wt1, projection('A', 4, { epoch: 3, state: 'handoff_pending', tenureHash: tenureSecretHash(SECRET) }));
   expect(commit(fx.wt1, null)).toBe(0);
   const [active, pending] = await lines();
   // The record: A active, then a handoff pending; both lines can have been written in either.

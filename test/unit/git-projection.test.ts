@@ -29,6 +29,19 @@ describe('writeProjection / readProjection', () => {
     expect(keys).toContain('overdeck.owner.idempotency-key idem-1');
   });
 
+  it('carries the tenure hash as space-separated hex digests, and refuses anything else under that key', async () => {
+    const words = `${'ab'.repeat(32)} ${'cd'.repeat(32)}`;
+    const p = projection('A', 1, { tenureHash: words });
+    await writeProjection(fx.wt1, p);
+    expect(await readProjection(fx.wt1)).toEqual(p);
+    expect(g(fx.wt1, 'config', 'overdeck.owner.tenure-hash')).toBe(words);
+    // A secret (or anything but digests) is never written there.
+    for (const bad of ['odt1_eV0offMLk8-o7-KufzLGa5tljUo3psbYisCt-xFq0dA', 'AB'.repeat(32), `${'ab'.repeat(32)}  ${'cd'.repeat(32)}`, '']) {
+      await expect(writeProjection(fx.wt1, projection('A', 2, { tenureHash: bad }))).rejects.toThrow();
+    }
+    expect((await readProjection(fx.wt1))?.seq).toBe(1);
+  });
+
   it('keeps values with quotes, backslashes, # and ; intact', async () => {
     const p = projection('A', 1, { planRef: 'docs/a "b" \\c #d ;e.md', lane: '  padded  ' });
     await writeProjection(fx.wt1, p);
@@ -36,7 +49,7 @@ describe('writeProjection / readProjection', () => {
   });
 
   it('is visible to git config in the owned worktree only, and never in git status', async () => {
-    await writeProjection(fx.wt1, projection('A', 1));
+    await writeProjection(fx.wt1, projection('A', 1, { tenureHash: `${'ab'.repeat(32)} ${'cd'.repeat(32)}` }));
     const keys = worktreeKeys(fx.wt1);
     for (const key of Object.values(PROJECTION_KEYS).filter((k) => !/provisional|idempotency/.test(k))) expect(keys).toContain(`${key} `);
     // The default (all scopes) lookup sees it too: that is what a plain `git config overdeck...` answers.

@@ -11,7 +11,7 @@ import {
   writeProjection,
 } from '../../src/git/projection';
 import { newIdempotencyKey, offlineClaim, provisionalOwnershipId, randomBase32 } from '../../src/git/provisional';
-import { applyRecord, localProjectionOf } from '../../src/git/record';
+import { applyRecord, localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
 import { worktreeDirs } from '../../src/git/repo';
 import { reconcile, ReconcileRefused, type ReconcilePort, type ReconciliationEntry } from '../../src/reconcile';
 import { classify, isOlderOwnership } from '../../src/reconcile/classify';
@@ -39,18 +39,85 @@ function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
 
 describe('localProjectionOf: the one record -> local mapping', () => {
   it('maps owner, worker and tenure; holds git lock only while owned', () => {
-    const t = localProjectionOf(record());
+    const t = localProjectionOf(record(), NO_TENURE_HASHES);
     expect(t).toMatchObject({ gitLock: true, ended: false, projection: { ownershipId: OWN, executionSessionId: 'session_A', workerId: 'w', epoch: 1, seq: 3, conversationId: null } });
-    expect(localProjectionOf(record({ state: 'released' })).gitLock).toBe(false);
-    expect(localProjectionOf(record({ state: 'landed' })).gitLock).toBe(false);
-    expect(localProjectionOf(record({ state: 'submitted' })).gitLock).toBe(true);
-    expect(localProjectionOf(record({ state: 'closed' }))).toEqual({ projection: null, gitLock: false, ended: true });
-    expect(localProjectionOf(record({ worktreeRemoved: true })).ended).toBe(true);
+    expect(localProjectionOf(record({ state: 'released' }), NO_TENURE_HASHES).gitLock).toBe(false);
+    expect(localProjectionOf(record({ state: 'landed' }), NO_TENURE_HASHES).gitLock).toBe(false);
+    expect(localProjectionOf(record({ state: 'submitted' }), NO_TENURE_HASHES).gitLock).toBe(true);
+    expect(localProjectionOf(record({ state: 'closed' }), NO_TENURE_HASHES)).toEqual({ projection: null, gitLock: false, ended: true });
+    expect(localProjectionOf(record({ worktreeRemoved: true }), NO_TENURE_HASHES).ended).toBe(true);
+  });
+});
+
+describe('localProjectionOf: the tenure hash', () => {
+  const seen: unknown[] = [];
+  const hashes = (t: { ownershipId: string; epoch: number; executionSessionId: string }) => {
+    seen.push(t);
+    return `${'ab'.repeat(32)} ${'cd'.repeat(32)}`;
+  };
+  it('is the caller’s words for the owner’s tenure while an owner holds the worktree, and nothing once it is free', () => {
+    seen.length = 0;
+    expect(localProjectionOf(record({ epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } }), hashes).projection?.tenureHash).toBe(`${'ab'.repeat(32)} ${'cd'.repeat(32)}`);
+    expect(seen).toEqual([{ ownershipId: OWN, epoch: 2, executionSessionId: 'session_B' }]);
+    for (const state of ['handoff_pending', 'stale', 'submitted'] as const) expect(localProjectionOf(record({ state }), hashes).projection?.tenureHash).toMatch(/^[0-9a-f]{64} /);
+    for (const state of ['released', 'landed'] as const) expect(localProjectionOf(record({ state }), hashes).projection).not.toHaveProperty('tenureHash');
+    // A writer that cannot derive it writes none.
+    expect(localProjectionOf(record(), NO_TENURE_HASHES).projection).not.toHaveProperty('tenureHash');
+  });
+});
+
+describe('reconcile: the tenure hash', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+  const H1 = `${'a1'.repeat(32)}`;
+  const H2 = `${'b2'.repeat(32)} ${'c3'.repeat(32)}`;
+  /** In memory: the service's durable record is `durable`. */
+  const portOf = (durable: OwnershipRecord): ReconcilePort => ({
+    durable: async () => durable,
+    bind: async () => ({ ok: false, code: 'worktree_owned' }),
+  });
+  const onDisk = async (over: Partial<OwnershipRecord>, hash: string | null) => {
+    const p = localProjectionOf(record(over), () => hash).projection!;
+    await applyLocalProjection(fx.wt1, p, { gitLock: true, force: true });
+  };
+
+  it('with the key: written as the host agent would, and a missing one restored on an in-sync projection', async () => {
+    await onDisk({ seq: 3 }, null);
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 3 })), { tenureHashes: () => H2 })).toMatchObject({ kind: 'rehydrated', reason: 'tenure_hash', changed: true });
+    expect((await readProjection(fx.wt1))?.tenureHash).toBe(H2);
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 3 })), { tenureHashes: () => H2 })).toMatchObject({ kind: 'in_sync', changed: false });
+  });
+
+  it('without the key: kept for the same tenure (same ownership, epoch, session), never carried to another', async () => {
+    await onDisk({ seq: 2, epoch: 1 }, H1);
+    // Behind by seq, same tenure: the hash is still right.
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 3, epoch: 1, lane: 'later' })))).toMatchObject({ kind: 'rehydrated', reason: 'older_seq' });
+    expect(await readProjection(fx.wt1)).toMatchObject({ seq: 3, lane: 'later', tenureHash: H1 });
+    // A new tenure (another epoch, another session): the old hash would be the old owner's; none is written.
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({ kind: 'rehydrated' });
+    const after = await readProjection(fx.wt1);
+    expect(after).toMatchObject({ seq: 5, epoch: 2, executionSessionId: 'session_B' });
+    expect(after).not.toHaveProperty('tenureHash');
+    // And an in-sync projection is left as it is: without the key there is nothing to correct it with.
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({ kind: 'in_sync' });
+  });
+
+  it('without the key: the same epoch under another session, or the same session in another epoch, is another tenure', async () => {
+    await onDisk({ seq: 2, epoch: 1 }, H1);
+    await reconcile(fx.wt1, portOf(record({ seq: 3, epoch: 1, owner: { ...record().owner!, executionSessionId: 'session_B' } })));
+    expect(await readProjection(fx.wt1)).not.toHaveProperty('tenureHash');
+    await onDisk({ seq: 4, epoch: 1 }, H1);
+    await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2 })));
+    expect(await readProjection(fx.wt1)).toMatchObject({ seq: 5, epoch: 2, executionSessionId: 'session_A' });
+    expect(await readProjection(fx.wt1)).not.toHaveProperty('tenureHash');
   });
 });
 
 describe('classify', () => {
-  const expected = localProjectionOf(record()).projection!;
+  const expected = localProjectionOf(record(), NO_TENURE_HASHES).projection!;
   it('in sync, unowned', () => {
     expect(classify(expected, record())).toEqual({ kind: 'in_sync', reason: null });
     expect(classify(null, null)).toEqual({ kind: 'unowned', reason: null });
@@ -156,7 +223,7 @@ describe('a provisional claim superseded before reconciliation is stashed, not l
 
   it('by another session’s real projection (the host agent catching up)', async () => {
     await offlineClaim(fx.wt1, { executionSessionId: 'session_P', runtime: 'codex-cli', allowedRoots: [fx.root] });
-    await applyRecord(fx.wt1, record({ seq: 1 }));
+    await applyRecord(fx.wt1, record({ seq: 1 }), NO_TENURE_HASHES);
     expect((await readProjection(fx.wt1))?.executionSessionId).toBe('session_A');
     expect(await readSupersededProvisional(fx.wt1)).toMatchObject({ executionSessionId: 'session_P', provisional: true });
   });
@@ -169,10 +236,10 @@ describe('a provisional claim superseded before reconciliation is stashed, not l
 
   it('but not by its own session’s real projection, nor once marked as a conflict', async () => {
     await offlineClaim(fx.wt1, { executionSessionId: 'session_A', runtime: 'codex-cli', allowedRoots: [fx.root] });
-    await applyRecord(fx.wt1, record({ seq: 1 }));
+    await applyRecord(fx.wt1, record({ seq: 1 }), NO_TENURE_HASHES);
     expect(existsSync(await stashFile(fx.wt1))).toBe(false);
     await writeProjection(fx.wt2, projection('P', 0, { provisional: true, state: 'provisional-conflict' }));
-    await applyRecord(fx.wt2, record({ seq: 1 }));
+    await applyRecord(fx.wt2, record({ seq: 1 }), NO_TENURE_HASHES);
     expect(existsSync(await stashFile(fx.wt2))).toBe(false);
   });
 });
@@ -197,16 +264,16 @@ describe('writeProjection compare-and-swap (expectSeq)', () => {
 describe('withoutRedaction: a record as a principal that may not see the conversation gets it', () => {
   const conversation = { provider: 'chatgpt-web' as const, conversationId: 'c-1', conversationUrl: '[redacted]', title: '[redacted]', observedAt: '2026-08-20T00:00:00.000Z' };
   const redacted = record({ owner: { ...record().owner!, conversation } });
-  const full = localProjectionOf(record({ owner: { ...record().owner!, conversation: { ...conversation, conversationUrl: 'https://chatgpt.com/c/c-1' } } })).projection!;
+  const full = localProjectionOf(record({ owner: { ...record().owner!, conversation: { ...conversation, conversationUrl: 'https://chatgpt.com/c/c-1' } } }), NO_TENURE_HASHES).projection!;
 
   it('is in sync with a local projection of the same conversation, its URL taken from there', () => {
     const seen = withoutRedaction(redacted, full)!;
     expect(classify(full, seen)).toEqual({ kind: 'in_sync', reason: null });
-    expect(localProjectionOf(seen).projection?.conversationUrl).toBe('https://chatgpt.com/c/c-1');
+    expect(localProjectionOf(seen, NO_TENURE_HASHES).projection?.conversationUrl).toBe('https://chatgpt.com/c/c-1');
   });
   it('otherwise the URL is unknown (null), never the placeholder', () => {
     for (const local of [null, { ...full, conversationId: 'c-2' }, { ...full, conversationUrl: '[redacted]' }]) {
-      expect(localProjectionOf(withoutRedaction(redacted, local)!).projection).toMatchObject({ conversationId: 'c-1', conversationUrl: null });
+      expect(localProjectionOf(withoutRedaction(redacted, local)!, NO_TENURE_HASHES).projection).toMatchObject({ conversationId: 'c-1', conversationUrl: null });
     }
   });
   it('leaves a record that is not redacted alone', () => {

@@ -20,7 +20,8 @@ import { readLock, worktreeLockReason } from '../../src/git/lock';
 import { LOCK_FILE } from '../../src/git/lock-file';
 import { applyLocalProjection, readProjection, readSupersededProvisional, writeProjection } from '../../src/git/projection';
 import { offlineClaim } from '../../src/git/provisional';
-import { applyRecord } from '../../src/git/record';
+import { applyRecord, NO_TENURE_HASHES } from '../../src/git/record';
+import { parseKeyring } from '../../src/infra/message-seal';
 import { identifyWorktree, worktreeDirs } from '../../src/git/repo';
 import { preserveWip } from '../../src/git/wip';
 import { WRITER_LOCK_DIR } from '../../src/git/writer-lock';
@@ -81,8 +82,10 @@ function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
   };
 }
 
+// A made-up service key: the projections written here carry the tenure hashes it derives.
+const keyring = parseKeyring(Buffer.alloc(32, 7).toString('base64'), 'test key');
 const host = (roots: string[] = [fx.root], projectionLockWaitMs?: number) =>
-  createHostActivities({ allowedRoots: roots, authority: noAuthority, ...(projectionLockWaitMs === undefined ? {} : { projectionLockWaitMs }) });
+  createHostActivities({ allowedRoots: roots, authority: noAuthority, keyring, ...(projectionLockWaitMs === undefined ? {} : { projectionLockWaitMs }) });
 
 /** What a host activity threw, as the workflow sees it: ApplicationFailure type and retryability. */
 async function failureOf(p: Promise<unknown>): Promise<{ type: string | null | undefined; nonRetryable: boolean }> {
@@ -206,7 +209,7 @@ describe('writes stay under the allowed roots, git dirs included', () => {
       code: 'invalid_argument',
       message: expect.stringContaining('path_outside_allowed_roots'),
     });
-    await expect(applyRecord(evil, rec, { allowedRoots: [fx.root] })).rejects.toMatchObject({ code: 'path_outside_allowed_roots' });
+    await expect(applyRecord(evil, rec, NO_TENURE_HASHES, { allowedRoots: [fx.root] })).rejects.toMatchObject({ code: 'path_outside_allowed_roots' });
     expectUntouched(before, evil, evilBefore);
   });
 
@@ -305,12 +308,12 @@ describe('never over another live ownership (projection_conflict)', () => {
 
   it('a late clear of an ended ownership leaves another ownership’s projection alone', async () => {
     await applyLocalProjection(fx.wt1, projection('NEW', 2), { gitLock: true });
-    expect(await applyRecord(fx.wt1, record({ ownershipId: 'own_OLD', state: 'closed', seq: 9 }))).toBe('skipped');
+    expect(await applyRecord(fx.wt1, record({ ownershipId: 'own_OLD', state: 'closed', seq: 9 }), NO_TENURE_HASHES)).toBe('skipped');
     expect((await readProjection(fx.wt1))?.ownershipId).toBe('own_NEW');
     expect(await readLock(fx.wt1)).toMatchObject({ ownership_id: 'own_NEW' });
     expect(await worktreeLockReason(fx.wt1)).toContain('own_NEW');
     // Its own ownership's projection is cleared.
-    expect(await applyRecord(fx.wt1, record({ ownershipId: 'own_NEW', state: 'closed', seq: 3 }))).toBe('cleared');
+    expect(await applyRecord(fx.wt1, record({ ownershipId: 'own_NEW', state: 'closed', seq: 3 }), NO_TENURE_HASHES)).toBe('cleared');
     expect(await readProjection(fx.wt1)).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import {
   LandedBodySchema,
   LandingBodySchema,
   ListQuerySchema,
+  OverrideBodySchema,
   OwnershipParamsSchema,
   PlanBodySchema,
   ProvenanceParamsSchema,
@@ -21,6 +22,7 @@ import {
   ReleaseBodySchema,
   RenameBranchBodySchema,
   SubmitBodySchema,
+  TenureBodySchema,
   WorktreeRemovedBodySchema,
 } from '../../src/api/schemas';
 import { ReconciliationBodySchema } from '../../src/api/schemas-reconcile';
@@ -69,6 +71,8 @@ const ROUTES: Record<string, Parts> = {
   'POST /v1/ownerships/{id}/rename-branch': own(RenameBranchBodySchema),
   'POST /v1/ownerships/{id}/landed': own(LandedBodySchema),
   'POST /v1/ownerships/{id}/worktree-removed': own(WorktreeRemovedBodySchema),
+  'POST /v1/ownerships/{id}/tenure': { body: TenureBodySchema, params: OwnershipParamsSchema },
+  'POST /v1/ownerships/{id}/override': { body: OverrideBodySchema, params: OwnershipParamsSchema },
   'GET /v1/ownerships/{id}': { params: OwnershipParamsSchema },
   'POST /v1/landings': { body: LandingBodySchema },
   'POST /v1/landings/scan': { body: ScanInputSchema },

@@ -66,3 +66,20 @@ test('history: messages refused for want of the service seal are shown with what
   expect(text).toContain('  Messages refused (no service seal):');
   expect(text).toContain(`    ${at(2)}  reclaim  unsealed  claimed admin:intruder  id intruder-1`);
 });
+
+test('history: recorded overrides are shown with who, why, when and the epoch they stepped into', () => {
+  const r = record({ state: 'active' });
+  const text = renderHistory({
+    ownerships: [
+      {
+        ownershipId: r.ownershipId,
+        record: r,
+        events: [base(1, 'ownership.claimed', 'session_a', 'executor:e1')],
+        lineage: [],
+        overrides: [{ overrideId: 'ovr_01JABCDEFGHJKMNPQRSTVWXYZ1', ownershipId: r.ownershipId, epoch: 1, principal: 'admin:ops', reason: 'agent wedged a rebase', at: at(3) }],
+      },
+    ],
+  });
+  expect(text).toContain('  Overrides (a person stepped in):');
+  expect(text).toContain(`    ${at(3)}  epoch 1  by admin:ops: agent wedged a rebase  id ovr_01JABCDEFGHJKMNPQRSTVWXYZ1`);
+});

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isLiveState, readProjection } from '../../src/git/projection';
-import { localProjectionOf } from '../../src/git/record';
+import { localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
 import { send } from '../http';
 import type { Target } from '../target';
 import type { Log } from './load';
@@ -73,7 +73,7 @@ export async function checkProjections(log: Log, worktrees: readonly { path: str
       continue;
     }
     for (const { l, last } of open) {
-      const p = localProjectionOf(last!).projection;
+      const p = localProjectionOf(last!, NO_TENURE_HASHES).projection;
       const want = p ? { ownershipId: p.ownershipId, executionSessionId: p.executionSessionId, epoch: p.epoch, seq: p.seq, state: p.state } : null;
       if (JSON.stringify(want) !== JSON.stringify(shown)) {
         out.push({ check: 'local_projection', message: `durable owner ${JSON.stringify(want)}, the worktree shows ${JSON.stringify(shown)}`, ownershipId: l.ownershipId, worktree: wt.path });

@@ -1,5 +1,5 @@
 import { OwnershipError } from '../../client/errors';
-import { BindBodySchema, namesConversation, OwnershipViewSchema } from '../schemas';
+import { BindBodySchema, ClaimResponseSchema, namesConversation } from '../schemas';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, MessageHeadersSchema, messageOf, principalOf, SECURITY, type App } from '../http';
 
@@ -19,7 +19,7 @@ export function registerBindRoutes(app: App, svc: OwnershipService): void {
         security: SECURITY,
         headers: MessageHeadersSchema,
         body: BindBodySchema,
-        response: { 200: OwnershipViewSchema, ...ERROR_RESPONSES },
+        response: { 200: ClaimResponseSchema, ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {

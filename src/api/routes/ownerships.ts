@@ -7,6 +7,11 @@ import { ERROR_RESPONSES, MessageHeadersSchema, messageOf, principalOf, SECURITY
 import type { MessageContext } from '../service/messages';
 import {
   AcceptedSchema,
+  ClaimResponseSchema,
+  OverrideBodySchema,
+  OverrideResponseSchema,
+  TenureBodySchema,
+  TenureSchema,
   RemovalResponseSchema,
   AcceptHandoffBodySchema,
   CancelHandoffBodySchema,
@@ -79,7 +84,7 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     op: 'acceptHandoff',
     summary: 'Accept a pending handoff as the named successor',
     body: AcceptHandoffBodySchema,
-    response: view,
+    response: ClaimResponseSchema,
     status: 200,
     newOwner: true,
     run: svc.acceptHandoff,
@@ -91,7 +96,7 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     op: 'reclaim',
     summary: 'Reclaim from a dead owner (WIP preserved); force is admin-only with a reason',
     body: ReclaimBodySchema,
-    response: view,
+    response: ClaimResponseSchema,
     status: 200,
     newOwner: true,
     run: svc.reclaim,
@@ -119,6 +124,40 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     status: 202,
     run: svc.worktreeRemoved,
   });
+
+  // Not messages to the ownership: nothing is sent to its workflow, so no message id either.
+  app.post(
+    '/v1/ownerships/:id/tenure',
+    {
+      config: { operation: 'tenure' },
+      schema: {
+        summary: 'The tenure proof again (OVERDECK_TENURE_SECRET), for the session that holds the ownership now',
+        description: 'The same secret bind, accept-handoff or reclaim answered for this tenure: derived, never stored. Another session is `not_owner`; another worker’s executor `worker_mismatch`.',
+        tags: ['ownerships'],
+        security: SECURITY,
+        params: OwnershipParamsSchema,
+        body: TenureBodySchema,
+        response: { 200: TenureSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => svc.tenure(principalOf(req), req.params.id, req.body),
+  );
+  app.post(
+    '/v1/ownerships/:id/override',
+    {
+      config: { operation: 'override' },
+      schema: {
+        summary: 'Record that a person steps into the owned worktree, and hand them the current owner’s tenure proof (admin)',
+        description: 'The override (who, why, when, which epoch) is recorded before the answer and shown in history. An ownership nobody holds is `invalid_state`: its worktree is open.',
+        tags: ['ownerships'],
+        security: SECURITY,
+        params: OwnershipParamsSchema,
+        body: OverrideBodySchema,
+        response: { 200: OverrideResponseSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => svc.override(principalOf(req), req.params.id, req.body),
+  );
 
   app.get(
     '/v1/ownerships/:id',

@@ -5,6 +5,7 @@ import type { OwnershipClient } from '../../client';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import type { Refusal } from '../../domain/reasons';
+import type { MessageKeyring } from '../../infra/message-seal';
 
 /**
  * What every handler of the HTTP API and the MCP tools runs on. Handlers are plain functions of
@@ -19,6 +20,11 @@ export interface ServiceDeps {
   temporalTimeoutMs?: number;
   /** how long POST /v1/landings waits for the receipt to be durable before answering 202 (default 10 s) */
   landingWaitMs?: number;
+  /**
+   * The service key the API's messages are sealed with: tenure secrets are derived from it
+   * (./tenure.ts). A function, so a server built only to describe itself never reads a key.
+   */
+  keyring: () => MessageKeyring;
 }
 
 export function throwRefusal(r: Refusal | null): void {

@@ -6,6 +6,7 @@ import { land, landed } from './landings';
 import { get, history, list, provenance } from './lookups';
 import type { MessageContext } from './messages';
 import * as own from './ownerships';
+import { override, tenure } from './tenure';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -17,11 +18,13 @@ import type {
   LandedBody,
   LandingBody,
   ListQuery,
+  OverrideBody,
   PlanBody,
   ReclaimBody,
   ReleaseBody,
   RenameBranchBody,
   SubmitBody,
+  TenureBody,
   WorktreeRemovedBody,
 } from '../schemas';
 
@@ -46,6 +49,8 @@ export function createService(deps: ServiceDeps) {
     renameBranch: (p: Principal, id: string, b: RenameBranchBody, c?: MessageContext) => own.renameBranch(deps, p, id, b, c),
     landed: (p: Principal, id: string, b: LandedBody) => landed(deps, p, id, b),
     worktreeRemoved: (p: Principal, id: string, b: WorktreeRemovedBody) => own.worktreeRemoved(deps, p, id, b),
+    tenure: (p: Principal, id: string, b: TenureBody) => tenure(deps, p, id, b),
+    override: (p: Principal, id: string, b: OverrideBody) => override(deps, p, id, b),
     getById: (p: Principal, id: string) => own.getById(deps, p, id),
     land: (p: Principal, b: LandingBody) => land(deps, p, b),
     reportConversation: (p: Principal, o: Observation) => reportConversation(deps, p, o),

@@ -8,6 +8,7 @@ import { ownershipWorkflowId } from '../../domain/workflow-id';
 import { getHistory, getOwnership, listOwnerships, type GetOwnershipInput, type HistoryInput } from '../../store/lookups';
 import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
 import { refusedMessagesOf } from '../../store/refused-messages';
+import { overridesOf } from '../../store/overrides';
 import type { GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
@@ -106,8 +107,19 @@ export async function history(deps: ServiceDeps, principal: Principal, q: Histor
   // Refused attempts (hooks, agent git wrapper) beside each ownership's events.
   // Messages refused for want of a seal, too: someone tried to act on the ownership outside the service.
   const ownerships = [];
-  const refused = await refusedMessagesOf(deps.pool, found.ownerships.map((o) => o.ownershipId));
-  for (const o of found.ownerships) ownerships.push({ ...o, attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }), disputes: await disputesOf(deps.pool, [o.ownershipId]), refusedMessages: refused.get(o.ownershipId) ?? [] });
+  const ids = found.ownerships.map((o) => o.ownershipId);
+  const refused = await refusedMessagesOf(deps.pool, ids);
+  // And the overrides: people who stepped into an owner's worktree, with why.
+  const overrides = await overridesOf(deps.pool, ids);
+  for (const o of found.ownerships) {
+    ownerships.push({
+      ...o,
+      attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }),
+      disputes: await disputesOf(deps.pool, [o.ownershipId]),
+      refusedMessages: refused.get(o.ownershipId) ?? [],
+      overrides: overrides.get(o.ownershipId) ?? [],
+    });
+  }
   return redact(principal, { ...found, ownerships });
 }
 

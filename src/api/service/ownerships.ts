@@ -13,6 +13,7 @@ import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
   BindBody,
+  ClaimResponse,
   CancelHandoffBody,
   HandoffBody,
   HeartbeatBody,
@@ -29,13 +30,15 @@ import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type Own
 import { ownershipView } from './live';
 import { asMessage, type Message, type MessageContext } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
+import { withTenure } from './tenure';
 
 /** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
-export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return asMessage(deps, principal, ctx, null, async (m) => {
+  // The proof goes with the answer, from the log too (a replayed bind answers the same secret).
+  const answered = await asMessage(deps, principal, ctx, null, async (m) => {
   const view = await withTemporal(deps, () =>
     deps.client.bind({
       ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
@@ -59,6 +62,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
   );
   return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
   });
+  return withTenure(deps, principal, answered, body.executionSessionId);
 }
 
 /**
@@ -229,18 +233,19 @@ function newOwnerFields(principal: Principal, body: AcceptHandoffBody | ReclaimB
   };
 }
 
-export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
   authorizeOp(principal, 'acceptHandoff');
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) => {
+  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
     const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId })));
     return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
   });
+  return withTenure(deps, principal, answered, fields.executionSessionId);
 }
 
-export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
   authorizeOp(principal, 'reclaim');
   if (body.force === true && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
   const { worker, fields } = newOwnerFields(principal, body);
@@ -248,10 +253,11 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  return asMessage(deps, principal, ctx, ownershipId, async (m) => {
+  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
     const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId })), (deps.temporalTimeoutMs ?? 30_000) * 2);
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
   });
+  return withTenure(deps, principal, answered, fields.executionSessionId);
 }
 
 /**

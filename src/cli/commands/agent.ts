@@ -10,7 +10,8 @@ import { EXIT } from '../exit-codes';
  * Agent-side commands (docs/agent-gate.md): `shell-init` and `exec` put the git gate
  * (bin/git-gate/git) first on PATH for an agent session, so destructive git is judged before it
  * touches the files; `snapshot` saves the owner's uncommitted work under the ownership's WIP refs.
- * None of them needs the service.
+ * None of them needs the service, but `shell-init` and `exec` with `--ownership`, which fetch the
+ * tenure secret through the API (OD_API_URL, OD_TOKEN) when the environment has none.
  */
 
 const snapshotting = () => require('../../git/snapshot') as typeof import('../../git/snapshot');
@@ -36,6 +37,14 @@ export function gateDir(): string {
 export interface AgentEnvOptions {
   session?: string;
   epoch?: string;
+  ownership?: string;
+}
+
+/** What the command's environment gets: the session's identity, and its tenure secret when fetched. */
+export interface AgentEnv {
+  session?: string;
+  epoch?: string;
+  secret?: string;
 }
 
 function checkedEnv(o: AgentEnvOptions): { session?: string; epoch?: string } {
@@ -51,11 +60,53 @@ export function gatedPath(current: string | undefined, dir: string = gateDir()):
 }
 
 /** The environment `exec` gives its command. */
-export function gatedEnv(base: NodeJS.ProcessEnv, o: { session?: string; epoch?: string }): NodeJS.ProcessEnv {
+export function gatedEnv(base: NodeJS.ProcessEnv, o: AgentEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, PATH: gatedPath(base.PATH) };
   if (o.session !== undefined) env.OVERDECK_EXECUTION_SESSION_ID = o.session;
   if (o.epoch !== undefined) env.OVERDECK_EPOCH = o.epoch;
+  if (o.secret !== undefined) env.OVERDECK_TENURE_SECRET = o.secret;
   return env;
+}
+
+/** A refusal of the service (or its absence) while fetching the tenure: said as the service commands say it. */
+export class TenureFetchFailed extends Error {
+  constructor(
+    readonly exit: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TenureFetchFailed';
+  }
+}
+
+/**
+ * The identity the command runs with. With `--ownership`, the current tenure's secret comes from
+ * the service (POST /v1/ownerships/{id}/tenure, as the session given): the secret is never on
+ * disk, so there is nothing to read it from locally. A secret already in the environment passes
+ * through unchanged (a shell inside `exec`, an agent that got it from its bind), and nothing is asked.
+ */
+export async function agentEnv(o: AgentEnvOptions, base: NodeJS.ProcessEnv = process.env): Promise<AgentEnv> {
+  const checked = checkedEnv(o);
+  if (o.ownership === undefined || base.OVERDECK_TENURE_SECRET) return checked;
+  if (!identity().OwnershipIdSchema.safeParse(o.ownership).success) throw new GitSideError('invalid_argument', '--ownership must be an ownership id (own_<ULID>)');
+  const session = checked.session ?? base.OVERDECK_EXECUTION_SESSION_ID;
+  if (!session || !identity().IdString.safeParse(session).success) throw new GitSideError('invalid_argument', '--ownership needs --session (or OVERDECK_EXECUTION_SESSION_ID): the session that holds it');
+  const { apiClient, apiEnv } = require('../api-env') as typeof import('../api-env');
+  const { cliFailureOf } = require('../api-failure') as typeof import('../api-failure');
+  let tenure;
+  try {
+    tenure = await apiClient(apiEnv(base)).tenure(o.ownership, { executionSessionId: session });
+  } catch (err) {
+    const failure = cliFailureOf(err, base);
+    if (failure) throw new TenureFetchFailed(failure.exit, failure.code, failure.message);
+    throw err;
+  }
+  // An epoch named beside it must be the current one: a command run as an older tenure would be refused anyway.
+  if (checked.epoch !== undefined && checked.epoch !== String(tenure.epoch)) {
+    throw new TenureFetchFailed(EXIT.refused, 'stale_epoch', `stale_epoch: --epoch ${checked.epoch} is not the current tenure's (epoch ${tenure.epoch})`);
+  }
+  return { session: tenure.executionSessionId, epoch: String(tenure.epoch), secret: tenure.secret };
 }
 
 export const SHELLS = ['sh', 'bash', 'zsh', 'fish'] as const;
@@ -68,16 +119,18 @@ const fishQuote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'
  * What `eval "$(od-worktree shell-init)"` runs: the gate prepended to PATH unless it is there
  * already (so evaluating it twice changes nothing), and the session's identity when given.
  */
-export function shellInit(shell: Shell, dir: string, o: { session?: string; epoch?: string }): string {
+export function shellInit(shell: Shell, dir: string, o: AgentEnv): string {
   const lines: string[] = [];
   if (shell === 'fish') {
     lines.push(`contains -- ${fishQuote(dir)} $PATH; or set -gx PATH ${fishQuote(dir)} $PATH`);
     if (o.session !== undefined) lines.push(`set -gx OVERDECK_EXECUTION_SESSION_ID ${fishQuote(o.session)}`);
     if (o.epoch !== undefined) lines.push(`set -gx OVERDECK_EPOCH ${fishQuote(o.epoch)}`);
+    if (o.secret !== undefined) lines.push(`set -gx OVERDECK_TENURE_SECRET ${fishQuote(o.secret)}`);
   } else {
     lines.push(`case ":$PATH:" in *:${posixQuote(dir)}:*) ;; *) PATH=${posixQuote(dir)}:"$PATH" ;; esac; export PATH`);
     if (o.session !== undefined) lines.push(`export OVERDECK_EXECUTION_SESSION_ID=${posixQuote(o.session)}`);
     if (o.epoch !== undefined) lines.push(`export OVERDECK_EPOCH=${posixQuote(o.epoch)}`);
+    if (o.secret !== undefined) lines.push(`export OVERDECK_TENURE_SECRET=${posixQuote(o.secret)}`);
     // zsh and bash remember where a command was found: forget any git looked up before the gate.
     lines.push('hash -r 2>/dev/null || :');
   }
@@ -100,6 +153,10 @@ function usageOr(err: unknown, json: boolean): void {
     fail(EXIT.usage, err.message, json);
     return;
   }
+  if (err instanceof TenureFetchFailed) {
+    fail(err.exit, err.message, json, { code: err.code });
+    return;
+  }
   throw err;
 }
 
@@ -107,7 +164,7 @@ function usageOr(err: unknown, json: boolean): void {
 const FORWARDED: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
 /** Runs the command under the gate and ends this process the way the command ended (status or signal). */
-function runGated(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+export function runGated(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: 'inherit', env });
     const forward = (sig: NodeJS.Signals) => () => void child.kill(sig);
@@ -145,11 +202,12 @@ export function registerAgentCommands(program: Command): void {
     .option('--shell <shell>', `syntax to print: ${SHELLS.join(', ')} (default: from $SHELL)`)
     .option('--session <id>', 'also export OVERDECK_EXECUTION_SESSION_ID')
     .option('--epoch <n>', 'also export OVERDECK_EPOCH')
-    .action((o: AgentEnvOptions & { shell?: string }) => {
+    .option('--ownership <id>', "with --session: also export the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH, fetched through the service (OD_TOKEN) unless already set")
+    .action(async (o: AgentEnvOptions & { shell?: string }) => {
       try {
         const shell = o.shell ?? shellOf(process.env.SHELL);
         if (!(SHELLS as readonly string[]).includes(shell)) throw new GitSideError('invalid_argument', `--shell must be one of ${SHELLS.join(', ')}`);
-        process.stdout.write(shellInit(shell as Shell, gateDir(), checkedEnv(o)));
+        process.stdout.write(shellInit(shell as Shell, gateDir(), await agentEnv(o)));
       } catch (err) {
         usageOr(err, false);
       }
@@ -157,14 +215,15 @@ export function registerAgentCommands(program: Command): void {
 
   program
     .command('exec')
-    .description('run a command (an agent) with the git gate first on PATH: od-worktree exec [--session id] [--epoch n] -- <command...>')
+    .description('run a command (an agent) with the git gate first on PATH: od-worktree exec [--session id] [--epoch n] [--ownership id] -- <command...>')
     .argument('<command...>', 'the command and its arguments, after --')
     .option('--session <id>', 'OVERDECK_EXECUTION_SESSION_ID for the command')
     .option('--epoch <n>', 'OVERDECK_EPOCH for the command')
+    .option('--ownership <id>', "with --session: the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH for the command, fetched through the service (OD_TOKEN) unless already set")
     .action(async (argv: string[], o: AgentEnvOptions) => {
       let env: NodeJS.ProcessEnv;
       try {
-        env = gatedEnv(process.env, checkedEnv(o));
+        env = gatedEnv(process.env, await agentEnv(o));
       } catch (err) {
         usageOr(err, false);
         return;
@@ -185,7 +244,7 @@ export function registerAgentCommands(program: Command): void {
         const res = await git(['rev-parse', '--show-toplevel'], { cwd: start, okCodes: [128] }).catch(() => null);
         if (res === null || res.code !== 0 || res.stdout.trim() === '') throw new GitSideError('not_a_worktree', 'not inside a git worktree');
         const top = res.stdout.trim();
-        const env = { OVERDECK_EXECUTION_SESSION_ID: process.env.OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH: process.env.OVERDECK_EPOCH };
+        const env = { OVERDECK_EXECUTION_SESSION_ID: process.env.OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH: process.env.OVERDECK_EPOCH, OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET };
         const out = await snapshotting().snapshotWorktree(top, { env, allowedRoots: config().loadConfig().allowedRoots });
         switch (out.status) {
           case 'unowned':

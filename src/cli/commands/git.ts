@@ -6,7 +6,7 @@ import type { ReconcilePort, ReconcileResult, ReconciliationEntry } from '../../
 import { ApiError, ApiUrlError } from '../../api/client';
 import { cliFailureOf } from '../api-failure';
 import { GitSideError } from '../../git/errors';
-import { git, userGit } from '../../git/exec';
+import { git } from '../../git/exec';
 import { apiClient, apiEnv } from '../api-env';
 import { EXIT } from '../exit-codes';
 
@@ -18,6 +18,8 @@ const guard = () => require('../../git/guard') as typeof import('../../git/guard
 const provisional = () => require('../../git/provisional') as typeof import('../../git/provisional');
 const reconciliation = () => require('../../reconcile') as typeof import('../../reconcile');
 const httpPort = () => require('../../reconcile/http-port') as typeof import('../../reconcile/http-port');
+const seal = () => require('../../infra/message-seal') as typeof import('../../infra/message-seal');
+const tenure = () => require('../../domain/tenure') as typeof import('../../domain/tenure');
 
 /** An opened port and how to close it (connections must not keep the CLI alive). */
 export interface OpenedPort {
@@ -54,6 +56,23 @@ function fail(code: number, message: string, json: boolean, extra: Record<string
   if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: message, ...extra }, null, 2)}\n`);
   process.stderr.write(`od-worktree: ${message}\n`);
   process.exitCode = code;
+}
+
+/**
+ * The tenure hashes reconcile writes, when this process can read the service key (on the service's
+ * host, as its user); elsewhere none, and reconcile keeps what is on disk (reconcile.ts keptTenureHash).
+ */
+function tenureHashesIfKeyed(cfg: { serviceKeyFile: string; dataDir: string }): ((t: import('../../domain/tenure').Tenure) => string) | undefined {
+  let keyring;
+  try {
+    keyring = seal().readKeyringIfPresent(cfg);
+  } catch {
+    // An unreadable key file is no key: the same as none.
+    return undefined;
+  }
+  if (keyring === null) return undefined;
+  const keys = seal().keyringKeys(keyring);
+  return (t) => tenure().tenureHashWords(keys, t);
 }
 
 /** The top of the worktree containing `p` (default: the current directory). */
@@ -141,6 +160,8 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
         const env = {
           OVERDECK_EXECUTION_SESSION_ID: checkId(o.session, '--session') ?? process.env.OVERDECK_EXECUTION_SESSION_ID,
           OVERDECK_EPOCH: o.epoch ?? process.env.OVERDECK_EPOCH,
+          // The proof comes from the environment only: an argument would show in every `ps`.
+          OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET,
         };
         if (env.OVERDECK_EPOCH !== undefined && !/^\d+$/.test(env.OVERDECK_EPOCH)) throw new GitSideError('invalid_argument', '--epoch must be a non-negative integer');
         const res = await guard().guardCheck(top, env);
@@ -160,18 +181,15 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
     .command('install-hooks')
     .description("install the ownership guard hooks for the repository (all its worktrees); existing hooks keep running")
     .option('--worktree <path>', 'any worktree of the repository (default: the current directory)')
-    .option('--strict', 'refuse unidentified callers (no OVERDECK_EXECUTION_SESSION_ID) in owned worktrees')
-    .option('--no-strict', 'let unidentified callers through again')
     .option('--early-commit-check', 'also check in pre-commit, before the message editor opens')
     .option('--json', 'machine-readable output')
-    .action(async (o: { worktree?: string; strict?: boolean; earlyCommitCheck?: boolean; json?: boolean }) => {
+    .action(async (o: { worktree?: string; earlyCommitCheck?: boolean; json?: boolean }) => {
       const json = o.json === true;
       try {
         const top = await worktreeTop(o.worktree);
-        const res = await guard().installHooks(top, { ...(o.strict !== undefined ? { strict: o.strict } : {}), ...(o.earlyCommitCheck ? { earlyCommitCheck: true } : {}) });
+        const res = await guard().installHooks(top, o.earlyCommitCheck ? { earlyCommitCheck: true } : {});
         // As the hooks will read it: the user's config, global included.
-        const strict = (await userGit(['config', '--bool', '--get', 'overdeck.guard.strict'], { cwd: top, okCodes: [1] })).stdout.trim() === 'true';
-        out(json, { ...res, strict }, `installed ${res.hooks.join(', ')} in ${res.hooksPath} (chaining to ${res.previousHooksPath}); strict ${strict ? 'on' : 'off'}`);
+        out(json, res, `installed ${res.hooks.join(', ')} in ${res.hooksPath} (chaining to ${res.previousHooksPath})`);
       } catch (err) {
         usageOr(err, json);
       }
@@ -262,7 +280,9 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
         return;
       }
       try {
-        const result = await reconciliation().reconcile(top, opened.port, { repair: o.repair === true, allowedRoots: config().loadConfig().allowedRoots });
+        const cfg = config().loadConfig();
+        const tenureHashes = tenureHashesIfKeyed(cfg);
+        const result = await reconciliation().reconcile(top, opened.port, { repair: o.repair === true, allowedRoots: cfg.allowedRoots, ...(tenureHashes ? { tenureHashes } : {}) });
         const code = reconcileExit(result);
         const body = { ok: code === EXIT.ok, ...result, logged: entries, ...(opened.caller ? { principal: opened.caller } : {}) };
         out(json, body, describe(result));

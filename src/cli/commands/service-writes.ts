@@ -65,9 +65,11 @@ async function claimOnline(o: ClaimOptions): Promise<void> {
       ...(processId ? { process: processId } : {}),
       ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
     };
-    const view = await api().bind(body);
-    print(json, schemas().OwnershipOutputSchema, { ok: true, ownership: view }, () =>
-      [`claimed ${view.worktreePath} for session ${session}: ownership ${view.ownershipId}, epoch ${view.epoch}`, `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${view.epoch}`].join('\n'),
+    const { tenure, ...view } = await api().bind(body);
+    // The environment to run git with: the tenure secret too, or the hooks refuse the owner's own changes.
+    const env = tenure ? Object.entries(tenure.env).map(([k, v]) => `${k}=${v}`).join(' ') : `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${view.epoch}`;
+    print(json, schemas().ClaimOutputSchema, { ok: true, ownership: view, tenure }, () =>
+      [`claimed ${view.worktreePath} for session ${session}: ownership ${view.ownershipId}, epoch ${view.epoch}`, env].join('\n'),
     );
   });
 }

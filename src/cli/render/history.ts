@@ -38,13 +38,17 @@ export function renderHistoryEntry(e: Entry): string {
   if (e.attempts && e.attempts.length > 0) {
     lines.push('  Attempts (refused):');
     for (const a of e.attempts) {
-      const what = a.kind === 'wrapper_refused' ? `git ${a.command ?? '?'}` : `move of ${a.ref ?? '?'} ${shortSha(a.oldHead)} -> ${shortSha(a.newHead)}`;
+      const what = a.kind !== 'ref_refused' ? `git ${a.command ?? '?'}` : `move of ${a.ref ?? '?'} ${shortSha(a.oldHead)} -> ${shortSha(a.newHead)}`;
       lines.push(`    ${a.at}  ${a.code}  ${what} by ${a.executionSessionId ?? 'unidentified'} (owner ${show(a.ownerSessionId)}, epoch ${a.epoch ?? 'unknown'})`);
     }
   }
   if (e.refusedMessages && e.refusedMessages.length > 0) {
     lines.push('  Messages refused (no service seal):');
     for (const m of e.refusedMessages) lines.push(`    ${m.receivedAt}  ${m.message}  ${m.problem}  claimed ${show(m.claimedPrincipal)}${m.messageId ? `  id ${m.messageId}` : ''}`);
+  }
+  if (e.overrides && e.overrides.length > 0) {
+    lines.push('  Overrides (a person stepped in):');
+    for (const o of e.overrides) lines.push(`    ${o.at}  epoch ${o.epoch}  by ${o.principal}: ${o.reason}  id ${o.overrideId}`);
   }
   if (e.disputes && e.disputes.length > 0) {
     lines.push('  Commits not attributed (journal claim vs record):');

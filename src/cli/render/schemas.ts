@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BranchStatusWireSchema, HistoryResponseSchema, ListItemSchema, LivenessSchema, OwnershipItemSchema, OwnershipViewSchema } from '../../api/schemas';
+import { BranchStatusWireSchema, HistoryResponseSchema, ListItemSchema, LivenessSchema, OverrideResponseSchema, OwnershipItemSchema, OwnershipViewSchema, TenureSchema } from '../../api/schemas';
 import { ProvenanceSchema } from '../../store/provenance';
 
 /**
@@ -36,5 +36,13 @@ export type ProvenanceOutput = z.infer<typeof ProvenanceOutputSchema>;
 export const OwnershipOutputSchema = z.strictObject({ ok: z.literal(true), ownership: OwnershipViewSchema });
 export type OwnershipOutput = z.infer<typeof OwnershipOutputSchema>;
 
+/** claim also answers the new owner's tenure proof (null when the answer is about another owner): run git with `tenure.env`. */
+export const ClaimOutputSchema = OwnershipOutputSchema.extend({ tenure: TenureSchema.nullable() });
+export type ClaimOutput = z.infer<typeof ClaimOutputSchema>;
+
 export const HeartbeatOutputSchema = z.strictObject({ ok: z.literal(true), ownershipId: z.string(), accepted: z.literal(true) });
 export type HeartbeatOutput = z.infer<typeof HeartbeatOutputSchema>;
+
+/** `override --json`: the override as recorded, printed before the command runs; the tenure secret goes to the command's environment only. */
+export const OverrideOutputSchema = OverrideResponseSchema.omit({ tenure: true }).extend({ ok: z.literal(true) });
+export type OverrideOutput = z.infer<typeof OverrideOutputSchema>;

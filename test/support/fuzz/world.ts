@@ -75,6 +75,9 @@ const PER_OWNERSHIP: Record<string, [RouteClass, Operation]> = {
   submit: ['ownerOnly', 'submit'],
   plan: ['ownerOnly', 'bindPlan'],
   'rename-branch': ['ownerOnly', 'renameBranch'],
+  // Owner-only like a heartbeat (session and worker checked); override is admin-only and changes no ownership.
+  tenure: ['ownerOnly', 'tenure'],
+  override: ['ownerOnly', 'override'],
   landed: ['landingWrite', 'landed'],
   'worktree-removed': ['landingWrite', 'worktreeRemoved'],
 };
