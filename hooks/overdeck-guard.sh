@@ -116,19 +116,30 @@ od_read_owner_at() {
   done <"$od_gd/overdeck.config"
 }
 
-# od_sha256 TEXT: sets od_sum to the lowercase hex SHA-256 of TEXT, empty when no tool is found.
-# The tools are looked up at fixed absolute paths, never on PATH: a caller who put a `sha256sum`
-# of its own first on PATH would otherwise answer whatever hash the projection holds.
+# od_sha256 TEXT: sets od_sum to the lowercase hex SHA-256 of TEXT and a newline (a here-document
+# is one fork and one exec, a printf pipe two forks more), empty when no tool is found. The tools
+# are looked up at fixed absolute paths, never on PATH: a caller who put a `sha256sum` of its own
+# first on PATH would otherwise answer whatever hash the projection holds.
 od_sha256() {
   od_sum=
-  for od_tool in /usr/bin/sha256sum /bin/sha256sum /usr/local/bin/sha256sum /opt/homebrew/bin/sha256sum; do
-    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool"); od_sum=${od_sum%% *}; return 0; }
-  done
-  for od_tool in /usr/bin/shasum /bin/shasum; do
-    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool" -a 256); od_sum=${od_sum%% *}; return 0; }
-  done
-  for od_tool in /usr/bin/openssl /bin/openssl; do
-    [ -x "$od_tool" ] && { od_sum=$(printf '%s' "$1" | "$od_tool" dgst -sha256 -r); od_sum=${od_sum%% *}; return 0; }
+  for od_tool in /usr/bin/sha256sum /bin/sha256sum /usr/local/bin/sha256sum /opt/homebrew/bin/sha256sum /usr/bin/shasum /bin/shasum /usr/bin/openssl /bin/openssl; do
+    [ -x "$od_tool" ] || continue
+    case $od_tool in
+      */sha256sum) od_sum=$("$od_tool" <<OD_EOF
+$1
+OD_EOF
+) ;;
+      */shasum) od_sum=$("$od_tool" -a 256 <<OD_EOF
+$1
+OD_EOF
+) ;;
+      *) od_sum=$("$od_tool" dgst -sha256 -r <<OD_EOF
+$1
+OD_EOF
+) ;;
+    esac
+    od_sum=${od_sum%% *}
+    return 0
   done
   return 0
 }

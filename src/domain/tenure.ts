@@ -26,9 +26,13 @@ export function tenureSecret(key: Uint8Array, t: Tenure): string {
   return `${TENURE_SECRET_PREFIX}${mac}`;
 }
 
-/** What the hooks compute from OVERDECK_TENURE_SECRET: `printf '%s' "$secret" | sha256sum`, lowercase hex. */
+/**
+ * What the hooks compute from OVERDECK_TENURE_SECRET (hooks/overdeck-guard.sh od_sha256): the
+ * lowercase hex SHA-256 of the secret and a newline, which is what `sha256sum <<EOF` reads. The
+ * newline is the price of one process fewer per judged git command than `printf | sha256sum`.
+ */
 export function tenureSecretHash(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return createHash('sha256').update(`${secret}\n`, 'utf8').digest('hex');
 }
 
 /**

@@ -149,6 +149,7 @@ const REDIRECT_WAYS: readonly Way[] = [
   { name: 'GIT_DIR and GIT_WORK_TREE', cwd: 'root', prefix: 'GIT_DIR={attacker}/.git GIT_WORK_TREE={wt} git ' },
   { name: "the owner's git dir, from outside", cwd: 'root', prefix: 'GIT_DIR={gd} GIT_WORK_TREE={wt} git ' },
   { name: 'core.worktree of its own repository pointing at the owner', cwd: 'attacker', prefix: 'git config core.worktree {wt} && git ' },
+  { name: 'core.worktree written into its config by hand, spelled otherwise, behind a worktreeConfig comment', cwd: 'attacker', prefix: "printf '[core]\\n\\tWorkTree = {wt} ; worktreeConfig = true\\n' >> .git/config && git " },
   { name: 'a cd through a symlink into the worktree', cwd: 'shortcut', prefix: 'git ' },
   { name: 'a repository nested inside the worktree', cwd: 'wt', prefix: 'cd nested && git ' },
 ];
@@ -220,7 +221,7 @@ describe('a second agent tries its way around the gate', () => {
     expect(ownerState()).toEqual(before);
     expect(r.stderr).toContain('od-worktree: refused');
     // Undo what the attempt may have changed of the attacker's own (its repository's config).
-    spawnSync('git', ['config', '--unset', 'core.worktree'], { cwd: attacker, env: cleanGitEnv({}) });
+    spawnSync('git', ['config', '--unset-all', 'core.worktree'], { cwd: attacker, env: cleanGitEnv({}) });
   });
 
   test('the owner, with its secret, still does all of it', () => {

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { TENURE_HASH_WORDS, TENURE_SECRET, tenureHashWords, tenureSecret, tenureSecretHash, type Tenure } from '../../src/domain/tenure';
 import { createLogger } from '../../src/infra/logger';
@@ -26,10 +28,18 @@ test('a known vector: odt1_ + base64url(HMAC-SHA256(K, "overdeck-tenure-v1\\n" +
   expect(tenureSecret(KEY, T)).toMatch(TENURE_SECRET);
 });
 
-test('the hash is what the hooks compute: printf %s "$OVERDECK_TENURE_SECRET" | sha256sum', () => {
+test('the hash is what the guard computes (hooks/overdeck-guard.sh od_sha256), with each tool it may find', () => {
   const secret = tenureSecret(KEY, T);
-  const shell = execFileSync('sh', ['-c', 'printf %s "$OVERDECK_TENURE_SECRET" | sha256sum'], { encoding: 'utf8', env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: secret } });
-  expect(shell.split(' ')[0]).toBe(tenureSecretHash(secret));
+  const guard = path.resolve(__dirname, '../../hooks/overdeck-guard.sh');
+  const viaGuard = execFileSync('sh', ['-c', '. "$1"; od_sha256 "$OVERDECK_TENURE_SECRET"; printf %s "$od_sum"', 'sh', guard], { encoding: 'utf8', env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: secret } });
+  expect(viaGuard).toBe(tenureSecretHash(secret));
+  expect(tenureSecretHash(secret)).toMatch(/^[0-9a-f]{64}$/);
+  // The same digest from each tool the guard falls back to, where this machine has it.
+  for (const [tool, args] of [['/usr/bin/sha256sum', []], ['/usr/bin/shasum', ['-a', '256']], ['/usr/bin/openssl', ['dgst', '-sha256', '-r']]] as const) {
+    if (!existsSync(tool)) continue;
+    expect([tool, execFileSync(tool, [...args], { input: `${secret}\n`, encoding: 'utf8' }).split(' ')[0]]).toEqual([tool, tenureSecretHash(secret)]);
+  }
+});  expect(shell.split(' ')[0]).toBe(tenureSecretHash(secret));
   expect(tenureSecretHash(secret)).toMatch(/^[0-9a-f]{64}$/);
 });
 
