@@ -29,8 +29,8 @@ function git(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ ok:
  * 6b. git through the agent-side gate vs the same git without it, in an owned worktree with the
  *     guard hooks installed, its owner as the caller: `git status`, which the gate lets through on
  *     its first look at the subcommand, and `git commit --allow-empty` and `git add -A`, which it
- *     judges first (where git writes, asked of `git rev-parse`; the guard sourced; the owner's
- *     secret hashed). The goal is absolute: at most 5 ms added to the
+ *     judges first (where git writes, found with builtins here; the guard sourced; the owner's
+ *     secret hashed: one process). The goal is absolute: at most 5 ms added to the
  *     bare command's p50. Before measuring, another session's `reset --hard` must be refused, so
  *     the gate is known to be in force.
  */
@@ -53,7 +53,7 @@ export async function benchGate(ctx: BenchContext, reposDir: string): Promise<Ro
   const cases: { id: string; name: string; args: string[]; sizes: { warmup: number; iterations: number } }[] = [
     { id: 'gate-status', name: 'git status through the gate (passed on sight)', args: ['status', '--porcelain'], sizes: ctx.sizes.projection },
     { id: 'gate-commit', name: 'git commit through the gate (judged, owner)', args: ['commit', '--allow-empty', '-q', '-m', 'x'], sizes: ctx.sizes.commit },
-    { id: 'gate-add', name: 'git add through the gate (judged, owner: one rev-parse, one sha256)', args: ['add', '-A'], sizes: ctx.sizes.commit },
+    { id: 'gate-add', name: 'git add through the gate (judged, owner: one sha256 of the secret)', args: ['add', '-A'], sizes: ctx.sizes.commit },
   ];
   for (const c of cases) {
     const result = await runPair({ ...c.sizes, ours: must(c.args, gated), base: must(c.args, bare), progress: progressLine(c.name) });

@@ -178,6 +178,8 @@ for (const [way, line, cwd] of [
   ['branch -M onto the owned branch', 'git branch -M other wt1', 'main'],
   ['update-ref of the owned branch through the common git dir', 'git --git-dir={common} update-ref refs/heads/wt1 HEAD~1', 'root'],
   ['update-ref of the worktree HEAD', 'git update-ref worktrees/wt1/HEAD HEAD~1', 'main'],
+  ['fetch into the owned branch (the gate lets fetch through; reference-transaction stops it)', 'git fetch -q --update-head-ok . +other:wt1', 'main'],
+  ['fetch --force from the remote into the owned branch', 'git fetch -q --update-head-ok origin +other:wt1', 'main'],
   ['a second worktree of the owned branch (--force), then a commit there', 'git worktree add -q --force {root}/twin wt1 && cd {root}/twin && git commit -q --allow-empty -m twin', 'main'],
   ['worktree add -B of the owned branch', 'git worktree add -q -B wt1 {root}/reset HEAD~1', 'main'],
   ['stash drop of the owner’s entry from another worktree', 'git stash drop', 'main'],
