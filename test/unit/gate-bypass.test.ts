@@ -3,10 +3,8 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
-import { installHooks } from '../../src/git/guard';
-import { writeProjection } from '../../src/git/projection';
 import { tenureSecret, tenureSecretHash } from '../../src/domain/tenure';
-import { g, makeRepo, projection, type Fixture } from './git-fixture';
+import { g, GATE_DIR, type OwnedFixture, ownedRepo } from './git-fixture';
 
 /**
  * A second agent in the same repository tries every way around the gate it can think of, as a
@@ -17,13 +15,11 @@ import { g, makeRepo, projection, type Fixture } from './git-fixture';
  * owner's files, index, HEAD, refs, stash, worktree registration or remote may change.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
-const GATE_DIR = path.join(ROOT, 'bin/git-gate');
 const KEY = Buffer.alloc(32, 7);
 const TENURE = { ownershipId: 'own_A', epoch: 2, executionSessionId: 'session_B' };
 const SECRET = tenureSecret(KEY, TENURE);
 
-let fx: Fixture;
+let fx: OwnedFixture;
 let origin: string;
 let attacker: string;
 let evilBin: string;
@@ -69,21 +65,9 @@ function ownerState(): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  fx = makeRepo();
-  g(fx.repo, 'branch', 'other', 'HEAD~1');
-  origin = path.join(fx.root, 'origin.git');
-  g(fx.root, 'init', '-q', '--bare', origin);
-  g(fx.repo, 'remote', 'add', 'origin', origin);
-  g(fx.repo, 'push', '-q', 'origin', 'main', 'wt1', 'other');
-  await installHooks(fx.repo);
-  await writeProjection(fx.wt1, projection('B', 2, { ownershipId: 'own_A', epoch: 2, tenureHash: tenureSecretHash(SECRET) }));
-  // The owner's work: a stash entry made through the gate, then edits of every kind.
-  writeFileSync(path.join(fx.wt1, 'a.txt'), 'stashed by the owner\n');
-  expect(shell('git stash -q', fx.wt1, { OVERDECK_TENURE_SECRET: SECRET }).status).toBe(0);
-  writeFileSync(path.join(fx.wt1, 'a.txt'), 'the owner edits a tracked file\n');
-  writeFileSync(path.join(fx.wt1, 'staged.txt'), 'the owner stages a file\n');
-  g(fx.wt1, 'add', 'staged.txt');
-  writeFileSync(path.join(fx.wt1, 'new.txt'), 'untracked\n');
+  fx = await ownedRepo(SECRET);
+  origin = fx.origin;
+  // More of the owner's work: an untracked directory and an ignored file.
   mkdirSync(path.join(fx.wt1, 'dir'));
   writeFileSync(path.join(fx.wt1, 'dir/deep.txt'), 'untracked directory\n');
   writeFileSync(path.join(fx.wt1, 'build.ignored'), 'ignored\n');

@@ -4,7 +4,9 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
-import type { LocalProjection } from '../../src/git/projection';
+import { tenureSecretHash } from '../../src/domain/tenure';
+import { installHooks } from '../../src/git/guard';
+import { type LocalProjection, writeProjection } from '../../src/git/projection';
 
 const isolation = mkdtempSync(path.join(os.tmpdir(), 'od-git-cfg-'));
 writeFileSync(path.join(isolation, 'gitconfig'), '[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.invalid\n');
@@ -79,4 +81,43 @@ export function projection(tag: string, seq: number, over: Partial<LocalProjecti
     lastSeenAt: '2026-08-20T00:01:00.000Z',
     ...over,
   };
+}
+
+/** bin/git-gate: first on PATH, it is the `git` an agent under `od-worktree exec` runs. */
+export const GATE_DIR = path.resolve(__dirname, '../../bin/git-gate');
+
+export interface OwnedFixture extends Fixture {
+  /** A bare remote with main, wt1 and other pushed. */
+  origin: string;
+}
+
+/**
+ * A repository whose wt1 session_B holds (ownership own_A, epoch 2) with the hooks installed and
+ * the tenure hash of `secret` in its projection: `other` has a commit of its own (merging or
+ * picking it moves the owned branch), the owner made a stash entry through the gate (so the hooks
+ * recorded its maker), and, unless `committed`, it has a changed, a staged and an untracked file.
+ */
+export async function ownedRepo(secret: string, o: { committed?: boolean } = {}): Promise<OwnedFixture> {
+  const fx = makeRepo();
+  g(fx.repo, 'checkout', '-q', '-b', 'other', 'HEAD~1');
+  writeFileSync(path.join(fx.repo, 'b.txt'), 'on other\n');
+  g(fx.repo, 'add', 'b.txt');
+  g(fx.repo, 'commit', '-q', '-m', 'other');
+  g(fx.repo, 'checkout', '-q', 'main');
+  const origin = path.join(fx.root, 'origin.git');
+  g(fx.root, 'init', '-q', '--bare', origin);
+  g(fx.repo, 'remote', 'add', 'origin', origin);
+  g(fx.repo, 'push', '-q', 'origin', 'main', 'wt1', 'other');
+  await installHooks(fx.repo);
+  await writeProjection(fx.wt1, projection('B', 2, { ownershipId: 'own_A', epoch: 2, tenureHash: tenureSecretHash(secret) }));
+  writeFileSync(path.join(fx.wt1, 'a.txt'), 'stashed by the owner\n');
+  const stashed = run('git', ['stash', '-q'], fx.wt1, { PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_TENURE_SECRET: secret });
+  if (stashed.status !== 0) throw new Error(`the owner could not stash: ${stashed.stderr}`);
+  if (o.committed !== true) {
+    writeFileSync(path.join(fx.wt1, 'a.txt'), 'the owner edits a tracked file\n');
+    writeFileSync(path.join(fx.wt1, 'staged.txt'), 'the owner stages a file\n');
+    g(fx.wt1, 'add', 'staged.txt');
+    writeFileSync(path.join(fx.wt1, 'new.txt'), 'untracked\n');
+  }
+  return { ...fx, origin };
 }

@@ -1,11 +1,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Attempt, gateClassifierBlock, gateDocTable, GIT_RULES, HARMLESS, HARMLESS_FAST } from '../../src/domain/git-rules';
-import { tenureSecretHash } from '../../src/domain/tenure';
-import { installHooks } from '../../src/git/guard';
-import { writeProjection } from '../../src/git/projection';
 import { realGit } from '../../src/git/real-git';
-import { type Fixture, g, makeRepo, projection, run } from './git-fixture';
+import { g, GATE_DIR, type OwnedFixture, ownedRepo, run } from './git-fixture';
 
 /**
  * The gate runs the table of src/domain/git-rules.ts as a generated block of shell; this keeps
@@ -48,39 +45,16 @@ test('a command is in one row or harmless, never both; the fast list is harmless
  * Every `passes` form is let through by the gate for the same caller.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const GATE_DIR = path.join(ROOT, 'bin/git-gate');
 const PRETOOLUSE = path.join(ROOT, 'hooks/pretooluse-git-gate.sh');
 const REAL_GIT = realGit();
 const SECRET = 'odt1_parity-owner-secret-parity-owner-secret-0';
 const INTRUDER = { OVERDECK_EXECUTION_SESSION_ID: 'session_A' };
 
-interface Owned {
-  fx: Fixture;
-  origin: string;
-}
+type Owned = { fx: OwnedFixture; origin: string };
 
-async function ownedRepo(committed = false): Promise<Owned> {
-  const fx = makeRepo();
-  // `other` has a commit of its own, so merging or picking it moves the owned branch.
-  g(fx.repo, 'checkout', '-q', '-b', 'other', 'HEAD~1');
-  writeFileSync(path.join(fx.repo, 'b.txt'), 'on other\n');
-  g(fx.repo, 'add', 'b.txt');
-  g(fx.repo, 'commit', '-q', '-m', 'other');
-  g(fx.repo, 'checkout', '-q', 'main');
-  const origin = path.join(fx.root, 'origin.git');
-  g(fx.root, 'init', '-q', '--bare', origin);
-  g(fx.repo, 'remote', 'add', 'origin', origin);
-  g(fx.repo, 'push', '-q', 'origin', 'main', 'wt1', 'other');
-  await installHooks(fx.repo);
-  await writeProjection(fx.wt1, projection('B', 2, { ownershipId: 'own_A', epoch: 2, tenureHash: tenureSecretHash(SECRET) }));
-  writeFileSync(path.join(fx.wt1, 'a.txt'), 'stashed by the owner\n');
-  expect(run('git', ['stash', '-q'], fx.wt1, { PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_TENURE_SECRET: SECRET }).status).toBe(0);
-  if (committed) return { fx, origin };
-  writeFileSync(path.join(fx.wt1, 'a.txt'), 'the owner edits\n');
-  writeFileSync(path.join(fx.wt1, 'new.txt'), 'untracked\n');
-  writeFileSync(path.join(fx.wt1, 'staged.txt'), 'staged\n');
-  g(fx.wt1, 'add', 'staged.txt');
-  return { fx, origin };
+async function owned(committed = false): Promise<Owned> {
+  const fx = await ownedRepo(SECRET, { committed });
+  return { fx, origin: fx.origin };
 }
 
 function ownerBytes(o: Owned): string {
@@ -114,7 +88,7 @@ describe('every row through all three layers', () => {
   });
 
   it.each(attempts)('%s', async (_name, attempt) => {
-    const o = await ownedRepo(attempt.committed === true);
+    const o = await owned(attempt.committed === true);
     try {
       const args = fill(o, attempt.args);
       const cwd = cwdOf(o, attempt);
@@ -140,7 +114,7 @@ describe('every row through all three layers', () => {
   });
 
   test('every form a row lets through passes the gate for the same caller', async () => {
-    const o = await ownedRepo();
+    const o = await owned();
     try {
       for (const rule of GIT_RULES) {
         for (const form of rule.passes) {
@@ -166,7 +140,7 @@ describe('a gate with a row taken out is caught by that row', () => {
     const at = script.indexOf(`    ${label})`);
     expect(at).toBeGreaterThan(0);
     const mutant = `${script.slice(0, at)}    ${rule.commands.map((c) => `${c}) od_verdict=pass; return ;;\n    `).join('')}${script.slice(at)}`;
-    const o = await ownedRepo();
+    const o = await owned();
     try {
       const dir = path.join(o.fx.root, 'mutant');
       mkdirSync(path.join(dir, 'bin/git-gate'), { recursive: true });
