@@ -8,6 +8,8 @@ import type { Pool } from 'pg';
 import { noAuthority } from '../src/activities/liveness';
 import { OwnershipClient } from '../src/client';
 import { freePort } from '../src/infra/ports';
+import { tenureSecret, type Tenure } from '../src/domain/tenure';
+import { loadKeyring } from '../src/infra/message-seal';
 import { dataConverterOf } from '../src/infra/payload-codec';
 import { dropDatabase, ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
 import { startDevServer } from '../src/infra/temporal-dev-server';
@@ -19,6 +21,8 @@ import type { Cleanup } from './cleanup';
 export interface BenchStack {
   /** the stack's data converter: its own service key (src/infra/message-seal.ts) */
   dataConverter: DataConverter;
+  /** The secret the API would answer for a tenure (this stack's service key): what a session bound through `ownership` runs git with. */
+  tenureSecret: (t: Tenure) => string;
   /** Realpath of the run's temp dir: repositories, the Temporal SQLite file, the embedded PostgreSQL. */
   root: string;
   temporalAddress: string;
@@ -132,6 +136,9 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const workerPool = createPool(databaseUrl);
   // The stack's own service key, in its temp dir: its workers and clients seal and prove with it.
   const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: '', dataDir: tmp });
+  const serviceKey = loadKeyring({ serviceKeyFile: '', dataDir: tmp }).sealing.key;
+  /** The secret the API would answer for a tenure, for sessions bound through the typed client. */
+  const tenureSecretOf = (t: Tenure): string => tenureSecret(serviceKey, t);
   const workers = await createWorkers({
     connection,
     namespace: 'default',
@@ -167,7 +174,7 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const pool = createPool(databaseUrl);
   cleanup.add('close bench pool', () => pool.end());
   log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);
-  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS, dataConverter };
+  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS, dataConverter, tenureSecret: tenureSecretOf };
 }
 
 /** The bundler's logger: its warnings and errors only, through `write`. */

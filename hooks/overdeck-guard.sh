@@ -54,7 +54,13 @@ od_common_of() {
   od_common=$1
   if [ -f "$1/commondir" ]; then
     read -r od_cdl <"$1/commondir" || :
-    case $od_cdl in /*) od_common=$od_cdl ;; ?*) od_common=$1/$od_cdl ;; esac
+    case $od_cdl in
+      /*) od_common=$od_cdl ;;
+      # What git writes for every linked worktree: resolved by hand, so that one worktree's git
+      # dir is spelled one way whichever way it was reached.
+      ../..) od_common=${1%/*}; od_common=${od_common%/*} ;;
+      ?*) od_common=$1/$od_cdl ;;
+    esac
   fi
 }
 
@@ -242,6 +248,9 @@ od_holders() {
 od_judge_moves() {
   od_git_dir
   od_here=$od_gd
+  # A commit moves HEAD and its branch: one worktree, judged (and its secret hashed) once.
+  od_allowed='
+'
   while read -r od_o od_n od_ref; do
     [ -n "$od_ref" ] || continue
     # A line that moves nothing (worktree add writing a branch to where it is) changes no history;
@@ -250,8 +259,16 @@ od_judge_moves() {
     od_holders "$od_ref" "$od_here"
     while IFS= read -r od_cand; do
       [ -n "$od_cand" ] && [ -f "$od_cand/overdeck.config" ] || continue
-      od_guard_at "$od_cand" && continue
+      case $od_allowed in *"
+$od_cand
+"*) continue ;; esac
+      od_guard_at "$od_cand"
       od_rc=$?
+      if [ "$od_rc" -eq 0 ]; then
+        od_allowed="$od_allowed$od_cand
+"
+        continue
+      fi
       od_code_of "$od_rc"
       od_jref=$od_ref
       if [ "$od_ref" = HEAD ]; then

@@ -68,9 +68,11 @@ function sh(cwd: string, args: string[], env: Record<string, string> = {}): stri
   }).trim();
 }
 
-/** A commit as a session would make it: the guard hooks read the session and epoch from the environment. */
-function commitAs(wt: string, session: string, epoch: number, file: string, message: string): { ok: boolean; output: string } {
-  const env = { OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: String(epoch) };
+/**
+ * A commit as a session would make it, with the environment its bind, accept or reclaim answered
+ * (`tenure.env`: session, epoch and the tenure's secret, which the guard hooks check).
+ */
+function commitAs(wt: string, env: Readonly<Record<string, string>>, file: string, message: string): { ok: boolean; output: string } {
   try {
     sh(wt, ['add', '-A'], env);
     sh(wt, ['commit', '-q', '-m', message], env);
@@ -196,11 +198,15 @@ async function main(): Promise<void> {
     say(`installed ${hooks.hooks.join(', ')} in ${hooks.hooksPath}`);
     await poll('A’s local projection', () => executor.ownership(idA), (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq);
     writeFileSync(path.join(a.path, 'feature.txt'), 'feature A, first part\n');
-    const byA = commitAs(a.path, SESSION_A, 1, 'feature.txt', 'feature A: first part');
+    check(boundA.tenure, 'A’s bind answered no tenure proof');
+    say(`A runs git with its tenure’s environment from the bind answer: ${Object.keys(boundA.tenure.env).join(', ')} (the worktree holds only the secret’s SHA-256)`);
+    const byA = commitAs(a.path, boundA.tenure.env, 'feature.txt', 'feature A: first part');
     check(byA.ok, `A's commit was refused: ${byA.output}`);
     say(`A: ${byA.output}`);
     writeFileSync(path.join(a.path, 'intruder.txt'), 'B was here\n');
-    const byB = commitAs(a.path, SESSION_B, 1, 'intruder.txt', 'B trying');
+    check(boundB.tenure, 'B’s bind answered no tenure proof');
+    // B holds a tenure of its own (feature-b): its secret proves nothing in A's worktree.
+    const byB = commitAs(a.path, boundB.tenure.env, 'intruder.txt', 'B trying');
     check(!byB.ok, 'B’s commit in A’s worktree was allowed');
     say(`B: ${byB.output}`);
     execFileSync('git', ['reset', '-q', 'intruder.txt'], { cwd: a.path });
@@ -231,10 +237,11 @@ async function main(): Promise<void> {
     step('B finishes the work and submits it');
     await poll('B’s local projection', () => executor.ownership(idA), (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq);
     writeFileSync(path.join(a.path, 'feature.txt'), 'feature A, first part\nfeature A, second part\n');
-    const byB2 = commitAs(a.path, SESSION_B, 2, 'feature.txt', 'feature A: finished');
+    check(reclaimed.tenure, 'the reclaim answered no tenure proof');
+    const byB2 = commitAs(a.path, reclaimed.tenure.env, 'feature.txt', 'feature A: finished');
     check(byB2.ok, `B's commit after the reclaim was refused: ${byB2.output}`);
     say(`B: ${byB2.output}`);
-    const staleA = commitAs(a.path, SESSION_A, 1, 'feature.txt', 'A again');
+    const staleA = commitAs(a.path, boundA.tenure.env, 'feature.txt', 'A again');
     check(!staleA.ok, 'a commit by the dead session A was allowed after the reclaim');
     const sourceHead = sh(a.path, ['rev-parse', 'HEAD']);
     const submitted = await executor.submit(idA, { executionSessionId: SESSION_B, epoch: 2, head: sourceHead });

@@ -10,6 +10,7 @@ import { recordLandedCommits } from '../src/landings/commits';
 import { scanLandings } from '../src/landings/scan';
 import { shipJournal } from '../src/store/attributions';
 import { provenance } from '../src/store/provenance';
+import type { Tenure } from '../src/domain/tenure';
 
 /**
  * The provenance corpus and its score (README "Provenance"): a real repository where owned
@@ -31,6 +32,8 @@ export interface CorpusDeps {
   allowedRoots: string[];
   /** a directory under the allowed roots for the repository */
   dir: string;
+  /** The secret the API would answer for a tenure (the stack's service key): what each session runs git with. */
+  tenureSecret: (t: Tenure) => string;
   log?: (line: string) => void;
 }
 
@@ -76,6 +79,7 @@ interface Owned {
   path: string;
   branch: string;
   session: string;
+  epoch: number;
   ref: { repoRoot: string; worktreePath: string };
 }
 
@@ -118,11 +122,17 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
     const session = `corpus-${tag}-${n}`;
     const view = await deps.client.bind({ ...ref, branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId: `corpus-w${n}` }, principal: executor(`corpus-w${n}`) });
     await waitView(ref, caughtUp);
-    return { ownershipId: view.ownershipId, path: ref.worktreePath, branch, session, ref };
+    return { ownershipId: view.ownershipId, path: ref.worktreePath, branch, session, epoch: view.epoch, ref };
   };
+  /** The environment a session runs git with: its id, epoch and tenure secret (docs/agent-gate.md). */
+  const as = (o: Owned): Record<string, string> => ({
+    OVERDECK_EXECUTION_SESSION_ID: o.session,
+    OVERDECK_EPOCH: String(o.epoch),
+    OVERDECK_TENURE_SECRET: deps.tenureSecret({ ownershipId: o.ownershipId, epoch: o.epoch, executionSessionId: o.session }),
+  });
   const work = (o: Owned, file: string, message = file): string => {
     writeFileSync(path.join(o.path, file), `${o.branch} ${file} ${Math.random()}\n`);
-    const env = { OVERDECK_EXECUTION_SESSION_ID: o.session };
+    const env = as(o);
     gitIn(o.path, env, 'add', file);
     gitIn(o.path, env, 'commit', '-q', '-m', message);
     return gitIn(o.path, env, 'rev-parse', 'HEAD');
@@ -167,7 +177,7 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
         let c2 = work(o, 's2');
         if (style === 'force_push') {
           // The source branch rewritten before landing: s2 replaced by s2b.
-          gitIn(o.path, { OVERDECK_EXECUTION_SESSION_ID: o.session }, 'reset', '-q', '--hard', 'HEAD~1');
+          gitIn(o.path, as(o), 'reset', '-q', '--hard', 'HEAD~1');
           c2 = work(o, 's2b');
         }
         main('merge', '-q', '--squash', o.branch);
@@ -183,7 +193,7 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
         writeFileSync(path.join(repoRoot, `direct-${n}.txt`), 'direct\n');
         main('add', `direct-${n}.txt`);
         main('commit', '-q', '-m', 'direct on main');
-        gitIn(o.path, { OVERDECK_EXECUTION_SESSION_ID: o.session }, 'rebase', '-q', 'main');
+        gitIn(o.path, as(o), 'rebase', '-q', 'main');
         const copies = [gitIn(o.path, {}, 'rev-parse', 'HEAD~1'), gitIn(o.path, {}, 'rev-parse', 'HEAD')];
         main('merge', '-q', '--ff-only', o.branch);
         for (const x of [...c, ...copies]) expect(x, style, receipt, o);
@@ -223,7 +233,7 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
         work(o, 'a1', 'fixup! a1');
         work(o, 'a2', 'a2');
         const base = main('rev-parse', 'HEAD');
-        gitIn(o.path, { OVERDECK_EXECUTION_SESSION_ID: o.session, GIT_SEQUENCE_EDITOR: 'true' }, 'rebase', '-q', '-i', '--autosquash', base);
+        gitIn(o.path, { ...as(o), GIT_SEQUENCE_EDITOR: 'true' }, 'rebase', '-q', '-i', '--autosquash', base);
         const c = [gitIn(o.path, {}, 'rev-parse', 'HEAD~1'), gitIn(o.path, {}, 'rev-parse', 'HEAD')];
         main('merge', '-q', '--ff-only', o.branch);
         for (const x of c) expect(x, style, receipt, o);
@@ -235,9 +245,9 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
         const started = await deps.client.handoff(a.ref, { executionSessionId: a.session, epoch: 1, principal: executor(`corpus-w${n}`), toExecutionSessionId: `${a.session}-b`, toWorkerId: `corpus-w${n}` });
         await deps.client.acceptHandoff(a.ref, { handoffId: started.handoff!.handoffId, executionSessionId: `${a.session}-b`, runtime: 'codex-cli', parentExecutionSessionId: a.session, worker: { runId: null, workerId: `corpus-w${n}` }, principal: executor(`corpus-w${n}`) });
         await waitView(a.ref, (v) => v.epoch === 2 && caughtUp(v));
-        const b: Owned = { ...a, session: `${a.session}-b` };
+        const b: Owned = { ...a, session: `${a.session}-b`, epoch: 2 };
         writeFileSync(path.join(b.path, 'h1'), `amended ${Math.random()}\n`);
-        gitIn(b.path, { OVERDECK_EXECUTION_SESSION_ID: b.session }, 'commit', '-q', '-a', '--amend', '-m', 'h1 amended');
+        gitIn(b.path, as(b), 'commit', '-q', '-a', '--amend', '-m', 'h1 amended');
         const amended = gitIn(b.path, {}, 'rev-parse', 'HEAD');
         main('merge', '-q', '--squash', b.branch);
         main('commit', '-q', '-m', `squash ${b.branch}`);
@@ -248,7 +258,7 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
       } else if (style === 'revert') {
         const o = await open('revert');
         const target = main('rev-list', '--no-merges', '--max-count=1', 'HEAD', '--', '.', ':!README.md');
-        gitIn(o.path, { OVERDECK_EXECUTION_SESSION_ID: o.session }, 'revert', '--no-edit', target);
+        gitIn(o.path, as(o), 'revert', '--no-edit', target);
         const r = gitIn(o.path, {}, 'rev-parse', 'HEAD');
         main('merge', '-q', '--ff-only', o.branch);
         expect(r, style, receipt, o);

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { tenureSecretHash } from '../../src/domain/tenure';
 import { installHooks } from '../../src/git/guard';
 import { applyLocalProjection } from '../../src/git/projection';
 import { round } from '../breakdown';
@@ -20,18 +21,21 @@ function commit(cwd: string, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; std
   });
 }
 
+/** The owner's proof (any string: the projection holds its hash, as the host agent writes it). */
+const SECRET = 'odt1_bench-commit-secret-bench-commit-secret-be';
+
 /**
  * 6. `git commit --allow-empty` in an owned worktree of a repository with the guard hooks installed
- *    (the caller is the owner: OVERDECK_EXECUTION_SESSION_ID) vs the same commit in a worktree of a
- *    repository without hooks. Before measuring, a commit by another session must be refused, so
- *    the hooks are known to be in force.
+ *    (the caller is the owner: its session id and tenure secret, which the hook hashes) vs the same
+ *    commit in a worktree of a repository without hooks. Before measuring, a commit with the owner's
+ *    session id but no secret must be refused, so the hooks are known to be in force.
  */
 export async function benchCommit(ctx: BenchContext, guarded: Worktree, plain: Worktree): Promise<Row> {
   const hooks = await installHooks(guarded.repoRoot);
-  await applyLocalProjection(guarded.path, projectionFor(1, 'lane-a', OWNER), { gitLock: true });
-  const intruder = await commit(guarded.path, { OVERDECK_EXECUTION_SESSION_ID: 'someone-else' });
-  if (intruder.ok) throw new Error('guard hooks are not in force: a commit by another session went through');
-  const env = { OVERDECK_EXECUTION_SESSION_ID: OWNER };
+  await applyLocalProjection(guarded.path, { ...projectionFor(1, 'lane-a', OWNER), tenureHash: tenureSecretHash(SECRET) }, { gitLock: true });
+  const intruder = await commit(guarded.path, { OVERDECK_EXECUTION_SESSION_ID: OWNER });
+  if (intruder.ok) throw new Error('guard hooks are not in force: a commit with the owner session id but no tenure secret went through');
+  const env = { OVERDECK_EXECUTION_SESSION_ID: OWNER, OVERDECK_TENURE_SECRET: SECRET };
   const must = async (cwd: string) => {
     const r = await commit(cwd, env);
     if (!r.ok) throw new Error(`commit failed in ${cwd}: ${r.stderr.trim()}`);

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { buildAndScore, renderScore, STYLES, type CorpusScore } from '../../scripts/provenance-corpus';
-import { startHarness, type Harness } from '../support/harness';
+import { startHarness, testTenureSecret, type Harness } from '../support/harness';
 
 /**
  * The provenance score at small size (`npm run provenance-score` is the full run, README
@@ -15,7 +15,7 @@ let score: CorpusScore;
 beforeAll(async () => {
   h = await startHarness();
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'corpus-'));
-  score = await buildAndScore({ client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir }, { rounds: 3 });
+  score = await buildAndScore({ client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir, tenureSecret: testTenureSecret }, { rounds: 3 });
 }, 300_000);
 afterAll(async () => h?.shutdown());
 

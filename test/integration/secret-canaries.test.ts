@@ -14,6 +14,7 @@ import { createLogger } from '../../src/infra/logger';
 import { temporalCliPath } from '../../src/infra/tools';
 import { git, makeRepo } from '../support/git-fixture';
 import { startHarness, type Harness } from '../support/harness';
+import { tenureSecretHash } from '../../src/domain/tenure';
 
 /**
  * docs/guarantees.md#what-is-never-stored-and-what-is-redacted: a full scenario with canaries in the bearer tokens, in a cookie header and in
@@ -140,12 +141,12 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   // While the successor holds it, its worktree's projection holds the hash of its secret (and only that).
   const held: Record<string, string> = {};
   const privateDir = git(wt.path, 'rev-parse', '--absolute-git-dir');
-  for (let i = 0; i < 300 && !(held.config ?? '').includes(createHash('sha256').update(secrets[1]).digest('hex')); i++) {
+  for (let i = 0; i < 300 && !(held.config ?? '').includes(tenureSecretHash(secrets[1]!)); i++) {
     await new Promise((r) => setTimeout(r, 100));
     held.config = readFileSync(path.join(privateDir, 'overdeck.config'), 'utf8');
   }
-  expect(held.config).toContain(`tenure-hash = "${createHash('sha256').update(secrets[1]).digest('hex')}`);
-  expect(held.config).not.toContain(createHash('sha256').update(secrets[0]).digest('hex'));
+  expect(held.config).toContain(`tenure-hash = "${tenureSecretHash(secrets[1]!)}`);
+  expect(held.config).not.toContain(tenureSecretHash(secrets[0]!));
   for (const file of walk(path.join(repo.repoRoot, '.git'))) held[`git-held:${path.relative(repo.repoRoot, file)}`] = readFileSync(file, 'utf8');
   writeFileSync(path.join(wt.path, 'work.txt'), 'work\n');
   git(wt.path, 'add', '.');
