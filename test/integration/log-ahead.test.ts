@@ -1,6 +1,6 @@
 import type { OwnershipViewOut } from '../../src/api/schemas';
 import type { ClaimInput } from '../../src/domain/commands';
-import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
+import { decideBindPlan, decideClaim, decideHandoff, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { appendEvents, readEvents } from '../../src/store/event-store';
@@ -28,7 +28,7 @@ let repo: RepoFixture;
 
 beforeAll(async () => {
   s = await startApiStack();
-  repo = makeRepo(6);
+  repo = makeRepo(7);
 });
 afterAll(async () => s?.stop());
 
@@ -106,13 +106,45 @@ test("an update from the log's owner is answered about the log, not refused by a
   const { id, workflowId } = await releasedOwnership(1);
   await forgeClaim(workflowId, id, 'lost-claim-1');
   // Before the fix: 409 not_owner from the workflow, while GET (the durable row) named this session.
-  const planned = await post(id, 'plan', s.tokens.executor, { executionSessionId: 'lost-claim-1', epoch: 2, planRef: 'plan-after-crash' });
+  const again = { token: s.tokens.executor, body: { executionSessionId: 'lost-claim-1', epoch: 2, planRef: 'plan-after-crash' }, headers: { 'idempotency-key': 'plan-after-crash-1' } };
+  const planned = await s.raw('POST', `/v1/ownerships/${id}/plan`, again);
   expect(codeOf(planned)).toEqual({ status: 200, code: null });
   expect(planned.body).toMatchObject({ state: 'active', epoch: 2, planRef: 'plan-after-crash', owner: { executionSessionId: 'lost-claim-1' } });
+  // The workflow refused the first message (it was behind): the request went on under its
+  // successor id, which the plan's event carries. A retry of the same request is answered as the
+  // first was, never refused by the settled first message.
+  const planEvents = (await readEvents(s.h.pool, id)).filter((e) => e.type === 'ownership.plan_bound');
+  expect(planEvents.map((e) => e.messageId?.endsWith('.1'))).toEqual([true]);
+  const retried = await s.raw('POST', `/v1/ownerships/${id}/plan`, again);
+  expect(codeOf(retried)).toEqual({ status: 200, code: null });
+  expect(retried.body).toMatchObject({ state: 'active', epoch: 2, planRef: 'plan-after-crash' });
+  expect((await readEvents(s.h.pool, id)).filter((e) => e.type === 'ownership.plan_bound')).toHaveLength(1);
   // Somebody else is refused as the log says: the worktree is owned.
   const wt = repo.worktrees[1]!;
   const other = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'someone-else', runtime: 'codex-cli' } });
   expect(codeOf(other)).toEqual({ status: 409, code: 'worktree_owned' });
+});
+
+test('a request the API went on with under its successor id is answered so when retried, never refused by its settled first message', async () => {
+  const { id, workflowId } = await releasedOwnership(6);
+  await forgeClaim(workflowId, id, 'lost-claim-5');
+  // The lost claim's owner also started a handoff the workflow never heard of.
+  const record = fold(await readEvents(s.h.pool, id));
+  const [draft] = events(decideHandoff(record, { ownershipId: id, executionSessionId: 'lost-claim-5', epoch: 2, principal: executorPrincipal(s.workerId), toExecutionSessionId: 'next-5', toWorkerId: s.workerId }, 'hof_forged5', new Date(Date.now() + 600_000).toISOString()));
+  await appendEvents(s.h.pool, workflowId, [stampEvent(id, record!, draft!, new Date().toISOString())]);
+  const cancel = { token: s.tokens.executor, body: { executionSessionId: 'lost-claim-5', epoch: 2 }, headers: { 'idempotency-key': 'cancel-5' } };
+  // The workflow, behind the log, refuses the first message; the API catches it up and goes on
+  // under the successor id, whose event the log holds.
+  const first = await s.raw('POST', `/v1/ownerships/${id}/handoff/cancel`, cancel);
+  expect(codeOf(first)).toEqual({ status: 200, code: null });
+  expect(first.body).toMatchObject({ state: 'active', handoff: null });
+  const cancelled = (await readEvents(s.h.pool, id)).filter((e) => e.type === 'ownership.handoff_cancelled');
+  expect(cancelled.map((e) => e.messageId?.endsWith('.1'))).toEqual([true]);
+  // The same request again (its answer lost, say): it took effect, so it is answered 200, and
+  // nothing is recorded twice. Before: 409 no_pending_handoff, from the first message settled refused.
+  const retried = await s.raw('POST', `/v1/ownerships/${id}/handoff/cancel`, cancel);
+  expect(codeOf(retried)).toEqual({ status: 200, code: null });
+  expect((await readEvents(s.h.pool, id)).filter((e) => e.type === 'ownership.handoff_cancelled')).toHaveLength(1);
 });
 
 test("GET names the log's owner while the workflow is behind, and the workflow catches up", async () => {

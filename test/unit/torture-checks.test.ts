@@ -159,6 +159,12 @@ describe('duplicate_message', () => {
     expect(out[0]!.seq).toBe(3);
   });
 
+  test('a request applied under its own id and its successor id is applied twice', () => {
+    const out: Violation[] = [];
+    checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm2'), planBound(200, 'lane-b', 'm2.1')]), out);
+    expect(checks(out)).toEqual(['duplicate_message']);
+  });
+
   test('one message with events of different types, distinct messages, and events without a message id are clean', () => {
     const out: Violation[] = [];
     checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm1'), planBound(200, 'lane-b'), planBound(300, 'lane-c'), planBound(400, 'lane-d', 'm3')]), out);
@@ -215,6 +221,16 @@ describe('acknowledged_not_logged', () => {
     const log = logOf([claimed(0, 'm-bind'), handoffStarted(100, 'm-ho'), handoffCancelled(1_200, 'm-cancel-1')]);
     checkAcknowledgedMessages(log, [call({ op: 'cancel', status: 200, messageId: 'm-cancel-2', body: { executionSessionId: 's1', epoch: 1 }, answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 } })], out);
     expect(checks(out)).toEqual(['acknowledged_not_logged']);
+  });
+
+  test('a request the API went on with under its successor id (`<id>.1`) is logged; a 409 whose successor applied is reported', () => {
+    const out: Violation[] = [];
+    const log = logOf([claimed(0, 'm-bind'), handoffStarted(100, 'm-ho'), handoffCancelled(1_200, 'm-cancel.1')]);
+    const f = checkAcknowledgedMessages(log, [call({ op: 'cancel', status: 200, messageId: 'm-cancel', body: { executionSessionId: 's1', epoch: 1 }, answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 } })], out);
+    expect(out).toEqual([]);
+    expect(f.ackLogged).toBe(1);
+    checkRefusedMessages(log, [call({ op: 'cancel', status: 409, code: 'no_pending_handoff', messageId: 'm-cancel' })], out);
+    expect(checks(out)).toEqual(['refused_yet_logged']);
   });
 
   test('a 2xx whose message is logged on another ownership is reported', () => {

@@ -1,5 +1,5 @@
 import type { CallRecord } from '../record';
-import type { Lifecycle, Log } from './load';
+import type { Lifecycle, Log, MessageHit } from './load';
 import { couldProduce, is2xx, is4xx } from './match';
 import type { Violation } from './types';
 
@@ -49,7 +49,8 @@ export function checkDuplicateMessages(log: Log, out: Violation[]): void {
     l.events.forEach((e, i) => {
       const id = l.messageIds[i];
       if (!id) return;
-      const key = `${id}\0${e.type}`;
+      // A request retried against the log goes on as `<id>.1`: both ids are one request.
+      const key = `${id.endsWith('.1') ? id.slice(0, -2) : id}\0${e.type}`;
       seen.set(key, [...(seen.get(key) ?? []), e.seq]);
     });
     for (const [key, seqs] of seen) {
@@ -58,6 +59,14 @@ export function checkDuplicateMessages(log: Log, out: Violation[]): void {
       out.push({ check: 'duplicate_message', message: `message ${id} has ${seqs.length} ${type} events (seqs ${seqs.join(', ')})`, ownershipId: l.ownershipId, seq: seqs[1]! });
     }
   }
+}
+
+/**
+ * The events a request made: those carrying its message id, or the id it went on under when the
+ * service retried it against the log (src/api/service/messages.ts successorId: `<id>.1`).
+ */
+function eventsOfRequest(log: Log, messageId: string): MessageHit[] {
+  return [...(log.byMessage.get(messageId) ?? []), ...(log.byMessage.get(`${messageId}.1`) ?? [])];
 }
 
 /**
@@ -71,8 +80,8 @@ export function checkRefusedMessages(log: Log, calls: readonly CallRecord[], out
     const refused = is4xx(r);
     const unavailable = r.status >= 500;
     if (!refused && !unavailable) continue;
-    const hits = log.byMessage.get(r.messageId);
-    if (!hits?.length) continue;
+    const hits = eventsOfRequest(log, r.messageId);
+    if (!hits.length) continue;
     out.push({
       check: refused ? 'refused_yet_logged' : 'unavailable_took_effect',
       message: `${label(r)} answered ${r.status} ${r.code ?? ''} (message ${r.messageId}), yet the log holds ${hits.map(hitLabel).join(', ')}`,
@@ -99,7 +108,7 @@ export function checkAcknowledgedMessages(log: Log, calls: readonly CallRecord[]
     figures.withMessageId++;
     if (!is2xx(r) || !EVENT_OPS.has(r.op)) continue;
     const answered = r.answer?.ownershipId ?? r.target;
-    const hits = log.byMessage.get(r.messageId) ?? [];
+    const hits = eventsOfRequest(log, r.messageId);
     if (hits.length > 0) {
       if (answered && !hits.some((h) => h.ownershipId === answered)) {
         out.push({ check: 'acknowledged_not_logged', message: `${label(r)} answered ${r.status} for ${answered}, its message ${r.messageId} is logged on another ownership: ${hits.map(hitLabel).join(', ')}`, ...where(r) });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulidx';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
-import { settleRefused } from '../../store/event-store';
+import { messageOutcome, settleRefused } from '../../store/event-store';
 import { isUnavailable } from '../errors';
 import type { OwnershipViewOut } from '../schemas';
 import { redact, type ServiceDeps } from './context';
@@ -37,6 +37,13 @@ export function settledCode(err: unknown): string {
   return err instanceof OwnershipError ? err.code : isUnavailable(err) ? 'unavailable' : 'internal';
 }
 
+/**
+ * The id a request goes on under when its first message was refused by a workflow behind the log
+ * (againstTheLog): the first stays refused for ever, and this one carries the request's events.
+ */
+export const successorId = (messageId: string): string => `${messageId}.1`;
+const isSuccessorId = (messageId: string): boolean => messageId.endsWith('.1');
+
 /** The message a request is now: a retry against the log sends it again under a new id (see againstTheLog). */
 export interface Message {
   id: string;
@@ -59,7 +66,10 @@ export async function asMessage(
     return await call(message);
   } catch (err) {
     // Settled before the caller hears it: a refusal the workflow gave, and every failure in doubt.
-    const outcome = await settleRefused(deps.pool, message.id, ownershipId, settledCode(err)).catch(() => null);
+    let outcome = await settleRefused(deps.pool, message.id, ownershipId, settledCode(err)).catch(() => null);
+    // A request retried against the log went on under its successor id (againstTheLog): when that
+    // applied, this request took effect, and a retry of it is answered so, not refused.
+    if (outcome?.outcome === 'refused' && !isSuccessorId(message.id)) outcome = await messageOutcome(deps.pool, successorId(message.id)).catch(() => null);
     if (outcome?.outcome !== 'applied') throw err;
     if (ownershipId !== null && outcome.ownershipId !== ownershipId) throw err;
     // The ownership as it stands with that message applied, as GET shows it.

@@ -28,7 +28,7 @@ import type {
 } from '../schemas';
 import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { ownershipView } from './live';
-import { asMessage, type Message, type MessageContext } from './messages';
+import { asMessage, type Message, type MessageContext, successorId } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
 import { withTenure } from './tenure';
 
@@ -109,7 +109,7 @@ async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, 
     // Applied after all (its events reached the log first): asMessage answers from the log.
     const first = await settleRefused(deps.pool, message.id, ref.ownershipId, err.code);
     if (first.outcome === 'applied') throw err;
-    message.id = `${message.id}.1`;
+    message.id = successorId(message.id);
     return call(message.id);
   }
 }
