@@ -78,8 +78,13 @@ od_owner_key() {
   od_any=1
 }
 
-od_read_owner_git() {
+# od_owner_clear: no projection read yet (every value od_owner_key sets, empty).
+od_owner_clear() {
   od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation='' od_tenure=''
+}
+
+od_read_owner_git() {
+  od_owner_clear
   # Worktree scope only: a global or shared overdeck.owner.* must not count. A failing git (no
   # worktreeConfig extension) means od-worktree never wrote a projection here.
   od_cfg=$(git --git-dir="$od_gd" config --worktree --includes --get-regexp '^overdeck\.owner\.' 2>/dev/null) || od_cfg=
@@ -98,7 +103,7 @@ od_read_owner() {
 
 # od_read_owner_at GD: reads the projection of the worktree whose private git dir is GD.
 od_read_owner_at() {
-  od_any='' od_owner='' od_runtime='' od_ownership='' od_epoch='' od_state='' od_worker='' od_conversation='' od_tenure=''
+  od_owner_clear
   od_gd=$1
   [ -f "$od_gd/overdeck.config" ] || return 0
   od_section=

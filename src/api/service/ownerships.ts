@@ -3,7 +3,6 @@ import { OwnershipError } from '../../client/errors';
 import type { OwnershipView } from '../../client';
 import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
-import { isEndedState, isHeldState } from '../../domain/states';
 import { settleRefused } from '../../store/event-store';
 import { getOwnership, heldOwnershipOf } from '../../store/lookups';
 import { checkNamedBranch } from '../../domain/branch';
@@ -30,7 +29,7 @@ import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type Own
 import { ownershipView } from './live';
 import { asMessage, type Message, type MessageContext, successorId } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
-import { withTenure } from './tenure';
+import { notHolding, withTenure } from './tenure';
 
 /** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
 export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
@@ -151,9 +150,8 @@ async function answeredTenure(deps: ServiceDeps, v: OwnershipView, executionSess
 }
 
 function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null {
-  if (isEndedState(row.state)) return refusal('ownership_closed', { state: row.state });
-  if (!isHeldState(row.state)) return refusal('not_owner', { state: row.state });
-  if (row.ownerSessionId !== body.executionSessionId) return refusal('not_owner', { epoch: row.epoch });
+  const lost = notHolding(row, body.executionSessionId);
+  if (lost) return lost;
   if (row.epoch !== body.epoch) return refusal('stale_epoch', { currentEpoch: row.epoch });
   return null;
 }

@@ -37,8 +37,8 @@ export function withTenure(deps: ServiceDeps, principal: Principal, view: Owners
   return { ...view, tenure: holds && mayAct ? tenureProof(deps, { ownershipId: view.ownershipId, epoch: view.epoch, executionSessionId }) : null };
 }
 
-/** The refusal for a session that does not hold the ownership now, as a heartbeat's: closed, or not the owner. */
-function notHolding(row: OwnershipRow, executionSessionId: string): Refusal | null {
+/** The refusal for a session that does not hold the ownership now (a heartbeat's too): closed, or not the owner. */
+export function notHolding(row: OwnershipRow, executionSessionId: string): Refusal | null {
   if (isEndedState(row.state)) return refusal('ownership_closed', { state: row.state });
   if (!isHeldState(row.state)) return refusal('not_owner', { state: row.state });
   if (row.ownerSessionId !== executionSessionId) return refusal('not_owner', { epoch: row.epoch });
