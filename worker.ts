@@ -7,7 +7,9 @@ import { createPool } from './src/store/db';
 /**
  * The Temporal worker. `worker.ts` runs the ownership workflows, their durable-store activities and
  * this host's git activities; `worker.ts --host-agent` runs only the git activities (for hosts that
- * hold worktrees but not the workflow worker).
+ * hold worktrees but not the workflow worker). Either refuses to start, exit code 1, on a namespace
+ * set up wrong (src/infra/namespace-check.ts: missing, or without the search attributes the
+ * workflows set), naming what is missing and the `temporal` commands that fix it.
  */
 async function main(): Promise<void> {
   const cfg = loadConfig();

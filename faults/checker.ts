@@ -22,7 +22,9 @@ import { API_DEADLINE_MS, RECLAIM_DEADLINE_MS, STACK_SETTINGS, type Component } 
  *   has its acknowledged handoff id once: counted as retried_twice.
  * - nothing unexplained: every event is the event of some intent that was not refused outright,
  *   or system-caused / derived, defined as:
- *     heartbeat          a heartbeat intent (acked or in doubt) of the same session and epoch sent before it;
+ *     heartbeat          a heartbeat intent (acked or in doubt) of the same session and epoch sent before it,
+ *                        or the answer that made that session the owner (bind, accept, reclaim: the API
+ *                        records it as heard, and the workflow reads it when the lease runs out);
  *     wip_preserved,
  *     wip_not_preserved  immediately followed (seq + 1) by the reclaimed event of the same actor session;
  *     handoff_cancelled  (reason timeout, system:workflow) the handoff it ends had expired by then;
@@ -266,7 +268,10 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
       switch (e.type) {
         case 'ownership.heartbeat': {
           const hb = intentsByKey.get(eventKey(e)!) ?? [];
-          if (!hb.some((i) => (i.outcome === 'acked' || i.inDoubt) && i.t0 <= at + 1_000)) unexplained('no heartbeat of that session and epoch before it');
+          const sent = (i: IntentRecord) => (i.outcome === 'acked' || i.inDoubt) && i.t0 <= at + 1_000;
+          // Sessions are fresh per intent: a tenure-giving answer to this very session is what the API recorded as heard.
+          const answered = () => intents.some((i) => (i.op === 'bind' || i.op === 'accept' || i.op === 'reclaim') && i.fields.session === e.data.executionSessionId && sent(i));
+          if (!hb.some(sent) && !answered()) unexplained('no heartbeat of that session and epoch before it');
           break;
         }
         case 'ownership.wip_preserved':

@@ -26,6 +26,8 @@ export interface Worktree {
   path: string;
   branch: string;
   generation: number;
+  /** the host the worktree is on, when not the API's own (a multi-host run): binds name it */
+  hostId?: string;
 }
 
 /**

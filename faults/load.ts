@@ -217,7 +217,7 @@ export class Driver {
   }
 
   /** A bind on this host, or (`hostId`) on another host whose agent must say what the worktree is first. */
-  async bind(hostId?: string): Promise<IntentResult> {
+  async bind(hostId = this.wt.hostId): Promise<IntentResult> {
     const { session, worker } = this.newSession();
     const r = await this.exec(
       'bind',

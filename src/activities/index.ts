@@ -15,6 +15,7 @@ import { checkedOutBranch } from '../git/head';
 import { checkNamedBranch } from '../domain/branch';
 import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
+import { preserveLateWork } from '../git/late';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
 import type { HostActivities, InspectedWorktree, StoreActivities } from './types';
@@ -79,6 +80,9 @@ function hostFailure(err: unknown, rename: Partial<Record<string, string>> = {})
   return err;
 }
 
+/** Attempts of a projection write that wait for the late work to be preserved (preserveLateFirst). */
+const LATE_PRESERVE_ATTEMPTS = 3;
+
 /** The running activity's context, or null when called directly (tests, scripts). */
 function activityContext(): Context | null {
   try {
@@ -108,6 +112,24 @@ export function createHostActivities(deps: {
   const keys = keyringKeys(deps.keyring);
   const tenureHashes: TenureHashes = (t) => tenureHashWords(keys, t);
   const lockWait = deps.projectionLockWaitMs === undefined ? {} : { lockWaitMs: deps.projectionLockWaitMs };
+  /**
+   * An older tenure's late work is kept before a newer projection ends it (src/git/late.ts). A
+   * failure fails the write (retried) for the first attempts; after that the projection goes on
+   * without it, so the newer owner's enforcement is never hostage to a snapshot (the late commits
+   * stay on the branch and in the journal).
+   */
+  const preserveLateFirst = async (worktreePath: string, record: OwnershipRecord): Promise<void> => {
+    const ctx = activityContext();
+    try {
+      await preserveLateWork(worktreePath, record, {
+        allowedRoots: roots,
+        ...(ctx === null ? {} : { signal: ctx.cancellationSignal, ...(ctx.info.isLocal ? {} : { heartbeat: () => ctx.heartbeat() }) }),
+      });
+    } catch (err) {
+      if (ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
+      ctx.log.warn('late work of the older tenure not preserved; writing the projection without it', { worktreePath, error: err instanceof Error ? err.message : String(err) });
+    }
+  };
   return {
     async applyLocalProjection(record: OwnershipRecord) {
       try {
@@ -117,6 +139,7 @@ export function createHostActivities(deps: {
         // only once the worktree's git dirs are known to be under the roots (git reads their config).
         const dirs = await worktreeDirs(worktreePath).catch(() => null);
         const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
+        await preserveLateFirst(worktreePath, record);
         const result = await applyRecord(worktreePath, record, tenureHashes, { allowedRoots: roots, ...lockWait });
         const branch = result === 'cleared' ? null : await described;
         return { localSeq: record.seq, result, branch };

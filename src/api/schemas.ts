@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AttemptSchema, CommitReportSchema } from '../store/attributions-schemas';
+import { AttemptSchema, CommitReportSchema, LateAttemptSchema } from '../store/attributions-schemas';
 import { RefusedMessageRowSchema } from '../store/refused-messages';
 import { OverrideRowSchema } from '../store/overrides';
 import { TENURE_SECRET } from '../domain/tenure';
@@ -239,6 +239,22 @@ export const ProjectionSyncSchema = z.strictObject({
   branch: BranchStatusWireSchema.nullable().optional(),
 });
 
+/**
+ * Whether the worktree's hooks enforce the record on its host, and whether that host's agent is
+ * there to make them: `pending` will be enforced within moments; `not_enforced` waits for a host
+ * that is away (cut off, its agent stopped): until it is back its hooks keep the record they last
+ * had, so the previous owner may still pass them there (docs/operations.md#when-a-host-is-away).
+ */
+export const EnforcementSchema = z
+  .strictObject({
+    hostId: z.string(),
+    state: z.enum(['enforced', 'pending', 'not_enforced', 'failed']),
+    hostAgent: z.enum(['up', 'away']),
+    hostAgentSeenAgoMs: z.number().int().nullable().describe('since the host agent last beat, when it beats at all'),
+  })
+  .describe('whether the hooks on the worktree’s host enforce this record, and whether that host’s agent is there');
+export type Enforcement = z.infer<typeof EnforcementSchema>;
+
 /** The live view: the record plus what only the workflow knows (null when served from PostgreSQL after the lifecycle ended). */
 export const OwnershipViewSchema = WireRecordSchema.extend({
   liveness: LivenessSchema.nullable(),
@@ -248,6 +264,7 @@ export const OwnershipViewSchema = WireRecordSchema.extend({
     .nullable()
     .optional()
     .describe('whether the worktree’s hooks enforce this record yet: pending means the previous owner may still pass them; null when served from PostgreSQL'),
+  enforcement: EnforcementSchema.nullable().optional(),
 });
 export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
 
@@ -290,7 +307,11 @@ export type OverrideResponse = z.infer<typeof OverrideResponseSchema>;
  * `ownership` of `od-worktree who --json` are this one shape. The two are optional only for
  * answers of earlier versions; this service always sends both.
  */
-export const OwnershipItemSchema = WireRecordSchema.extend({ liveness: LivenessSchema.nullable().optional(), branchStatus: BranchStatusWireSchema.nullable().optional() });
+export const OwnershipItemSchema = WireRecordSchema.extend({
+  liveness: LivenessSchema.nullable().optional(),
+  branchStatus: BranchStatusWireSchema.nullable().optional(),
+  enforcement: EnforcementSchema.nullable().optional(),
+});
 export type OwnershipItem = z.infer<typeof OwnershipItemSchema>;
 export const ListItemSchema = OwnershipItemSchema;
 export const ListResponseSchema = z.strictObject({ items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
@@ -307,6 +328,8 @@ export const HistoryResponseSchema = z.strictObject({
       lineage: z.array(LineageLinkSchema),
       /** git moves refused by the hooks or the agent's git wrapper, from the worktree journal (docs/git-projection.md#the-journal) */
       attempts: z.array(AttemptSchema).optional(),
+      /** an older tenure's work done after a newer one began, preserved under a WIP ref before the newer projection was written; each commit with whom it is attributed to (docs/git-projection.md#late-work-of-an-older-tenure) */
+      lateAttempts: z.array(LateAttemptSchema).optional(),
       /** commits whose journal report names this ownership (recorded or claimed) and attributes nobody: disputed, unowned or unknown, claimed vs recorded (docs/git-projection.md#whom-a-commit-is-attributed-to) */
       disputes: z.array(CommitReportSchema).optional(),
       /** messages refused for want of the service's seal (a raw Temporal client): what they claimed, never believed (docs/guarantees.md#messages) */

@@ -1,4 +1,5 @@
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
+import { createHostPresence } from './service/host-presence';
 import type { Client } from '@temporalio/client';
 import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
@@ -119,6 +120,7 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
   await registerOpenApi(app);
   registerSystemRoutes(app, {
     registry,
+    log,
     health: {
       temporal: deps.temporal,
       pool: deps.pool,
@@ -134,6 +136,7 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
     temporal: deps.temporal,
     pool: deps.pool,
     keyring: () => (keyring ??= loadKeyring(deps.config)),
+    hostPresence: createHostPresence({ pool: deps.pool, temporal: deps.temporal, namespace: deps.config.temporalNamespace }),
     ...(deps.temporalTimeoutMs !== undefined ? { temporalTimeoutMs: deps.temporalTimeoutMs } : {}),
     ...(deps.landingWaitMs !== undefined ? { landingWaitMs: deps.landingWaitMs } : {}),
   };

@@ -59,6 +59,12 @@ export function translateError(err: unknown): unknown {
   if (err instanceof Error && /update (was|has been) aborted|workflow update was aborted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
     return new OwnershipError('unavailable', UNPROCESSED);
   }
+  // The task that carried the update failed on the server (a continue-as-new completed while an
+  // event arrived: UnhandledCommand): the server aborts every update that task delivered, before
+  // accepting it, so it was never applied; the same message goes again to the next run.
+  if (err instanceof Error && /unexpected workflow task failure/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
+    return new OwnershipError('unavailable', UNPROCESSED);
+  }
   // The server dropped the update before the workflow saw it (the task that carried it completed
   // without it, e.g. while a local activity held the task open): nothing happened, try again.
   if (cause instanceof ApplicationFailure && cause.type === 'UnprocessedUpdate') return new OwnershipError('unavailable', UNPROCESSED);

@@ -76,6 +76,12 @@ import { PerOwnershipQueue } from './inflight';
  */
 export interface MessageOptions {
   messageId?: string;
+  /**
+   * How long an owner change's answer waits for the worktree's hooks to enforce it (default the
+   * settings' projectionWaitMs). The API passes 0 when the host's agent is away: nothing would
+   * write the projection meanwhile, so waiting would only hold the caller.
+   */
+  enforcementWaitMs?: number;
 }
 /**
  * An update as service processes send it: its id (the message id, or a fresh one per attempt) and
@@ -351,7 +357,7 @@ export class OwnershipClient {
           throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
         }
       }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
-      return await this.enforced(workflowId, answer);
+      return await this.enforced(workflowId, answer, opts.enforcementWaitMs);
     } catch (err) {
       throw await this.namingTheOwner(translateError(err), where, opts);
     }
@@ -379,15 +385,20 @@ export class OwnershipClient {
     return held ? new OwnershipError('worktree_owned', err.message, { owner: ownerSummary(held.record) }) : err;
   }
 
+  /** The host this client binds on when a bind names none (its own). */
+  get hostId(): string {
+    return this.opts.hostId;
+  }
+
   /**
    * An owner change is answered once it is durable; the worktree's hooks enforce it once the host
    * agent has written the projection. This waits for that up to projectionWaitMs, by polling the
    * projection query (queries add nothing to the workflow's history), and returns the answer with
    * `projection` saying which it is for this change: applied, still pending, or failed.
    */
-  private async enforced(workflowId: string, answer: OwnershipView): Promise<OwnershipView> {
-    if (answer.projection !== 'pending' || this.settings.projectionWaitMs <= 0) return answer;
-    const deadline = Date.now() + this.settings.projectionWaitMs;
+  private async enforced(workflowId: string, answer: OwnershipView, waitMs = this.settings.projectionWaitMs): Promise<OwnershipView> {
+    if (answer.projection !== 'pending' || waitMs <= 0) return answer;
+    const deadline = Date.now() + waitMs;
     for (let delay = 5; Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
       await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
       const now = await this.liveState({ workflowId, ownershipId: answer.ownershipId }).catch(() => null);
@@ -402,7 +413,7 @@ export class OwnershipClient {
 
   private async ownerChange<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions): Promise<OwnershipView> {
     const answer = await this.update(ref, def, schema, input, opts);
-    return this.enforced(await this.workflowIdOf(ref), answer);
+    return this.enforced(await this.workflowIdOf(ref), answer, opts.enforcementWaitMs);
   }
 
   private async update<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions = {}): Promise<OwnershipView> {

@@ -299,6 +299,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
     home: { surface: 'workflow', fields: ['projectionSync, set from the host agent answers'] },
     copies: [
       { surface: 'api', fields: ['projectionSync.hostId', 'projectionSync.error', 'view.projection'], refresh: 'the workflow view, read live; projection is derived from localSeq, error and the record seq' },
+      {
+        surface: 'api',
+        fields: ['view.enforcement', 'list.enforcement'],
+        refresh: "view.projection with the host agent's presence as the API sees it now (its beacon in worker_beacons, else its queue's pollers; src/api/service/host-presence.ts, cached 1 s)",
+      },
     ],
   },
   {

@@ -48,6 +48,13 @@ export const ReclaimInputSchema = z.strictObject({
   ...NewOwnerFields,
   force: z.boolean().optional(),
   reason: FreeText.nullable().optional(),
+  /**
+   * The sender found the worktree's host agent away (its beacon stale): the dead owner's WIP cannot
+   * be preserved now. A reclaim is then refused at once (`host_unavailable`) instead of after the
+   * WIP bound; an admin's forced one goes on at once and records why nothing was preserved. Only
+   * the service's own (sealed) messages carry it.
+   */
+  hostAway: z.boolean().optional(),
 });
 export type ReclaimInput = z.infer<typeof ReclaimInputSchema>;
 

@@ -257,7 +257,9 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
   if (input.force) return null;
   if (r.state === 'stale') return null;
   if (r.state === 'released') return refusal('invalid_state', { state: r.state, hint: 'claim a released worktree' });
-  if (liveness.verdict === 'unknown') return refusal('liveness_unknown', { owner: ownerSummary(r) });
+  // Silent past its lease and not (yet) proven alive: nobody can say it is alive, so the refusal
+  // says liveness is unknown (an owner on a host that is cut off stays so until the host is back).
+  if (liveness.verdict === 'unknown' || (liveness.status === 'silent' && liveness.verdict === null)) return refusal('liveness_unknown', { owner: ownerSummary(r), liveness: liveness.status });
   return refusal('owner_alive', { owner: ownerSummary(r), liveness: liveness.status });
 }
 

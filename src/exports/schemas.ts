@@ -57,6 +57,7 @@ export {
   BranchStatusWireSchema,
   ClaimResponseSchema,
   ConversationReportResponseSchema,
+  EnforcementSchema,
   HistoryResponseSchema,
   LandingResponseSchema,
   ListItemSchema,
@@ -73,6 +74,7 @@ export {
   type BranchStatusWire,
   type ClaimResponse,
   type ConversationReportResponse,
+  type Enforcement,
   type HistoryResponse,
   type LandingResponse,
   type ListResponse,
@@ -84,7 +86,7 @@ export {
 } from '../api/schemas';
 export { CallerSchema, ReconciliationRecordedSchema, type Caller } from '../api/schemas-reconcile';
 export { ProvenanceSchema, type Provenance } from '../store/provenance';
-export { HealthReportSchema, HealthVersionSchema, type HealthReport } from '../api/health';
+export { HEALTH_PROBLEM_CODES, HealthHostSchema, HealthProblemSchema, HealthReportSchema, HealthVersionSchema, type HealthProblem, type HealthReport } from '../api/health';
 // The error body of every route and the HTTP status of each reason code, as the service answers them.
 export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../api/error-contract';
 

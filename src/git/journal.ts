@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { FullSha } from '../domain/identity';
@@ -10,7 +10,8 @@ import type { WorktreeDirs } from './repo';
  * The worktree journal (docs/git-projection.md#the-journal): <private git dir>/overdeck.journal,
  * appended by the hooks (hooks/overdeck-guard.sh od_journal) and the agent-side git wrapper, one
  * `od1<TAB>kind=...<TAB>key=value...` line per fact. This module reads it from the offset the
- * shipper reached and turns a ref move into the commits it created; it never writes the journal.
+ * shipper reached and turns a ref move into the commits it created. The host agent writes one kind
+ * itself (appendJournalLine): `late_preserved`, an older tenure's late work it saved (src/git/late.ts).
  */
 
 export const JOURNAL_FILE = 'overdeck.journal';
@@ -23,8 +24,11 @@ export const MOVE_COMMIT_LIMIT = 1000;
 
 const Value = z.string().max(4096);
 
+/** Kinds the hooks and the git wrapper write: refused attempts (git_refusals). */
+export const REFUSAL_KINDS = ['ref_refused', 'wrapper_refused', 'hook_refused'] as const;
+
 export const JournalLineSchema = z.object({
-  kind: z.enum(['commit', 'ref_refused', 'wrapper_refused', 'hook_refused']),
+  kind: z.enum(['commit', ...REFUSAL_KINDS, 'late_preserved']),
   ref: Value.default(''),
   old: Value.default(''),
   new: Value.default(''),
@@ -38,8 +42,50 @@ export const JournalLineSchema = z.object({
   conversation: Value.default(''),
   code: Value.default(''),
   command: Value.default(''),
+  /** late_preserved: the late commits, full ids joined by ':' (at most LATE_COMMITS_LISTED) */
+  commits: Value.default(''),
+  /** late_preserved: how many late commits the line does not list */
+  more: Value.default(''),
+  /** late_preserved: 1 when the snapshot holds uncommitted or untracked files, else 0 */
+  uncommitted: Value.default(''),
 });
 export type JournalLine = z.infer<typeof JournalLineSchema> & { offset: number };
+type JournalFields = z.input<typeof JournalLineSchema>;
+
+/** Values as the hooks write them (od_jv): identifier characters only, so no TAB or newline ever. */
+const JOURNAL_VALUE = /^[A-Za-z0-9._:@/+-]*$/;
+/** A line stays under PIPE_BUF: one write(2) with O_APPEND, never interleaved with a hook's. */
+export const JOURNAL_LINE_MAX = 4000;
+
+/** One journal line (with its LF) in the hooks' format and key order; throws on a value the hooks would write as !invalid. */
+export function formatJournalLine(fields: JournalFields): string {
+  const parsed = JournalLineSchema.parse(fields);
+  const parts = ['od1'];
+  for (const key of Object.keys(JournalLineSchema.shape) as (keyof typeof parsed)[]) {
+    const value = parsed[key];
+    if (!JOURNAL_VALUE.test(value)) throw new Error(`journal value of ${key} is not journal-safe`);
+    // The hooks always write the keys up to conversation; the rest only when set.
+    if (value !== '' || ['code', 'command', 'commits', 'more', 'uncommitted'].indexOf(key) < 0) parts.push(`${key}=${value}`);
+  }
+  const line = `${parts.join('\t')}\n`;
+  if (Buffer.byteLength(line) > JOURNAL_LINE_MAX) throw new Error('journal line too long');
+  return line;
+}
+
+/**
+ * Appends one line as the hooks do (O_APPEND, one write), never through a symlink planted where
+ * the journal is: the private git dir is the worktree occupant's to write.
+ */
+export async function appendJournalLine(dirs: Pick<WorktreeDirs, 'privateDir'>, fields: JournalFields): Promise<void> {
+  const line = formatJournalLine(fields);
+  const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW } = fsConstants;
+  const fh = await fs.open(journalPath(dirs), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
+  try {
+    await fh.write(line);
+  } finally {
+    await fh.close();
+  }
+}
 
 export interface JournalChunk {
   lines: JournalLine[];
@@ -118,6 +164,19 @@ const REFLOG_TAIL = 4 * 1024 * 1024;
 /** "<old> <new>" -> the reflog message of that move, from HEAD's and the ref's reflogs (plain files: no git). */
 export async function reflogMessages(dirs: WorktreeDirs, refs: Iterable<string>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  for (const [move, entry] of await reflogEntries(dirs, refs)) out.set(move, entry.message);
+  return out;
+}
+
+export interface ReflogEntry {
+  message: string;
+  /** when git wrote the entry, in seconds since the epoch (this host's clock); null when the entry has no readable time */
+  at: number | null;
+}
+
+/** "<old> <new>" -> that move's reflog entry, from HEAD's and the ref's reflogs (plain files: no git); the later entry of a repeated move. */
+export async function reflogEntries(dirs: WorktreeDirs, refs: Iterable<string>): Promise<Map<string, ReflogEntry>> {
+  const out = new Map<string, ReflogEntry>();
   const files = new Set([path.join(dirs.privateDir, 'logs', 'HEAD')]);
   for (const ref of refs) if (ref.startsWith('refs/') && !ref.includes('..')) files.add(path.join(dirs.commonDir, 'logs', ref));
   for (const file of files) {
@@ -140,7 +199,9 @@ export async function reflogMessages(dirs: WorktreeDirs, refs: Iterable<string>)
       const tab = entry.indexOf('\t');
       const [o, n] = entry.split(' ', 2);
       if (tab < 0 || !o || !n) continue;
-      out.set(`${o} ${n}`, entry.slice(tab + 1));
+      // "<old> <new> <name> <<email>> <seconds> <zone>\t<message>"
+      const when = /> (\d{1,12}) [+-]\d{4}$/.exec(entry.slice(0, tab));
+      out.set(`${o} ${n}`, { message: entry.slice(tab + 1), at: when ? Number(when[1]) : null });
     }
   }
   return out;

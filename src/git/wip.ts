@@ -25,6 +25,16 @@ export function wipRef(ownershipId: string, seq: number): string {
   return `refs/overdeck/wip/${ownershipId}/${seq}`;
 }
 
+/**
+ * An older tenure's late work (src/git/late.ts): what its owner did in the worktree after a newer
+ * tenure began, before the host agent wrote the newer projection. One ref per (ownership, epoch).
+ */
+export function lateRef(ownershipId: string, epoch: number): string {
+  if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
+  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new GitSideError('invalid_argument', 'epoch must be a non-negative integer');
+  return `refs/overdeck/wip/${ownershipId}/late-e${epoch}`;
+}
+
 /** An owner's snapshot (`od-worktree snapshot`): named after its tree, so the same content is one ref. */
 export function wipTreeRef(ownershipId: string, tree: string): string {
   if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
@@ -89,6 +99,32 @@ export async function preserveWip(worktreePath: string, ownershipId: string, seq
   }
 }
 
+export interface LateSnapshotOptions extends PreserveWipOptions {
+  /** Commits the snapshot keeps reachable besides HEAD (late commits a reset took off the branch): its further parents. */
+  alsoKeep?: readonly string[];
+  /** Make it even when the files match HEAD (default): the ref then keeps the history alone. */
+  evenIfClean?: boolean;
+}
+
+/**
+ * The snapshot of preserveWip under a fixed ref, made (unless told otherwise) even when the
+ * worktree matches HEAD: its first parent is HEAD at that moment (and `alsoKeep` the further
+ * ones), so the ref keeps the commits of that history as well as the files on disk. Idempotent per
+ * ref: an existing ref is returned as it is.
+ */
+export async function preserveLateSnapshot(worktreePath: string, ref: string, message: string, opts: LateSnapshotOptions = {}): Promise<WipSnapshot | null> {
+  if (!ref.startsWith('refs/overdeck/wip/')) throw new GitSideError('invalid_argument', 'not a wip ref');
+  const dirs = await worktreeDirs(path.resolve(worktreePath));
+  if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
+  const beat = (): void => opts.heartbeat?.();
+  const timer = opts.heartbeat === undefined ? null : setInterval(beat, opts.heartbeatEveryMs ?? 2_000);
+  try {
+    return await snapshot(dirs, ref, message, opts.signal, beat, { evenIfClean: opts.evenIfClean ?? true, alsoKeep: opts.alsoKeep ?? [] });
+  } finally {
+    if (timer !== null) clearInterval(timer);
+  }
+}
+
 /** `refOf`: a fixed ref (reclaim: checked first, so a retry returns the first snapshot), or one named after the tree. */
 async function snapshot(
   dirs: WorktreeDirs,
@@ -96,6 +132,7 @@ async function snapshot(
   message: string,
   signal: AbortSignal | undefined,
   beat: () => void,
+  shape: { evenIfClean?: boolean; alsoKeep?: readonly string[] } = {},
 ): Promise<WipSnapshot | null> {
   const pinned = pinnedGit(dirs);
   /** Every git call: on the verified dirs, killed on cancellation, with a heartbeat before it. */
@@ -135,14 +172,16 @@ async function snapshot(
     const tree = (await run(['write-tree'], env)).stdout.trim();
     // Unborn branch: compare against the empty tree of this repository's hash algorithm.
     const headTree = head === null ? (await run(['hash-object', '-t', 'tree', '--no-filters', '/dev/null'])).stdout.trim() : await revParse('HEAD^{tree}');
-    if (tree === headTree) return null;
+    // Late work keeps its history even with nothing uncommitted; only an empty worktree with no history has nothing.
+    if (tree === headTree && (shape.evenIfClean !== true || (head === null && (shape.alsoKeep ?? []).length === 0))) return null;
     const ref = typeof refOf === 'string' ? refOf : refOf(tree);
     if (typeof refOf !== 'string') {
       const existing = await revParse(ref);
       if (existing !== null) return { ref, sha: existing, tree, created: false };
     }
 
-    const args = ['commit-tree', '--no-gpg-sign', tree, ...(head === null ? [] : ['-p', head]), '-m', message];
+    const parents = [...new Set([...(head === null ? [] : [head]), ...(shape.alsoKeep ?? [])])];
+    const args = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message];
     const sha = (await run(args, WIP_IDENTITY)).stdout.trim();
     // Empty old value: create only. A concurrent preserve of the same seq wins the race and we return its commit.
     const created = await run(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], WIP_IDENTITY, [128]);

@@ -30,6 +30,11 @@ export interface EmbeddedPgOptions {
   onSpawn?: (pid: number, what: 'initdb' | 'postgres') => void;
   /** told once when, running as root, the data had to live elsewhere than `dataDir` (one line for people) */
   onNote?: (line: string) => void;
+  /**
+   * Also listen on `address` and let `network` (CIDR) in with the password: a multi-host run's
+   * hosts reach it over their links. Default: 127.0.0.1 only.
+   */
+  alsoListen?: { address: string; network: string };
 }
 
 const PG_USER = 'postgres';
@@ -170,7 +175,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialise(dir, user, log, (p) => opts.onSpawn?.(p, 'initdb'));
 
   const { postgres } = binaries();
-  const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(opts.port), '-c', 'listen_addresses=127.0.0.1'], {
+  if (opts.alsoListen) allowNetwork(dir, opts.alsoListen.network);
+  const listen = opts.alsoListen ? `127.0.0.1,${opts.alsoListen.address}` : '127.0.0.1';
+  const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(opts.port), '-c', `listen_addresses=${listen}`], {
     ...user,
     detached: opts.ownGroup === true,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -216,6 +223,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
       if (opts.ownGroup && groupRunning(pid)) signal('SIGKILL', true);
     },
   };
+}
+
+/** One pg_hba.conf line letting `network` in with the password (once, however often the server starts). */
+function allowNetwork(dir: string, network: string): void {
+  if (!/^[0-9.]+\/\d+$/.test(network)) throw new Error(`not an IPv4 network: ${network}`);
+  const hba = path.join(dir, 'pg_hba.conf');
+  const line = `host all all ${network} password`;
+  const text = readFileSync(hba, 'utf8');
+  if (!text.split('\n').includes(line)) writeFileSync(hba, `${text.replace(/\n?$/, '\n')}${line}\n`);
 }
 
 /** Creates the database if it is missing, connecting to the server URL's own database for it. (CREATE DATABASE cannot run in a transaction or take parameters). */

@@ -15,6 +15,11 @@ export interface DevServerOptions {
   logFile?: (line: string) => void;
   /** told the pid the moment the server is spawned (it leads its own process group), before it is ready */
   onSpawn?: (pid: number) => void;
+  /**
+   * the address it listens on (default 127.0.0.1). Only 127.0.0.1 or 0.0.0.0 work: the dev server's
+   * own services dial each other on 127.0.0.1 (a multi-host run listens on all and is reached at its bridge's address)
+   */
+  ip?: string;
 }
 
 export interface DevServer {
@@ -33,7 +38,8 @@ export interface DevServer {
  * leftovers (src/infra/shutdown.ts for `npm start`).
  */
 export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn', '--log-format', 'json'];
+  const ip = opts.ip ?? '127.0.0.1';
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(opts.port), '--log-level', 'warn', '--log-format', 'json'];
   if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   else args.push('--headless');
   if (opts.dbFile) {
@@ -51,7 +57,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   let exited = false;
   const exitPromise = new Promise<void>((resolve) => child.once('exit', () => ((exited = true), resolve())));
 
-  const ready = waitForPort(opts.port, '127.0.0.1', 60_000);
+  const ready = waitForPort(opts.port, ip, 60_000);
   const died = exitPromise.then(() => {
     throw new Error(`temporal dev server exited during start (port ${opts.port})`);
   });
@@ -65,8 +71,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   }
 
   return {
-    address: `127.0.0.1:${opts.port}`,
-    uiUrl: opts.uiPort ? `http://127.0.0.1:${opts.uiPort}` : null,
+    address: `${ip}:${opts.port}`,
+    uiUrl: opts.uiPort ? `http://${ip}:${opts.uiPort}` : null,
     process: child,
     async stop(graceMs = 5_000) {
       if (!exited) {

@@ -17,6 +17,7 @@ import { auditSinks } from './audit-sink';
 import { dataConverterOf, keyringOf } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
+import { assertNamespaceReady } from './namespace-check';
 
 
 /** The workflows' entry beside this module: index.ts in the sources (tsx, jest), index.js once compiled (dist/). */
@@ -110,6 +111,10 @@ export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const keyring = keyringOf(deps.dataConverter);
   if (!keyring) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
+  // Before anything polls: on a namespace without the search attributes every workflow task would
+  // fail (BadSearchAttributes, a WARN line each) while binds wait out their bound. Refused here
+  // with the commands that fix it; a host agent runs no workflows, so only its namespace must exist.
+  await assertNamespaceReady(deps.connection, deps.namespace, { searchAttributes: deps.pool !== undefined });
   const workers: Worker[] = [];
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
@@ -163,12 +168,10 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
  * and after each projection write; without one the journals stay local and the log says so once.
  * OD_LANDINGS_SCAN_INTERVAL_MS > 0 also runs the periodic `landings scan` (src/landings/periodic.ts).
  */
-export function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool, opts: { journalPool?: Pool; log?: ShipperLog } = {}): Promise<Worker[]> {
+export async function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool, opts: { journalPool?: Pool; log?: ShipperLog } = {}): Promise<Worker[]> {
   const journalPool = opts.journalPool ?? pool ?? null;
   const shipper = new JournalShipper({ pool: journalPool, hostId: cfg.hostId, allowedRoots: cfg.allowedRoots, provenanceNotes: cfg.provenanceNotes, ...(opts.log ? { log: opts.log } : {}) });
-  shipper.start(JOURNAL_SHIP_INTERVAL_MS);
-  if (journalPool && cfg.landingsScanIntervalMs > 0) new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
-  return createWorkers({
+  const workers = await createWorkers({
     shipper,
     connection,
     namespace: cfg.temporalNamespace,
@@ -182,4 +185,8 @@ export function createWorkersFromConfig(cfg: Config, connection: NativeConnectio
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     settings: ownershipSettingsOf(cfg),
   });
+  // Only once the workers exist (their start check passed): a refused start leaves no timer behind.
+  shipper.start(JOURNAL_SHIP_INTERVAL_MS);
+  if (journalPool && cfg.landingsScanIntervalMs > 0) new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
+  return workers;
 }

@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createHostPresence } from '../api/service/host-presence';
 import { ApiClient, normalizeApiUrl } from '../api/client';
 import { authenticatorFromConfig, connectBackends } from '../api/runtime';
 import { createService } from '../api/service';
@@ -45,7 +46,8 @@ async function mode(token: string): Promise<Mode> {
   const principal = authenticatorFromConfig(cfg).authenticate(`Bearer ${token}`);
   if (!principal) throw new StartError('OD_TOKEN is not a token of any configured principal (OD_TOKENS_FILE / OD_TOKENS)');
   const backends = await connectBackends(cfg);
-  return { backend: directBackend(createService(backends), principal), close: () => backends.close() };
+  const hostPresence = createHostPresence({ pool: backends.pool, temporal: backends.temporal, namespace: cfg.temporalNamespace });
+  return { backend: directBackend(createService({ ...backends, hostPresence }), principal), close: () => backends.close() };
 }
 
 function naming(): ToolNaming {

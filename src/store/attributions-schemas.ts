@@ -67,6 +67,42 @@ export const AttemptSchema = z.strictObject({
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 
+/** A late commit and whom the journal's commit reports attribute it to now (commit_authorship), never the late_preserved line's word. */
+export const LateCommitSchema = z.strictObject({
+  commit: z.string(),
+  status: AttributionStatusSchema,
+  ownershipId: z.string().nullable(),
+  epoch: z.number().int().nullable(),
+  executionSessionId: z.string().nullable(),
+});
+export type LateCommit = z.infer<typeof LateCommitSchema>;
+
+/**
+ * Late work of an older tenure (docs/git-projection.md#late-work-of-an-older-tenure): what its
+ * owner did in the worktree after a newer tenure began, before the host agent wrote the newer
+ * projection, and the WIP ref the host agent preserved it under.
+ */
+export const LateAttemptSchema = z.strictObject({
+  /** when the host agent's report of it was shipped */
+  at: z.string(),
+  ownershipId: z.string(),
+  /** the older tenure's epoch, and its session as the ownership log names it */
+  epoch: z.number().int(),
+  executionSessionId: z.string(),
+  ref: z.string(),
+  sha: z.string(),
+  /** HEAD when the snapshot was made (its first parent) */
+  head: z.string().nullable(),
+  /** the snapshot holds files that differ from that HEAD (uncommitted or untracked) */
+  uncommitted: z.boolean(),
+  /** the late commits, oldest first */
+  commits: z.array(LateCommitSchema),
+  /** late commits the report did not list (the ref holds them too) */
+  moreCommits: z.number().int(),
+  worktreePath: z.string(),
+});
+export type LateAttempt = z.infer<typeof LateAttemptSchema>;
+
 const shown = (x: string | number | null): string => (x === null || x === '' ? 'unknown' : String(x));
 
 function tenureText(t: z.infer<typeof TenureFactsSchema>): string {

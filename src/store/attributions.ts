@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
 import { z } from 'zod';
-import { commitsOfMove, journalStat, readJournal, reflogMessages, readShippedOffset, writeShippedOffset, type JournalLine } from '../git/journal';
+import { commitsOfMove, journalStat, readJournal, reflogMessages, readShippedOffset, REFUSAL_KINDS, writeShippedOffset, type JournalLine } from '../git/journal';
+import { shipLateLines } from './late-work';
 import { confineDirs } from '../git/confine';
 import { git } from '../git/exec';
 import { identifyWorktree, pinnedGit, type WorktreeIdentity } from '../git/repo';
@@ -26,7 +27,8 @@ import { inTransaction } from './db';
 
 /**
  * Ships worktree journals (src/git/journal.ts) into PostgreSQL: the commits of each `commit` line
- * become commit_reports, `ref_refused` / `wrapper_refused` lines become git_refusals. Idempotent
+ * become commit_reports, `ref_refused` / `wrapper_refused` lines become git_refusals, the host
+ * agent's `late_preserved` lines become late_work (late-work.ts). Idempotent
  * and resumable: every row is keyed so a second shipping inserts nothing, and the shipped offset
  * is written only after the rows are committed (a crash in between ships the same lines again).
  *
@@ -95,6 +97,7 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
     out.skipped += chunk.skipped;
     const rows = await rowsOf(pool, id, opts.hostId, file.inode, chunk.lines, readAt);
     const inserted = await insertRows(pool, id, opts.hostId, rows);
+    out.skipped += (await shipLateLines(pool, id, opts.hostId, chunk.lines, readAt)).rejected;
     await recordMovedHead(pool, id, opts.hostId, chunk.lines);
     out.attributed += inserted.attributed;
     out.unattributed += inserted.unattributed;
@@ -217,7 +220,7 @@ interface ReportRow {
 
 async function rowsOf(pool: Pool, id: WorktreeIdentity, hostId: string, inode: string, lines: JournalLine[], readAt: number): Promise<{ reports: ReportRow[]; refusals: JournalLine[] }> {
   const reports: ReportRow[] = [];
-  const refusals: JournalLine[] = lines.filter((l) => l.kind !== 'commit');
+  const refusals: JournalLine[] = lines.filter((l) => (REFUSAL_KINDS as readonly string[]).includes(l.kind));
   const moves = lines.filter((l) => l.kind === 'commit');
   if (moves.length === 0) return { reports, refusals };
   const reflog = await reflogMessages(id, new Set(moves.map((l) => l.ref)));

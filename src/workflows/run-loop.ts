@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, sleep, workflowInfo } from '@temporalio/workflow';
 import type { HostQueue } from './activities';
 import { decideHandoffTimeout } from '../domain/decide';
 import { orFail } from './act';
@@ -92,11 +92,28 @@ export async function runUntilDone(s: RunState, hostOnce: HostQueue): Promise<vo
  */
 export async function drain(s: RunState): Promise<void> {
   const drained = () => allHandlersFinished() && drainedToLog(s);
+  const projected = () => s.sync.localSeq >= (s.record?.seq ?? 0);
   // Updates arriving faster than the worktree's projection could otherwise hold the run off forever.
   s.draining = true;
+  let waitMs = s.settings.projectionWaitMs;
   for (;;) {
     await condition(drained);
-    await condition(() => s.sync.localSeq >= (s.record?.seq ?? 0) || !drained(), s.settings.projectionWaitMs);
-    if (drained()) break;
+    const waitedFrom = Date.now();
+    const inTime = await condition(() => projected() || !drained(), waitMs);
+    if (!drained()) {
+      waitMs = s.settings.projectionWaitMs;
+      continue;
+    }
+    const left = waitMs - (Date.now() - waitedFrom);
+    if (!inTime || projected() || left <= 0) break;
+    // Woken by a handler that has finished since: the SDK checks conditions right after it starts
+    // a signal's handler and counts it unfinished until its promise settles, so every signal during
+    // the wait woke it. Earlier runs took that for the end of the wait and continued as new with
+    // the projection's activity in flight; its completion, landing during that last task, made the
+    // server fail the task (UnhandledCommand) and abort the update it carried, refused for the drain
+    // ("unexpected workflow task failure", which the client cannot retry). Now the wait goes on for
+    // what is left of it (drain-waits-out-signals-v1, asked only when it happens).
+    if (!patched('drain-waits-out-signals-v1')) break;
+    waitMs = left;
   }
 }

@@ -152,7 +152,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;
       // Within the API's deadline for a reclaim: a host that cannot preserve WIP in 25 s refuses it (reclaim-wip-bound-v1).
       const wipQueue = s.patches.sinceV9('reclaim-wip-bound-v1') ? hosts.hostWip : hosts.hostNow;
-      const wip = r.worktreeRemoved ? null : await preserveWipNow(s, wipQueue, r.worktreePath, r.seq + 1, input.force === true);
+      // A host the sender knows to be away is not waited for: refused now, or forced on without the WIP.
+      if (input.hostAway === true && !r.worktreeRemoved && input.force !== true) fail(refusal('host_unavailable', { hostId: s.worktree.hostId, hostAgent: 'away' }));
+      const wip = r.worktreeRemoved ? null : input.hostAway === true ? { failed: 'host_unavailable' } : await preserveWipNow(s, wipQueue, r.worktreePath, r.seq + 1, input.force === true);
       const principal = `${input.principal.kind}:${input.principal.id}`;
       return await act(
         s,

@@ -122,9 +122,12 @@ test('GET /v1/ownership/live: the record of GET /v1/ownership with the live view
   const item = OwnershipItemSchema.parse(await api.getLive({ worktreePath: wt.path }));
   const record = await api.get({ worktreePath: wt.path });
   const view = await api.ownership(ownershipId);
-  const { liveness, branchStatus, ...rest } = item;
+  const { liveness, branchStatus, enforcement, ...rest } = item;
   expect(rest).toEqual(record);
   expect(liveness).toEqual(view.liveness);
+  // The live view's enforcement (this host's agent runs: the hooks enforce the record).
+  expect(enforcement).toMatchObject({ hostId: record.hostId, state: 'enforced', hostAgent: 'up' });
+  expect(view.enforcement).toMatchObject({ hostId: record.hostId, state: 'enforced', hostAgent: 'up' });
   expect(branchStatus).toEqual(view.projectionSync?.branch ?? null);
   // The same refusals as the record's route.
   await expect(api.getLive({ worktreePath: repo.worktrees[1]!.path })).rejects.toMatchObject({ status: 404, code: 'not_found' });

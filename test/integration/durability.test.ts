@@ -1,5 +1,9 @@
 import { rmSync } from 'node:fs';
+import path from 'node:path';
+import type { temporal } from '@temporalio/proto';
+import lockfile from 'proper-lockfile';
 import type { OwnershipViewOut } from '../../src/api/schemas';
+import { WRITER_LOCK_DIR } from '../../src/git/writer-lock';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
@@ -93,13 +97,71 @@ test('a burst of 500 heartbeats to one ownership costs it one signal and does no
     for await (const wf of h.temporal.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(wf.runId);
     expect(runs.length).toBeGreaterThan(1);
     // The first run continued as new soon after its history passed the threshold: no backlog of signals kept it.
+    // Past it come the plan's own task, the configuration's read and the drain's wait for the worktree's
+    // projection, which a heartbeat arriving meanwhile no longer cuts short (its task, a patch marker
+    // with its search attribute, the wait's timer re-armed): some 35 events, not one per heartbeat.
     const first = await h.temporal.workflow.getHandle(workflowId, firstRun).fetchHistory();
-    expect(first.events!.length).toBeLessThan(40 + 30);
+    expect(first.events!.length).toBeLessThan(40 + 45);
     const signals = first.events!.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
     expect(signals).toBeLessThanOrEqual(6);
     const v = await h.client.projection(ref);
     expect(v).toMatchObject({ epoch: 1, lane: 'round-5', owner: { executionSessionId: 'burst-a' } });
   } finally {
+    await h.shutdown();
+  }
+});
+
+test('a signal during the drain before continue-as-new does not cut its wait for the projection short: the run goes on once the worktree has it, and no workflow task fails', async () => {
+  // The claim and one plan end a run (two updates); its drain then waits for the worktree's projection.
+  const projectionWaitMs = 300_000;
+  const h = await startHarness({ settings: { maxUpdatesPerRun: 2, projectionWaitMs } });
+  let unlock: (() => Promise<void>) | null = null;
+  try {
+    const r = makeRepo(1);
+    const wt = r.worktrees[0]!;
+    const p = executorPrincipal('drain-w');
+    const ref = { worktreePath: wt.path };
+    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'drain-a', runtime: 'codex-cli', worker: { workerId: 'drain-w', runId: null }, principal: p });
+    const workflowId = await h.client.workflowIdOf(ref);
+    const run = h.temporal.workflow.getHandle(workflowId, (await h.temporal.workflow.getHandle(workflowId).describe()).runId);
+    type Event = temporal.api.history.v1.IHistoryEvent;
+    const historyUntil = async (what: string, pred: (events: Event[]) => boolean): Promise<Event[]> => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const events = (await run.fetchHistory()).events ?? [];
+        if (pred(events)) return events;
+        if (Date.now() > deadline) throw new Error(`the first run's history never showed ${what}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    };
+
+    // Another writer holds the worktree: the plan's projection cannot be written meanwhile.
+    const lockPath = path.join(r.repoRoot, '.git', 'worktrees', path.basename(wt.path), WRITER_LOCK_DIR);
+    unlock = await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: 5_000 });
+    await h.client.bindPlan(ref, { executionSessionId: 'drain-a', epoch: 1, principal: p, lane: 'drain' });
+    const drainWaits = (e: Event) => Number(String(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0)) * 1000 === projectionWaitMs;
+    await historyUntil('the drain waiting for the projection', (events) => events.some(drainWaits));
+
+    await h.client.heartbeat(ref, { executionSessionId: 'drain-a', epoch: 1 });
+    const handled = await historyUntil('the heartbeat handled', (events) => {
+      const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
+      return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes || e.workflowTaskFailedEventAttributes);
+    });
+    // Before drain-waits-out-signals-v1 the heartbeat's task continued as new, the plan not written.
+    expect(handled.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(false);
+
+    await unlock();
+    unlock = null;
+    const ended = await historyUntil('continue-as-new', (events) => events.some((e) => e.workflowExecutionContinuedAsNewEventAttributes));
+    expect(ended.filter((e) => e.workflowTaskFailedEventAttributes).map((e) => e.workflowTaskFailedEventAttributes!.cause)).toEqual([]);
+    // Every projection the run asked the host for was written before it continued as new.
+    const completed = new Set(ended.map((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')));
+    const projections = ended.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'applyLocalProjection');
+    expect(projections.length).toBeGreaterThan(1);
+    expect(projections.filter((e) => !completed.has(String(e.eventId))).map((e) => String(e.eventId))).toEqual([]);
+    expect(await h.client.projection(ref)).toMatchObject({ lane: 'drain', projection: 'applied' });
+  } finally {
+    await unlock?.().catch(() => undefined);
     await h.shutdown();
   }
 });

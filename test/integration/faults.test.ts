@@ -98,6 +98,17 @@ describe('faults checker', () => {
     expect(got).toEqual(['duplicated:1', 'lost:2', 'refused_but_logged:4', 'unexplained_event:4', 'unexplained_event:6'].sort());
   });
 
+  test('a heartbeat event is explained by a heartbeat sent, or by the answer that made its session the owner (recorded as heard), nothing else', () => {
+    const claimed = ev(1, 'ownership.claimed', { owner: owner('s1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null });
+    const beat = ev(2, 'ownership.heartbeat', { executionSessionId: 's1', epoch: 1, transition: 'periodic' });
+    const log: Log = { byOwnership: new Map([['own_X', [claimed, beat]]]), recordedAt: new Map(), rows: new Map(), events: 2 };
+    const unexplained = (intents: IntentRecord[]) => checkLog(log, intents, [], () => 'p').violations.filter((v) => v.check === 'unexplained_event').length;
+    // The lease ran out after the bind's answer and the workflow read the heartbeat the API recorded with it.
+    expect(unexplained([intent(0, 'bind', { session: 's1' }, 'acked')])).toBe(0);
+    // A bind refused outright made nobody the owner: its session's heartbeat explains nothing.
+    expect(unexplained([intent(0, 'bind', { session: 's1' }, 'acked'), intent(1, 'bind', { session: 's9' }, 'refused')].slice(1))).toBe(2);
+  });
+
   test('a landing accepted (202) may be refused by the workflow only after a removal accepted before it closed the lifecycle', () => {
     const receipt = (head: string) => ({ ownershipId: 'own_X', sourceBranch: 'b', sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: head, landedAt: at(0), worktreePath: '/r/wt', executionSessionId: 's1', worker: null, conversation: null });
     const events = [

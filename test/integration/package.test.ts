@@ -403,7 +403,10 @@ test('the installed migrations, worker (prebuilt workflow bundle) and API run wi
     health = { status: res.status, body: (await res.json()) as Record<string, unknown> };
     if (health.status !== 200) await new Promise((r) => setTimeout(r, 200));
   }
-  expect(health).toEqual({ status: 200, body: { ok: true, temporal: 'up', postgres: 'up', worker: 'up', hostAgent: 'up', version: VERSION_INFO } });
+  expect(health).toEqual({
+    status: 200,
+    body: { ok: true, temporal: 'up', postgres: 'up', worker: 'up', hostAgent: 'up', version: VERSION_INFO, problems: [], hosts: [{ hostId: `pkg-host-${suffix}`, agent: 'up', lastBeatAgoMs: expect.any(Number) }] },
+  });
   expect(await stopped(api)).toBe(0);
   expect([0, 'SIGTERM']).toContain(await stopped(worker));
 }, 120_000);

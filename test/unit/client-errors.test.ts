@@ -30,6 +30,17 @@ describe('translateError', () => {
     expect((err as OwnershipError).message).toBe(IN_FLIGHT);
   });
 
+  test('an update aborted because the task that carried it failed on the server was never applied: unavailable, retried', () => {
+    // Seen in CI: a continue-as-new task failed (UnhandledCommand) with a bindPlan in it.
+    const err = translateError(grpcError(status.FAILED_PRECONDITION, 'Unable to perform workflow execution update due to unexpected workflow task failure.'));
+    expect(err).toBeInstanceOf(OwnershipError);
+    expect((err as OwnershipError).code).toBe('unavailable');
+    expect((err as OwnershipError).message).toBe(UNPROCESSED);
+    // Any other precondition failure is not this seam.
+    const other = grpcError(status.FAILED_PRECONDITION, 'something else entirely');
+    expect(translateError(other)).toBe(other);
+  });
+
   test('an unknown failure is passed through, not guessed', () => {
     const raw = new Error('something else');
     expect(translateError(raw)).toBe(raw);

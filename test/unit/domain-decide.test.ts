@@ -54,6 +54,8 @@ test('reclaim needs proof of death, or an admin force with a reason', () => {
   expect(checkReclaim(r, input, { status: 'live', verdict: null })).toMatchObject({ code: 'owner_alive' });
   expect(checkReclaim(r, input, { status: 'silent', verdict: 'alive' })).toMatchObject({ code: 'owner_alive' });
   expect(checkReclaim(r, input, { status: 'silent', verdict: 'unknown' })).toMatchObject({ code: 'liveness_unknown' });
+  // Silent past its lease while the authority is still being asked (a host cut off): not proven alive either.
+  expect(checkReclaim(r, input, { status: 'silent', verdict: null })).toMatchObject({ code: 'liveness_unknown' });
   expect(checkReclaim(r, { ...input, force: true, reason: 'x' }, { status: 'silent', verdict: 'unknown' })).toMatchObject({ code: 'force_requires_admin' });
   expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true }, { status: 'silent', verdict: 'unknown' })).toMatchObject({ code: 'force_requires_reason' });
   expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' }, { status: 'silent', verdict: 'unknown' })).toBeNull();

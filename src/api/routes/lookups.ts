@@ -50,12 +50,12 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
       const principal = principalOf(req);
       const record = await svc.get(principal, req.query);
       // A closed lifecycle has no workflow to ask; its id may already run the worktree's next one.
-      if (record.state === 'closed') return { ...record, liveness: null, branchStatus: null };
+      if (record.state === 'closed') return { ...record, liveness: null, branchStatus: null, enforcement: null };
       const live = await svc.getById(principal, record.ownershipId).catch((err: unknown) => {
         if (err instanceof OwnershipError && err.code === 'not_found') return null;
         throw err;
       });
-      return { ...record, liveness: live?.liveness ?? null, branchStatus: live?.projectionSync?.branch ?? null };
+      return { ...record, liveness: live?.liveness ?? null, branchStatus: live?.projectionSync?.branch ?? null, enforcement: live?.enforcement ?? null };
     },
   );
 

@@ -6,6 +6,7 @@ import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import type { Refusal } from '../../domain/reasons';
 import type { MessageKeyring } from '../../infra/message-seal';
+import type { HostPresence } from './host-presence';
 
 /**
  * What every handler of the HTTP API and the MCP tools runs on. Handlers are plain functions of
@@ -25,6 +26,8 @@ export interface ServiceDeps {
    * (./tenure.ts). A function, so a server built only to describe itself never reads a key.
    */
   keyring: () => MessageKeyring;
+  /** whether a worktree's host agent is there (./host-presence.ts); absent: always taken to be, as before */
+  hostPresence?: HostPresence;
 }
 
 export function throwRefusal(r: Refusal | null): void {
@@ -55,14 +58,16 @@ export interface OwnershipRow {
   epoch: number;
   /** the log's last seq as PostgreSQL holds it */
   seq: number;
+  /** the host the worktree is on */
+  hostId: string;
 }
 
 export async function ownershipRow(deps: ServiceDeps, ownershipId: string): Promise<OwnershipRow> {
-  const res = await deps.pool.query<{ workflow_id: string; state: string; owner_worker_id: string | null; owner_session_id: string | null; epoch: number; seq: number }>(
-    'SELECT workflow_id, state, owner_worker_id, owner_session_id, epoch, seq FROM ownerships WHERE ownership_id = $1',
+  const res = await deps.pool.query<{ workflow_id: string; state: string; owner_worker_id: string | null; owner_session_id: string | null; epoch: number; seq: number; host_id: string }>(
+    'SELECT workflow_id, state, owner_worker_id, owner_session_id, epoch, seq, host_id FROM ownerships WHERE ownership_id = $1',
     [ownershipId],
   );
   const row = res.rows[0];
   if (!row) throw new OwnershipError('not_found');
-  return { workflowId: row.workflow_id, state: row.state, ownerWorkerId: row.owner_worker_id, ownerSessionId: row.owner_session_id, epoch: row.epoch, seq: row.seq };
+  return { workflowId: row.workflow_id, state: row.state, ownerWorkerId: row.owner_worker_id, ownerSessionId: row.owner_session_id, epoch: row.epoch, seq: row.seq, hostId: row.host_id };
 }

@@ -6,6 +6,7 @@ import { projectionOf, type LiveState } from '../../workflows/messages';
 import { isUnavailable } from '../errors';
 import type { OwnershipViewOut } from '../schemas';
 import { ownershipRow, withTemporal, type ServiceDeps } from './context';
+import { withEnforcement } from './host-presence';
 
 type Ref = { workflowId: string; ownershipId: string };
 
@@ -46,5 +47,6 @@ export async function ownershipView(deps: ServiceDeps, ownershipId: string): Pro
   const branch = newerBranch(live.projectionSync.branch, moved);
   const liveness = withHeard(live.liveness, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
   const projectionSync = branch ? { ...live.projectionSync, branch } : live.projectionSync;
-  return { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) };
+  // And whether the worktree's host enforces it yet (a host that is away does not).
+  return withEnforcement(deps.hostPresence, { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) });
 }

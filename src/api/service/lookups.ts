@@ -9,7 +9,10 @@ import { getHistory, getOwnership, listOwnerships, type GetOwnershipInput, type 
 import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
 import { refusedMessagesOf } from '../../store/refused-messages';
 import { overridesOf } from '../../store/overrides';
-import type { GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
+import { lateAttemptsOf } from '../../store/late-work-lookup';
+import type { Enforcement, GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
+import { projectionOf } from '../../workflows/messages';
+import { enforcementOf } from './host-presence';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { heardOf, withHeard } from '../../store/heartbeats';
@@ -55,9 +58,9 @@ export async function list(deps: ServiceDeps, principal: Principal, q: ListQuery
  * in time and concurrency; null when it cannot answer. The workflow is the one the ownerships
  * table names: a lifecycle started by an earlier version has another id than today's derivation.
  */
-type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: BranchStatus | null };
+type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: BranchStatus | null; enforcement?: Enforcement | null };
 async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<LiveItem[]> {
-  const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null }));
+  const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null, ...(deps.hostPresence ? { enforcement: null } : {}) }));
   const live = out.filter((r) => isHeldState(r.state));
   const ids = new Map<string, string>();
   if (live.length > 0) {
@@ -76,6 +79,8 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
         if (v) {
           item.liveness = v.liveness;
           item.branchStatus = v.projectionSync.branch ?? null;
+          // Whether the worktree's host enforces this record yet, and whether its agent is there to.
+          if (deps.hostPresence) item.enforcement = enforcementOf(projectionOf(v.projectionSync, item.seq), await deps.hostPresence.of(item.hostId));
         }
       } catch {
         // unknown stays null: rendered `unknown`, never guessed
@@ -111,10 +116,13 @@ export async function history(deps: ServiceDeps, principal: Principal, q: Histor
   const refused = await refusedMessagesOf(deps.pool, ids);
   // And the overrides: people who stepped into an owner's worktree, with why.
   const overrides = await overridesOf(deps.pool, ids);
+  // And an older tenure's late work, which the host agent preserved before the newer projection.
+  const late = await lateAttemptsOf(deps.pool, ids);
   for (const o of found.ownerships) {
     ownerships.push({
       ...o,
       attempts: await attemptsOf(deps.pool, { ownershipIds: [o.ownershipId] }),
+      lateAttempts: late.get(o.ownershipId) ?? [],
       disputes: await disputesOf(deps.pool, [o.ownershipId]),
       refusedMessages: refused.get(o.ownershipId) ?? [],
       overrides: overrides.get(o.ownershipId) ?? [],

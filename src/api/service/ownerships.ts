@@ -30,12 +30,26 @@ import { ownershipView } from './live';
 import { asMessage, type Message, type MessageContext, successorId } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
 import { notHolding, withTenure } from './tenure';
+import { withEnforcement, type HostAgentSeen } from './host-presence';
+
+/** The worktree's host agent as seen now, when the service watches hosts (./host-presence.ts). */
+const seenHost = (deps: ServiceDeps, hostId: string): Promise<HostAgentSeen | null> => deps.hostPresence?.of(hostId) ?? Promise.resolve(null);
+/** An owner change waits for its enforcement only on a host whose agent is there: nothing would write it meanwhile. */
+const waitFor = (seen: HostAgentSeen | null): { enforcementWaitMs?: number } => (seen?.agent === 'away' ? { enforcementWaitMs: 0 } : {});
+/** The answer and whether its worktree's host enforces it. */
+const enforced = <T extends OwnershipViewOut>(deps: ServiceDeps, v: T): Promise<T> => withEnforcement(deps.hostPresence, v);
 
 /** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
 export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
+  // A worktree on another host is inspected there before the first claim: a host whose agent is
+  // away is refused now, not after the workflow's host bound (45 s).
+  const seen = await seenHost(deps, body.hostId ?? deps.client.hostId);
+  if (seen?.agent === 'away' && body.hostId !== undefined && body.hostId !== deps.client.hostId) {
+    throw new OwnershipError('host_unavailable', undefined, { hostId: seen.hostId, hostAgent: 'away', hostAgentSeenAgoMs: seen.seenAgoMs });
+  }
   // The proof goes with the answer, from the log too (a replayed bind answers the same secret).
   const answered = await asMessage(deps, principal, ctx, null, async (m) => {
   const view = await withTemporal(deps, () =>
@@ -54,14 +68,14 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
       lane: body.lane ?? null,
       planRef: body.planRef ?? null,
       requestId: body.requestId ?? null,
-    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where) }),
+    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), ...waitFor(seen) }),
     // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
     body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
   );
   return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
   });
-  return withTenure(deps, principal, answered, body.executionSessionId);
+  return enforced(deps, await withTenure(deps, principal, answered, body.executionSessionId));
 }
 
 /**
@@ -175,16 +189,20 @@ export async function cancelHandoff(deps: ServiceDeps, principal: Principal, own
 
 export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId })))),
+  const seen = await seenHost(deps, row.hostId);
+  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId, ...waitFor(seen) })))),
   );
+  return enforced(deps, answered);
 }
 
 export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId })))),
+  const seen = await seenHost(deps, row.hostId);
+  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
+    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId, ...waitFor(seen) })))),
   );
+  return enforced(deps, answered);
 }
 
 export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
@@ -236,11 +254,12 @@ export async function acceptHandoff(deps: ServiceDeps, principal: Principal, own
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
+  const seen = await seenHost(deps, row.hostId);
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId })));
+    const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId, ...waitFor(seen) })));
     return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
   });
-  return withTenure(deps, principal, answered, fields.executionSessionId);
+  return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
 export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
@@ -249,13 +268,17 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null };
+  // A host agent that is away cannot preserve the dead owner's WIP: the workflow is told so and
+  // answers at once (refused host_unavailable, or an admin's forced reclaim recorded without it).
+  const seen = await seenHost(deps, row.hostId);
+  const away = seen?.agent === 'away';
+  const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null, ...(away ? { hostAway: true } : {}) };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId })), (deps.temporalTimeoutMs ?? 30_000) * 2);
+    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, ...waitFor(seen) })), (deps.temporalTimeoutMs ?? 30_000) * 2);
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
   });
-  return withTenure(deps, principal, answered, fields.executionSessionId);
+  return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
 /**

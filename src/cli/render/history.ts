@@ -4,7 +4,7 @@ import { runtimeLabel, shortSha, show } from './format';
 
 /**
  * `od-worktree history`: every ownership of a worktree, branch or landed commit, oldest first, with
- * its owner chain (handoff lineage), landings and events. Pure.
+ * its owner chain (handoff lineage) and each tenure's late attempts, landings and events. Pure.
  */
 
 type Entry = HistoryResponse['ownerships'][number];
@@ -26,9 +26,18 @@ export function renderHistoryEntry(e: Entry): string {
   lines.push(`  Lane:      ${show(r.lane)}    Plan: ${show(r.planRef)}`);
   lines.push('  Owners:');
   if (e.lineage.length === 0) lines.push('    none');
+  const late = e.lateAttempts ?? [];
   for (const l of e.lineage) {
     const from = l.previousExecutionSessionId ? ` from ${l.previousExecutionSessionId}` : '';
     lines.push(`    epoch ${l.epoch}  ${VIA[l.via] ?? l.via}${from}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}), conversation ${show(l.conversationId)}, at ${l.at}`);
+    // Under the tenure whose owner did it: its work after a newer tenure began.
+    for (const a of late.filter((x) => x.epoch === l.epoch)) lines.push(...renderLate(a, '      '));
+  }
+  const placed = new Set(e.lineage.map((l) => l.epoch));
+  const unplaced = late.filter((a) => !placed.has(a.epoch));
+  if (unplaced.length > 0) {
+    lines.push('  Late attempts:');
+    for (const a of unplaced) lines.push(...renderLate(a, '    '));
   }
   if (r.latestWip) lines.push(`  WIP:       ${r.latestWip.ref} (${shortSha(r.latestWip.sha)}) at ${r.latestWip.at}`);
   if (r.submitted) lines.push(`  Submitted: ${r.submitted.at}${r.submitted.head ? ` head ${shortSha(r.submitted.head)}` : ''}`);
@@ -61,6 +70,21 @@ export function renderHistoryEntry(e: Entry): string {
     lines.push(`    #${ev.seq}  ${ev.at}  ${ev.type.replace(/^ownership\./, '')}${who ? `  by ${who}` : ''}`);
   }
   return lines.join('\n');
+}
+
+type Late = NonNullable<Entry['lateAttempts']>[number];
+
+/** One preserved piece of late work: where it is kept, then each late commit with whom it is attributed to now. */
+function renderLate(a: Late, indent: string): string[] {
+  const files = a.uncommitted ? ', with uncommitted files' : '';
+  const out = [`${indent}late attempts of ${a.executionSessionId} (epoch ${a.epoch}) after the next tenure began, preserved under ${a.ref} (${shortSha(a.sha)})${files}, reported ${a.at}:`];
+  for (const c of a.commits) {
+    const who = c.status === 'attributed' ? `session ${show(c.executionSessionId)}, epoch ${show(c.epoch)}` : `not attributed (${c.status})`;
+    out.push(`${indent}  ${shortSha(c.commit)}  ${who}`);
+  }
+  if (a.moreCommits > 0) out.push(`${indent}  and ${a.moreCommits} more late commit${a.moreCommits === 1 ? '' : 's'} in ${a.ref}`);
+  if (a.commits.length === 0 && a.moreCommits === 0) out.push(`${indent}  no late commit: uncommitted files only`);
+  return out;
 }
 
 export function renderHistory(h: HistoryResponse): string {

@@ -728,6 +728,58 @@ export const WHO_OUTPUT_JSON_SCHEMA: { readonly [k: string]: unknown } = {
               "type": "null"
             }
           ]
+        },
+        "enforcement": {
+          "anyOf": [
+            {
+              "type": "object",
+              "properties": {
+                "hostId": {
+                  "type": "string"
+                },
+                "state": {
+                  "type": "string",
+                  "enum": [
+                    "enforced",
+                    "pending",
+                    "not_enforced",
+                    "failed"
+                  ]
+                },
+                "hostAgent": {
+                  "type": "string",
+                  "enum": [
+                    "up",
+                    "away"
+                  ]
+                },
+                "hostAgentSeenAgoMs": {
+                  "anyOf": [
+                    {
+                      "type": "integer",
+                      "minimum": -9007199254740991,
+                      "maximum": 9007199254740991
+                    },
+                    {
+                      "type": "null"
+                    }
+                  ],
+                  "description": "since the host agent last beat, when it beats at all"
+                }
+              },
+              "required": [
+                "hostId",
+                "state",
+                "hostAgent",
+                "hostAgentSeenAgoMs"
+              ],
+              "additionalProperties": false,
+              "description": "whether the hooks on the worktree’s host enforce this record, and whether that host’s agent is there"
+            },
+            {
+              "type": "null"
+            }
+          ]
         }
       },
       "required": [

@@ -1,4 +1,4 @@
-import type { BranchStatusWire, Liveness, WireRecord } from '../../api/schemas';
+import type { BranchStatusWire, Enforcement, Liveness, WireRecord } from '../../api/schemas';
 import { lastActivityAt } from '../../domain/activity';
 import { ago } from '../age';
 import { renderFields, runtimeLabel, shortSha, show, type Field } from './format';
@@ -40,8 +40,24 @@ function wipText(r: WireRecord): string {
   return r.latestWip ? `${r.latestWip.ref} (${shortSha(r.latestWip.sha)}, ${r.latestWip.at})` : 'none';
 }
 
+/** Whether the hooks on the worktree's host enforce this record: `not yet` is what people must know while a host is away. */
+export function enforcementText(e: Enforcement | null | undefined): string | null {
+  if (!e) return null;
+  const seen = e.hostAgentSeenAgoMs === null ? '' : `, its agent last seen ${Math.round(e.hostAgentSeenAgoMs / 1000)}s ago`;
+  switch (e.state) {
+    case 'enforced':
+      return `yes, on host ${e.hostId}`;
+    case 'pending':
+      return `being written on host ${e.hostId}`;
+    case 'failed':
+      return `no: host ${e.hostId} refused to write it (see Projection errors in history)`;
+    case 'not_enforced':
+      return `NOT YET on host ${e.hostId} (host away${seen}): its hooks keep the record they last had until it is back`;
+  }
+}
+
 /** `now` (the CLI passes the clock): say how old the Head report is; without it the output depends on the record alone. */
-export function whoFields(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): Field[] {
+export function whoFields(r: WireRecord & { enforcement?: Enforcement | null }, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): Field[] {
   const conv = r.owner?.conversation ?? null;
   const fields: Field[] = [
     { label: 'Worktree', value: show(r.worktreePath) },
@@ -61,6 +77,8 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null, branc
     { label: 'Ownership', value: r.ownershipId },
     { label: 'Head', value: branchText(branch, now) },
   ];
+  const enforced = enforcementText(r.enforcement);
+  if (enforced) fields.push({ label: 'Enforced', value: enforced });
   if (r.handoff) fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
   r.lineage.forEach((l, i) => {
     fields.push({ label: i === 0 ? 'Lineage' : '', value: `epoch ${l.epoch} ${l.via.replace('_', ' ')}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}) at ${l.at}` });
@@ -72,6 +90,6 @@ export function whoFields(r: WireRecord, liveness: Liveness | null = null, branc
   return fields;
 }
 
-export function renderWho(r: WireRecord, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): string {
+export function renderWho(r: WireRecord & { enforcement?: Enforcement | null }, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): string {
   return renderFields(whoFields(r, liveness, branch, now));
 }
