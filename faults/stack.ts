@@ -212,16 +212,7 @@ export class FaultStack {
   }
 
   private writeTokens(): void {
-    const executors = Array.from({ length: this.executorsWanted }, (_, i) => ({ workerId: `faults-${this.tag}-w${i}`, token: generateToken() }));
-    this.tokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executors };
-    const principals = [
-      { id: `admin-${this.tag}`, kind: 'admin', tokenSha256: hashToken(this.tokens.admin) },
-      { id: `landing-${this.tag}`, kind: 'landing', tokenSha256: hashToken(this.tokens.landing) },
-      { id: `reader-${this.tag}`, kind: 'reader', tokenSha256: hashToken(this.tokens.reader) },
-      ...executors.map((e, i) => ({ id: `exec-${this.tag}-${i}`, kind: 'executor', workerId: e.workerId, tokenSha256: hashToken(e.token) })),
-    ];
-    // Hashes only; the clear tokens stay in this process's memory.
-    writeFileSync(this.tokensFile(), JSON.stringify({ principals }), { mode: 0o600 });
+    this.tokens = writePrincipals(this.tokensFile(), this.tag, this.executorsWanted, 'faults');
   }
 
   /** The stack's service key (OD_SERVICE_KEY_FILE of every process): a client of the stack seals with it. */
@@ -255,10 +246,7 @@ export class FaultStack {
       LOG_LEVEL: 'info',
       ...extra,
     };
-    // A jest or CI environment must not leak its own stack's settings into ours.
-    delete env.OD_TEST_DATABASE_URL;
-    delete env.OD_TEST_WORKFLOW_BUNDLE;
-    return env;
+    return withoutTestStack(env);
   }
 
   private proc(name: string, args: string[], env: Record<string, string>, readyLine: RegExp, readyTimeoutMs: number): ManagedProcess {
@@ -276,3 +264,28 @@ export class FaultStack {
     return p;
   }
 }
+
+/**
+ * A run's principals: an admin, a landing controller, a reader and `executors` executors (worker
+ * ids `<prefix>-<tag>-w<i>`), written as hashes to `file`; the clear tokens stay in this process.
+ */
+export function writePrincipals(file: string, tag: string, executors: number, prefix: string): Tokens {
+  const execs = Array.from({ length: executors }, (_, i) => ({ workerId: `${prefix}-${tag}-w${i}`, token: generateToken() }));
+  const tokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executors: execs };
+  const principals = [
+    { id: `admin-${tag}`, kind: 'admin', tokenSha256: hashToken(tokens.admin) },
+    { id: `landing-${tag}`, kind: 'landing', tokenSha256: hashToken(tokens.landing) },
+    { id: `reader-${tag}`, kind: 'reader', tokenSha256: hashToken(tokens.reader) },
+    ...execs.map((e, i) => ({ id: `exec-${tag}-${i}`, kind: 'executor', workerId: e.workerId, tokenSha256: hashToken(e.token) })),
+  ];
+  writeFileSync(file, JSON.stringify({ principals }), { mode: 0o600 });
+  return tokens;
+}
+
+/** A run's service environment: a jest or CI environment must not leak its own stack's settings into it. */
+export function withoutTestStack(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  delete env.OD_TEST_DATABASE_URL;
+  delete env.OD_TEST_WORKFLOW_BUNDLE;
+  return env;
+}
+

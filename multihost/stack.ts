@@ -1,9 +1,8 @@
-import { copyFileSync, chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { Cleanup } from '../bench/cleanup';
-import { generateToken, hashToken } from '../src/auth/tokens';
 import { createKeyFileIfMissing } from '../src/infra/message-seal';
 import { freePort } from '../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
@@ -11,7 +10,7 @@ import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server
 import { PROJECT_ROOT } from '../src/infra/tools';
 import { createPool, migrate } from '../src/store/db';
 import { ManagedProcess } from '../faults/procs';
-import type { Tokens } from '../faults/stack';
+import { withoutTestStack, writePrincipals, type Tokens } from '../faults/stack';
 import { createNetwork, inHost, type NetHost, type Network } from './netns';
 
 /** The settings every host's processes share (OD_* variables). */
@@ -177,22 +176,11 @@ export class MultiHostStack {
       LOG_LEVEL: 'info',
       ...extra,
     };
-    // A jest or CI environment must not leak its own stack's settings into ours.
-    delete env.OD_TEST_DATABASE_URL;
-    delete env.OD_TEST_WORKFLOW_BUNDLE;
-    return env;
+    return withoutTestStack(env);
   }
 
   private writeTokens(): void {
-    const executors = Array.from({ length: this.executors }, (_, i) => ({ workerId: `mh-${this.tag}-w${i}`, token: generateToken() }));
-    this.tokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executors };
-    const principals = [
-      { id: `admin-${this.tag}`, kind: 'admin', tokenSha256: hashToken(this.tokens.admin) },
-      { id: `landing-${this.tag}`, kind: 'landing', tokenSha256: hashToken(this.tokens.landing) },
-      { id: `reader-${this.tag}`, kind: 'reader', tokenSha256: hashToken(this.tokens.reader) },
-      ...executors.map((e, i) => ({ id: `exec-${this.tag}-${i}`, kind: 'executor', workerId: e.workerId, tokenSha256: hashToken(e.token) })),
-    ];
-    writeFileSync(this.tokensFile(), JSON.stringify({ principals }), { mode: 0o600 });
+    this.tokens = writePrincipals(this.tokensFile(), this.tag, this.executors, 'mh');
   }
 
   private proc(net: NetHost, name: string, args: string[], env: Record<string, string>, readyLine: RegExp, readyTimeoutMs: number): ManagedProcess {

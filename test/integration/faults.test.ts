@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { checkAnswers, checkLog, type Log } from '../../faults/checker';
 import { Timeline } from '../../faults/health';
 import type { CallRecord, Op } from '../../faults/http';
 import type { IntentRecord } from '../../faults/load';
 import type { OwnershipEvent } from '../../src/domain/events';
 import { acquireHeavyLock } from '../support/heavy-lock';
+import { ScriptRun } from '../support/script-run';
 
 /**
  * The fault run's short mode (`npm run faults -- --short`) as a test: its own stack as separate
@@ -15,38 +14,20 @@ import { acquireHeavyLock } from '../support/heavy-lock';
  * printed here repeat with `npm run faults -- --short --seed <seed>`.
  */
 
-const ROOT = path.resolve(__dirname, '../..');
 const SEED = process.env.FAULTS_SEED ?? '20261201';
 
-let child: ChildProcess | null = null;
+const run = new ScriptRun();
 let releaseHeavy: () => void = () => undefined;
 beforeAll(async () => {
   releaseHeavy = await acquireHeavyLock();
 }, 900_000);
 afterAll(async () => {
-  // A timed-out test must not leave the run's processes behind: SIGINT runs its own cleanup.
-  if (child && child.exitCode === null && child.signalCode === null) {
-    const gone = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGINT');
-    const t = setTimeout(() => child?.kill('SIGKILL'), 60_000);
-    await gone;
-    clearTimeout(t);
-  }
+  await run.stop();
   releaseHeavy();
 });
 
 test('faults (short): every acknowledged event exactly once, answers bounded, 503 + Retry-After, next message taken', async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, FAULTS_SEED: SEED };
-  // The jest stack's variables must not leak into the run's own stack.
-  for (const k of ['TEMPORAL_ADDRESS', 'DATABASE_URL', 'OD_TEST_DATABASE_URL', 'OD_TEST_WORKFLOW_BUNDLE']) delete env[k];
-  const out: string[] = [];
-  const code = await new Promise<number | null>((resolve) => {
-    child = spawn(path.join(ROOT, 'node_modules', '.bin', 'tsx'), ['scripts/faults.ts', '--short', '--seed', SEED], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (b: Buffer) => out.push(b.toString()));
-    child.stderr!.on('data', (b: Buffer) => out.push(b.toString()));
-    child.once('exit', (c) => resolve(c));
-  });
-  const text = out.join('');
+  const { code, text } = await run.run('scripts/faults.ts', ['--short', '--seed', SEED], { FAULTS_SEED: SEED });
   process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\]   wedge /.test(l)).join('\n') + '\n');
   const lines = text.split('\n').filter((l) => /^\[faults\] \S+ (PASS|FAIL) acked=/.test(l));
   expect(lines.map((l) => l.split(' ')[1])).toEqual(['a1', 'b', 'c', 'd1', 'e']);
