@@ -130,6 +130,13 @@ export interface HeldOwnershipQuery {
  */
 export interface BindOptions extends MessageOptions {
   heldOwnership?: (where: HeldOwnershipQuery) => Promise<{ workflowId: string; record: OwnershipRecord } | null>;
+  /**
+   * Whether another host's agent is known to be away (the API's host presence): a first claim
+   * there needs that agent to inspect the worktree, so it is refused at once (`host_unavailable`,
+   * with these details) instead of after the workflow's host bound. Asked after the request's
+   * own checks: bad input is refused as such first.
+   */
+  hostAway?: (hostId: string) => Promise<Record<string, unknown> | null>;
 }
 
 /**
@@ -321,6 +328,10 @@ export class OwnershipClient {
     // Moved while owned (git worktree move keeps the private git dir, and its projection, while the
     // ownership stays recorded at the old path): refused, never a second live owner.
     if (held && held.record.worktreePath !== worktreePath) throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
+    if (!local && !held && opts.hostAway) {
+      const away = await opts.hostAway(hostId);
+      if (away) throw new OwnershipError('host_unavailable', undefined, away);
+    }
     // A live lifecycle started under an earlier workflow id formula governs the worktree: the claim goes to it.
     const workflowId = held?.workflowId ?? ownershipWorkflowId(hostId, worktreePath);
     // A new operation per attempt: one is used by a single update-with-start call.

@@ -20,8 +20,9 @@ import { withWriterLock } from './writer-lock';
  * (`late_preserved`), which the shipper records for `history`.
  *
  * "Late" is by the journal: a `commit` line of that ownership and epoch whose move git's reflog
- * dates no earlier than the newer tenure's start, give or take LATE_CLOCK_SLACK_MS and the
- * reflog's one-second resolution; and the files on disk when the record says the older owner's
+ * dates in a second that begins at or after the newer tenure's start (the host's clock and the
+ * workflow's are assumed to agree; a move in the very second of the change is not counted, since
+ * counting it would call a tenure's own last commits late); and the files on disk when the record says the older owner's
  * WIP was not preserved at the owner change. Who made those commits is not decided here: the
  * shipper attributes each commit line from the ownership log, as any other.
  */
@@ -30,7 +31,7 @@ import { withWriterLock } from './writer-lock';
 export const LATE_SCAN_BYTES = 4 * 1024 * 1024;
 /** Late commits one `late_preserved` line lists (the line stays one write under PIPE_BUF); the rest are counted in `more`. */
 export const LATE_COMMITS_LISTED = 48;
-/** The clocks of the host (reflog) and the workflow workers (the record) are assumed to agree within this (as attribution's CLOCK_SLACK_MS). */
+/** The clocks of the host (the journal's read) and the workflow workers (the record) are assumed to agree within this (as attribution's CLOCK_SLACK_MS): the shipper's check of a late line. */
 export const LATE_CLOCK_SLACK_MS = 2_000;
 /** Late commits off HEAD (a reset after them) the snapshot keeps as further parents. */
 const ALSO_KEEP_MAX = 16;
@@ -189,9 +190,12 @@ async function scanJournal(dirs: WorktreeDirs, t: LateTenure, ref: string): Prom
   const messages = new Map([...reflog].map(([move, e]) => [move, e.message]));
   const commits: string[] = [];
   for (const line of moves) {
-    // Git wrote the entry within the second it names: the move can be late unless that whole second is before the newer tenure.
+    // Late only when certainly after the newer tenure began: git names the second it wrote the
+    // entry in, so that whole second must begin at or after it. A commit made just before a handoff
+    // or a reclaim is the tenure's own, never "late" (a commit in the same second as the change
+    // is not looked for: the journal still attributes it to this session).
     const when = reflog.get(`${line.old} ${line.new}`)?.at ?? null;
-    if (when === null || (when + 1) * 1000 <= t.since - LATE_CLOCK_SLACK_MS) continue;
+    if (when === null || when * 1000 < t.since) continue;
     for (const c of await commitsOfMove(dirs, line, messages)) if (!commits.includes(c)) commits.push(c);
   }
   return { commits, recorded };

@@ -44,12 +44,14 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  // A worktree on another host is inspected there before the first claim: a host whose agent is
-  // away is refused now, not after the workflow's host bound (45 s).
   const seen = await seenHost(deps, body.hostId ?? deps.client.hostId);
-  if (seen?.agent === 'away' && body.hostId !== undefined && body.hostId !== deps.client.hostId) {
-    throw new OwnershipError('host_unavailable', undefined, { hostId: seen.hostId, hostAgent: 'away', hostAgentSeenAgoMs: seen.seenAgoMs });
-  }
+  // A worktree on another host is inspected there before its first claim: a host whose agent is
+  // away is refused at once (by the client, after the request's own checks), not after the
+  // workflow's host bound (45 s).
+  const hostAway = async (hostId: string) => {
+    const now = await seenHost(deps, hostId);
+    return now?.agent === 'away' ? { hostId, hostAgent: 'away', hostAgentSeenAgoMs: now.seenAgoMs } : null;
+  };
   // The proof goes with the answer, from the log too (a replayed bind answers the same secret).
   const answered = await asMessage(deps, principal, ctx, null, async (m) => {
   const view = await withTemporal(deps, () =>
@@ -68,7 +70,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
       lane: body.lane ?? null,
       planRef: body.planRef ?? null,
       requestId: body.requestId ?? null,
-    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), ...waitFor(seen) }),
+    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), hostAway, ...waitFor(seen) }),
     // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
     body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
