@@ -389,8 +389,9 @@ class Context {
     if (intruder.code === 0) fail2('another session committed on the cut-off host');
     if (copied.code === 0) fail2("the owner's session id without its secret committed on the cut-off host");
     if (intruder.code !== 0 && copied.code !== 0) d2.push(`h3's gate and hooks refused another session (${firstLine(intruder.out)}) and the owner's id without its secret (${firstLine(copied.out)})`);
-    const late1 = this.agentCommit(h3, wt, 'late-1', owner.env);
-    if (!late1.sha) fail2(`the owner it knows could not commit on the cut-off host: ${late1.out.slice(0, 200)}`);
+    // Still its tenure (nobody has taken it yet): its own commit, made while cut off.
+    const before = this.agentCommit(h3, wt, 'cut-before-reclaim', owner.env);
+    if (!before.sha) fail2(`the owner it knows could not commit on the cut-off host: ${before.out.slice(0, 200)}`);
     // A successor on h2 asks for the worktree: liveness cannot be proven, so it is refused.
     const succ = this.stack.tokens.executors[1]!;
     const succSession = `mh-${this.stack.tag}-h2-successor`;
@@ -419,8 +420,10 @@ class Context {
     if (!/Enforced:\s+NOT YET on host/.test(who.stdout)) fail2(`who on h1 does not say the reclaim is not yet enforced:\n${who.stdout}`);
     else d2.push(`who on h1: "${who.stdout.split('\n').find((l) => l.includes('NOT YET'))?.trim()}"`);
     // The owner h3 knows commits again while cut off, and leaves uncommitted work.
+    // Late: made after its tenure was taken, still passing h3's hooks (they know no newer owner).
+    const late1 = this.agentCommit(h3, wt, 'late-1', owner.env);
     const late2 = this.agentCommit(h3, wt, 'late-2', owner.env);
-    if (!late2.sha) fail2(`second late commit refused while still cut off: ${late2.out.slice(0, 200)}`);
+    if (!late1.sha || !late2.sha) fail2(`a late commit was refused while still cut off: ${late1.out.slice(0, 200)} ${late2.out.slice(0, 200)}`);
     writeFileSync(path.join(wt.path, 'late-uncommitted.txt'), 'late\n');
     const cutFor = this.opts.short ? 0 : 45_000;
     await sleep(Math.max(0, cutAt + MULTIHOST_SETTINGS.leaseTtlMs * 2 + cutFor - Date.now()));
@@ -437,29 +440,32 @@ class Context {
     else d3.push(`the old owner is refused once h3 converged (${firstLine(stale.out)})`);
     // The late work: preserved under a WIP ref, in history as late attempts of the old tenure, attributed to the old session.
     const lateShas = [late1.sha, late2.sha].filter((s): s is string => s !== null);
+    const mine = [before.sha, ...lateShas].filter((s): s is string => s !== null);
     const refs = (await git(wt.repoRoot, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/overdeck/'])).split('\n').filter(Boolean);
     const holding = [];
     for (const line of refs) {
       const [ref] = line.split(' ');
       const reach = await git(wt.repoRoot, ['rev-list', ref!]).catch(() => '');
-      if (lateShas.every((s) => reach.includes(s))) holding.push(ref!);
+      if (mine.every((s) => reach.includes(s))) holding.push(ref!);
     }
-    if (holding.length === 0) fail3(`no ref under refs/overdeck holds the late commits ${lateShas.map((s) => s.slice(0, 8)).join(', ')}`);
-    else d3.push(`late commits ${lateShas.map((s) => s.slice(0, 8)).join(', ')} preserved under ${holding.join(', ')}`);
-    await sleep(6_000);
-    const history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
-    const histText = history.stdout;
-    for (const sha of lateShas) {
-      if (!histText.includes(sha)) fail3(`history does not show late commit ${sha.slice(0, 8)}`);
-    }
-    if (!/late/i.test(histText)) fail3('history does not mark any attempt as late');
-    const histJson = history.code === 0 ? (JSON.parse(histText) as unknown) : null;
-    for (const sha of lateShas) {
+    if (holding.length === 0) fail3(`no ref under refs/overdeck holds the commits made while cut off ${mine.map((s) => s.slice(0, 8)).join(', ')}`);
+    else d3.push(`commits made while cut off (${mine.map((s) => s.slice(0, 8)).join(', ')}) preserved under ${holding.join(', ')}`);
+    // The host agent ships the journal's late_preserved line after its projection write (and every 5 s).
+    const lateListed = (h: unknown): string => JSON.stringify(collect(h, 'lateAttempts'));
+    let history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
+    await this.until(() => {
+      history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
+      return history.code === 0 && lateShas.every((sha) => lateListed(JSON.parse(history.stdout)).includes(sha));
+    }, 30_000, 1_000);
+    const histJson = history.code === 0 ? (JSON.parse(history.stdout) as unknown) : null;
+    for (const sha of lateShas) if (!lateListed(histJson).includes(sha)) fail3(`history does not list ${sha.slice(0, 8)} among the late attempts`);
+    if (before.sha && lateListed(histJson).includes(before.sha)) fail3(`history lists ${before.sha.slice(0, 8)}, made before the reclaim, as late`);
+    for (const sha of mine) {
       const who = sessionsNaming(histJson, sha);
-      if (!who.has(owner.session)) fail3(`history does not attribute late commit ${sha.slice(0, 8)} to ${owner.session} (${[...who].join(', ') || 'nobody'})`);
-      if (who.has(succSession)) fail3(`history attributes late commit ${sha.slice(0, 8)} to the new owner ${succSession}`);
+      if (lateShas.includes(sha) && !who.has(owner.session)) fail3(`history does not attribute ${sha.slice(0, 8)} to ${owner.session} (${[...who].join(', ') || 'nobody'})`);
+      if (who.has(succSession)) fail3(`history attributes ${sha.slice(0, 8)} to the new owner ${succSession}`);
     }
-    if (ok3) d3.push(`history shows the late commits under the old tenure, attributed to ${owner.session}, never to ${succSession}`);
+    if (ok3) d3.push(`history lists the commits made after the reclaim as late attempts of the old tenure; the late ones attributed to ${owner.session}; none to ${succSession}`);
     const rebuild = this.cli(this.h[0]!, ['admin', 'rebuild-projection', '--check', '--json']);
     if (rebuild.code !== 0) fail3(`rebuild-projection --check: ${rebuild.stdout.slice(0, 300)}`);
     else d3.push('admin rebuild-projection --check: consistent');
@@ -621,6 +627,18 @@ class Context {
       await sleep(everyMs);
     }
   }
+}
+
+/** Every value under a key named `key`, anywhere in a JSON answer. */
+function collect(x: unknown, key: string, out: unknown[] = []): unknown[] {
+  if (Array.isArray(x)) x.forEach((v) => collect(v, key, out));
+  else if (x !== null && typeof x === 'object') {
+    for (const [k, v] of Object.entries(x)) {
+      if (k === key) out.push(v);
+      collect(v, key, out);
+    }
+  }
+  return out;
 }
 
 /** The sessions named beside `sha` in a JSON answer: executionSessionId / session fields of every object that holds the sha. */

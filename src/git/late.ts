@@ -20,9 +20,10 @@ import { withWriterLock } from './writer-lock';
  * (`late_preserved`), which the shipper records for `history`.
  *
  * "Late" is by the journal: a `commit` line of that ownership and epoch whose move git's reflog
- * dates in a second that begins at or after the newer tenure's start (the host's clock and the
- * workflow's are assumed to agree; a move in the very second of the change is not counted, since
- * counting it would call a tenure's own last commits late); and the files on disk when the record says the older owner's
+ * dates after the newer tenure's start (the host's clock and the workflow's are assumed to agree).
+ * Git's reflog names whole seconds: a move in the very second of the change counts as late when
+ * the newer tenure was taken by a reclaim, not when it was handed over (a handoff's owner gave the
+ * worktree up; its last commits before that are its own); and the files on disk when the record says the older owner's
  * WIP was not preserved at the owner change. Who made those commits is not decided here: the
  * shipper attributes each commit line from the ownership log, as any other.
  */
@@ -43,6 +44,8 @@ export interface LateTenure {
   executionSessionId: string;
   /** ms since the epoch: when the next tenure of the ownership began (its lineage entry) */
   since: number;
+  /** the next tenure was taken from this one (a reclaim), not handed over by it */
+  takenFrom: boolean;
   /** the record says this tenure's WIP was not preserved when it ended: the files on disk are its too */
   wipNotPreserved: boolean;
 }
@@ -65,6 +68,7 @@ export function lateTenureOf(local: LocalProjection | null, record: OwnershipRec
     epoch: local.epoch,
     executionSessionId: local.executionSessionId,
     since: Date.parse(next.at),
+    takenFrom: next.via === 'reclaim' || next.via === 'forced_reclaim',
     wipNotPreserved: w !== null && w.executionSessionId === local.executionSessionId && Date.parse(w.at) >= began,
   };
 }
@@ -190,12 +194,13 @@ async function scanJournal(dirs: WorktreeDirs, t: LateTenure, ref: string): Prom
   const messages = new Map([...reflog].map(([move, e]) => [move, e.message]));
   const commits: string[] = [];
   for (const line of moves) {
-    // Late only when certainly after the newer tenure began: git names the second it wrote the
-    // entry in, so that whole second must begin at or after it. A commit made just before a handoff
-    // or a reclaim is the tenure's own, never "late" (a commit in the same second as the change
-    // is not looked for: the journal still attributes it to this session).
+    // Git names the second it wrote the entry in. A commit in the very second of the change is
+    // ambiguous: after a reclaim (the tenure was taken, its owner likely cut off) it is kept as
+    // late, since keeping costs a ref; after a handoff (its owner gave the worktree up) it is the
+    // tenure's own last commit. Either way the journal attributes it to this session.
     const when = reflog.get(`${line.old} ${line.new}`)?.at ?? null;
-    if (when === null || when * 1000 < t.since) continue;
+    const late = when !== null && (t.takenFrom ? (when + 1) * 1000 > t.since : when * 1000 >= t.since);
+    if (!late) continue;
     for (const c of await commitsOfMove(dirs, line, messages)) if (!commits.includes(c)) commits.push(c);
   }
   return { commits, recorded };

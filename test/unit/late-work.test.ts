@@ -48,7 +48,11 @@ function reclaimed(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
 }
 
 test('the older tenure is the one the worktree still enforces, from the next tenure’s start on', () => {
-  expect(lateTenureOf(local(), reclaimed())).toEqual({ ownershipId: OWN, epoch: 1, executionSessionId: 'session_a', since: Date.parse(at(5)), wipNotPreserved: true });
+  expect(lateTenureOf(local(), reclaimed())).toEqual({ ownershipId: OWN, epoch: 1, executionSessionId: 'session_a', since: Date.parse(at(5)), takenFrom: true, wipNotPreserved: true });
+  // Handed over, not taken: a commit in the very second of the change is the tenure's own.
+  const handed = reclaimed();
+  handed.lineage[1] = { ...handed.lineage[1]!, via: 'handoff' };
+  expect(lateTenureOf(local(), handed)?.takenFrom).toBe(false);
   // Two changes while away: the next tenure after the one held, not the last one.
   const twice = reclaimed({ epoch: 3 });
   twice.lineage.push({ executionSessionId: 'session_c', runtime: 'codex-cli', epoch: 3, via: 'forced_reclaim', at: at(9), conversationId: null, previousExecutionSessionId: 'session_b' });
