@@ -392,6 +392,8 @@ class Context {
     // Still its tenure (nobody has taken it yet): its own commit, made while cut off.
     const before = this.agentCommit(h3, wt, 'cut-before-reclaim', owner.env);
     if (!before.sha) fail2(`the owner it knows could not commit on the cut-off host: ${before.out.slice(0, 200)}`);
+    // Git's reflog names whole seconds: a commit in the very second of a reclaim counts as late (src/git/late.ts). This one is seconds before.
+    await sleep(2_000);
     // A successor on h2 asks for the worktree: liveness cannot be proven, so it is refused.
     const succ = this.stack.tokens.executors[1]!;
     const succSession = `mh-${this.stack.tag}-h2-successor`;
@@ -451,7 +453,9 @@ class Context {
     if (holding.length === 0) fail3(`no ref under refs/overdeck holds the commits made while cut off ${mine.map((s) => s.slice(0, 8)).join(', ')}`);
     else d3.push(`commits made while cut off (${mine.map((s) => s.slice(0, 8)).join(', ')}) preserved under ${holding.join(', ')}`);
     // The host agent ships the journal's late_preserved line after its projection write (and every 5 s).
-    const lateListed = (h: unknown): string => JSON.stringify(collect(h, 'lateAttempts'));
+    // The commits each late attempt lists as late (its `head` and snapshot are beside them, not among them).
+    const lateListed = (h: unknown): string[] =>
+      collect(collect(h, 'lateAttempts'), 'commits').flatMap((cs) => (Array.isArray(cs) ? cs.map((c) => String((c as { commit?: unknown }).commit)) : []));
     let history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
     await this.until(() => {
       history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
