@@ -3,7 +3,7 @@ import { queuePolled } from '../infra/queue-pollers';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { hostTaskQueue as hostQueueOf } from '../domain/queues';
-import { BEACON_STALE_MS } from '../infra/beacon';
+import { BEACON_STALE_MS, beaconFresh } from '../infra/beacon';
 import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands, type NamespaceReport } from '../infra/namespace-check';
 import { seenHosts, type SeenHost } from '../store/hosts';
 import { VERSION_INFO } from '../version';
@@ -103,7 +103,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
       Promise.all(
         hosts.map(async (h): Promise<SeenHost & { agent: 'up' | 'down' | null }> => {
           if (h.hostId === deps.hostId) return { ...h, agent: null }; // this host's: `hostAgent`, below
-          if (h.lastBeatAgoMs !== null) return { ...h, agent: h.lastBeatAgoMs < BEACON_STALE_MS ? 'up' : 'down' };
+          if (h.lastBeatAgoMs !== null) return { ...h, agent: beaconFresh(h.lastBeatAgoMs) ? 'up' : 'down' };
           // No beacon at all (an agent without DATABASE_URL beats none): Temporal's pollers are all there is.
           const agent = await pollers(hostQueueOf(h.hostId), 'activity', Math.max(0, deadline - Date.now())).catch(() => 'down' as const);
           return { ...h, agent };

@@ -11,6 +11,8 @@ import type { Pool } from 'pg';
  */
 export const BEAT_MS = 2_000;
 export const BEACON_STALE_MS = 8_000;
+/** A beacon this many ms old says its process runs: the one rule /healthz and the API's host presence judge by. */
+export const beaconFresh = (ageMs: number): boolean => ageMs < BEACON_STALE_MS;
 const RETRY_MS = 250;
 
 export interface BeaconOptions {
