@@ -7,7 +7,7 @@ import { git, landOnMain, makeWorktrees, type Worktree } from '../faults/git';
 import { Timeline } from '../faults/health';
 import { CallLog } from '../faults/http';
 import { IntentLog, makeDrivers } from '../faults/load';
-import { Rng } from '../torture/rng';
+import { Rng } from '../chaos/rng';
 import { currentProcessIdentity } from '../src/activities/liveness';
 import { BEACON_STALE_MS } from '../src/infra/beacon';
 import { PROJECT_ROOT } from '../src/infra/tools';
@@ -545,20 +545,28 @@ class Context {
     let worstNext = 0;
     // As a client honouring Retry-After would: the first answers may still say host_unavailable until the agent's first beacon lands.
     let again: Api;
+    let refusedFirst = 0;
+    // Each answer after the return, with when it came (from the ready line), so a slow one says which and why.
+    const after = (op: string, r: Api) => d.push(`after the return, ${op}: ${r.status === 200 ? `200 projection ${String(r.body.projection)}` : `${r.status} ${String(r.body.code)}`} in ${r.ms} ms, at +${Date.now() - backAt} ms`);
     for (;;) {
       again = await this.api('POST', '/v1/bind', ex.token, { worktreePath: wt.path, branch: wt.branch, hostId: h2.id, executionSessionId: ses('f'), runtime: 'multihost' });
       if (again.status !== 503 || Date.now() - backAt > BOUNDS.nextMessageAfterReturn) break;
+      refusedFirst++;
       await sleep(500);
     }
+    if (refusedFirst > 0) d.push(`after the return, bind: ${refusedFirst} × 503 before the agent's first beacon`);
+    after('bind', again);
     if (again.status !== 200) fail(`bind on h2 after its return: ${again.status} ${JSON.stringify(again.body).slice(0, 200)}`);
     else {
       const sub = await this.api('POST', `/v1/ownerships/${id}/submit`, ex.token, { executionSessionId: ses('f'), epoch: again.body.epoch });
+      after('submit', sub);
       if (sub.status !== 200) fail(`submit on h2 after its return: ${sub.status} ${JSON.stringify(sub.body).slice(0, 200)}`);
     }
     worstNext = Math.max(worstNext, Date.now() - backAt);
     const o = this.owners.get(w[1]![1]!.path);
     if (o) {
       const r = await this.api('POST', `/v1/ownerships/${o.ownershipId}/plan`, this.stack.tokens.executors[o.executor]!.token, { executionSessionId: o.session, epoch: o.epoch, lane: 'after-return' });
+      after(`plan of ${o.ownershipId}`, r);
       if (r.status !== 200) fail(`plan on ${o.ownershipId} after h2 returned: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       worstNext = Math.max(worstNext, Date.now() - backAt);
     }
