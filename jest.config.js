@@ -1,10 +1,67 @@
-/** Real components only: globalSetup starts a Temporal dev server and an isolated PostgreSQL database. */
-module.exports = {
-  testEnvironment: 'node',
+/**
+ * Four tiers (jest projects), all run by `npm test`; one alone by `npm run test:<tier>`
+ * (docs/development.md):
+ *   unit         test/unit: no Temporal, no PostgreSQL, nothing started
+ *   workflow     test/workflow: the workflows on the time-skipping test server with in-memory
+ *                activities, and the recorded histories replayed without a server
+ *   integration  test/integration: the real stack (a Temporal dev server and an isolated PostgreSQL database)
+ *   soak         the long runs of test/integration (SOAK below) on the same real stack
+ * Every tier runs in the guarded environment: what a test file starts is stopped when it ends
+ * (test/support/process-guard.ts). A failed run ends with a summary of its failures.
+ */
+const SOAK = ['faults', 'fuzz-api', 'torture', 'ownership-scale', 'package', 'day-one-start-stop', 'bench-smoke', 'multihost', 'demo'];
+
+const base = {
+  testEnvironment: '<rootDir>/test/support/guarded-environment.ts',
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+const stack = {
+  // One module for both stack tiers: jest runs a global setup module once per run, so they share the stack.
+  globalSetup: '<rootDir>/test/support/tiers/stack-setup.ts',
+  globalTeardown: '<rootDir>/test/support/tiers/stack-teardown.ts',
+};
+
+const projects = [
+  {
+    ...base,
+    displayName: 'unit',
+    testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+    globalSetup: '<rootDir>/test/support/tiers/none-setup.ts',
+    globalTeardown: '<rootDir>/test/support/tiers/none-teardown.ts',
+  },
+  {
+    ...base,
+    displayName: 'workflow',
+    testMatch: ['<rootDir>/test/workflow/**/*.test.ts'],
+    globalSetup: '<rootDir>/test/support/tiers/workflow-setup.ts',
+    globalTeardown: '<rootDir>/test/support/tiers/workflow-teardown.ts',
+  },
+  {
+    ...base,
+    ...stack,
+    displayName: 'integration',
+    testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+    testPathIgnorePatterns: ['/node_modules/', ...SOAK.map((name) => `/test/integration/${name}\\.test\\.ts$`)],
+  },
+  {
+    ...base,
+    ...stack,
+    displayName: 'soak',
+    testMatch: SOAK.map((name) => `<rootDir>/test/integration/${name}.test.ts`),
+  },
+];
+
+// `npm run test:<tier>` names its tier here rather than with --selectProjects, which would take
+// the file names given after it (`npm run test:unit -- test/unit/x.test.ts`) for project names.
+const tiers = (process.env.OD_TEST_TIER ?? '').split(',').filter(Boolean);
+const unknown = tiers.filter((t) => !projects.some((p) => p.displayName === t));
+if (unknown.length) throw new Error(`OD_TEST_TIER: no tier ${unknown.join(', ')} (tiers: ${projects.map((p) => p.displayName).join(', ')})`);
+
+module.exports = {
+  projects: tiers.length ? projects.filter((p) => tiers.includes(p.displayName)) : projects,
+  // jest's default output, then the failures last (it runs the default reporters itself).
+  reporters: ['<rootDir>/test/support/failure-summary.js'],
   testTimeout: 120000,
   maxWorkers: 2,
 };

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { benchGate } from './cases/gate';
+import { benchProvenance } from './cases/provenance';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalCliPath } from '../src/infra/tools';
@@ -16,7 +18,7 @@ import { buildMinimalBundle, memoryRow, perWorkflowCost, settledSample } from '.
 import { measureParts } from './cases/parts';
 import { benchProjection } from './cases/projection';
 import { benchUpdate } from './cases/update';
-import { Cleanup } from './cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { readScale, sizesFor, type BenchContext, type LiveOwnership } from './context';
 import { bindRequest, executor, makeWorktrees } from './fixtures';
 import { machineInfo, renderTable, writeResults, type Row } from './report';
@@ -111,7 +113,7 @@ async function main(): Promise<number> {
     // 5. projection write, 6. commit with hooks: git only, on a machine with no workflow traffic yet.
     if (wants('projection')) rows.push(await phase('5 git projection write', () => benchProjection(ctx, projWt)));
     if (wants('commit')) rows.push(await phase('6 commit with guard hooks', () => benchCommit(ctx, guardedWt, plainWt)));
-    if (wants('gate')) rows.push(...(await phase('6b git through the agent-side gate', () => (require('./cases/gate') as typeof import('./cases/gate')).benchGate(ctx, reposDir))));
+    if (wants('gate')) rows.push(...(await phase('6b git through the agent-side gate', () => benchGate(ctx, reposDir))));
     // Breakdown material for 1 and 2: their store and git parts, each timed alone.
     const parts = wants('bind') || wants('update') ? await phase('parts for the breakdowns', () => measureParts(ctx, spare)) : null;
 
@@ -186,7 +188,7 @@ async function main(): Promise<number> {
     // 7. list with 1,000 vs 100,000 historical ownerships; 4. lookups run on the grown tables.
     if (wants('list')) rows.push(await phase('7 listOwnerships vs history size', () => benchList(ctx)));
     if (wants('lookup')) rows.push(...(await phase('4 lookup by branch', () => benchLookup(ctx, liveSet))));
-    if (wants('provenance')) rows.push(...(await phase('12 provenance lookup (100,000 receipts at BENCH_SCALE=1)', () => (require('./cases/provenance') as typeof import('./cases/provenance')).benchProvenance(ctx))));
+    if (wants('provenance')) rows.push(...(await phase('12 provenance lookup (100,000 receipts at BENCH_SCALE=1)', () => benchProvenance(ctx))));
 
     // 9. the installed CLI's start-up and 10. the production processes' base memory, compiled vs tsx,
     // on the package built for this run (never the working tree's dist/).

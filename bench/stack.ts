@@ -1,9 +1,8 @@
 import type { DataConverter } from '@temporalio/common';
-import { chmodSync, createWriteStream, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { noAuthority } from '../src/activities/liveness';
 import { OwnershipClient } from '../src/client';
@@ -11,12 +10,14 @@ import { freePort } from '../src/infra/ports';
 import { tenureSecret, type Tenure } from '../src/domain/tenure';
 import { loadKeyring } from '../src/infra/message-seal';
 import { dataConverterOf } from '../src/infra/payload-codec';
-import { dropDatabase, ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
-import { startDevServer } from '../src/infra/temporal-dev-server';
-import { createWorkers, WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
-import { createPool, migrate } from '../src/store/db';
+import { createWorkers } from '../src/infra/workers';
+import { createPool } from '../src/store/db';
 import type { OwnershipSettings } from '../src/workflows/ownership';
-import type { Cleanup } from './cleanup';
+import { writeWorkflowBundle } from '../stack/bundle';
+import type { Cleanup } from '../stack/cleanup';
+import { migratedDatabase, startPostgres } from '../stack/postgres';
+import { makeRunDir } from '../stack/run-dir';
+import { startTemporal } from '../stack/temporal';
 
 export interface BenchStack {
   /** the stack's data converter: its own service key (src/infra/message-seal.ts) */
@@ -67,49 +68,19 @@ export const BENCH_SETTINGS: Partial<OwnershipSettings> = { leaseTtlMs: 60 * 60_
  */
 export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const started = Date.now();
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-bench-'));
-  chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
-  const root = realpathSync(tmp);
-  cleanup.add('remove temp dir', () => rmSync(root, { recursive: true, force: true }), 60_000);
-  cleanup.addLastResort(() => rmSync(root, { recursive: true, force: true }));
+  const root = makeRunDir('bench', cleanup);
 
-  const temporalPort = await freePort();
-  const temporalLog: string[] = [];
-  const server = await startDevServer({
-    port: temporalPort,
-    uiPort: null,
-    dbFile: path.join(root, 'temporal', 'temporal.sqlite'),
-    logFile: (l) => {
-      temporalLog.push(l);
-      if (temporalLog.length > 200) temporalLog.shift();
-    },
-  });
-  cleanup.add('stop Temporal dev server', () => server.stop(), 12_000);
-  cleanup.addLastResort(() => {
-    if (server.process.exitCode === null && server.process.signalCode === null) process.kill(-server.process.pid!, 'SIGKILL');
-  });
+  const server = await startTemporal(cleanup, { port: await freePort(), uiPort: null, dbFile: path.join(root, 'temporal', 'temporal.sqlite') });
   log(`Temporal dev server on ${server.address} (SQLite WAL in ${path.join(root, 'temporal')}) after ${Date.now() - started} ms`);
 
-  let serverUrl: string;
-  let pgSource: BenchStack['pgSource'];
-  if (process.env.DATABASE_URL) {
-    serverUrl = process.env.DATABASE_URL;
-    pgSource = 'DATABASE_URL';
-  } else {
-    const pg = await startEmbeddedPostgres({ dataDir: path.join(root, 'pg'), port: await freePort() });
-    cleanup.add('stop embedded PostgreSQL', () => pg.stop(), 20_000);
-    serverUrl = pg.serverUrl;
-    pgSource = 'embedded';
-  }
+  const { serverUrl, source: pgSource } = await startPostgres(cleanup, { dir: root, preferDatabaseUrl: true });
   const dbName = `od_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const databaseUrl = await ensureDatabase(serverUrl, dbName);
-  cleanup.add(`drop database ${dbName}`, () => dropDatabase(serverUrl, dbName), 20_000);
-  await migrate(databaseUrl);
+  const databaseUrl = await migratedDatabase(cleanup, serverUrl, dbName, true);
   log(`PostgreSQL (${pgSource}) database ${dbName} migrated after ${Date.now() - started} ms`);
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger, preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
-  const bundlePath = path.join(root, 'workflow-bundle.js');
-  writeFileSync(bundlePath, bundle.code);
+  // The product's workflows plus the bench's no-op baseline (bench/workflows), which production never registers.
+  const bundle = await writeWorkflowBundle(root, log, path.resolve(__dirname, 'workflows/index.ts'));
+  const bundlePath = bundle.path;
   log(`workflow bundle built after ${Date.now() - started} ms`);
 
   // Core's own metrics (Prometheus, scraped by bench/metrics.ts) give the worker-side breakdowns.
@@ -135,8 +106,8 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const connection = await NativeConnection.connect({ address: server.address });
   const workerPool = createPool(databaseUrl);
   // The stack's own service key, in its temp dir: its workers and clients seal and prove with it.
-  const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: '', dataDir: tmp });
-  const serviceKey = loadKeyring({ serviceKeyFile: '', dataDir: tmp }).sealing.key;
+  const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: '', dataDir: root });
+  const serviceKey = loadKeyring({ serviceKeyFile: '', dataDir: root }).sealing.key;
   /** The secret the API would answer for a tenure, for sessions bound through the typed client. */
   const tenureSecretOf = (t: Tenure): string => tenureSecret(serviceKey, t);
   const workers = await createWorkers({
@@ -174,19 +145,8 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const pool = createPool(databaseUrl);
   cleanup.add('close bench pool', () => pool.end());
   log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);
-  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.code.length, bundlePath, settings: BENCH_SETTINGS, dataConverter, tenureSecret: tenureSecretOf };
+  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.bytes, bundlePath, settings: BENCH_SETTINGS, dataConverter, tenureSecret: tenureSecretOf };
 }
-
-/** The bundler's logger: its warnings and errors only, through `write`. */
-export const quietBundleLoggerTo = (write: (line: string) => void) => ({
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => write(`bundle: ${m}`),
-  error: (m: string) => write(`bundle: ${m}`),
-  log: () => undefined,
-});
-const quietBundleLogger = quietBundleLoggerTo(log);
 
 /** The worker's workflow cache cap for this run: OD_MAX_CACHED_WORKFLOWS, else the SDK's default (0). */
 export function maxCached(): number {

@@ -4,6 +4,8 @@ import type { Pool } from 'pg';
 import { parseEvent, type OwnershipEvent } from '../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../src/domain/projection';
 import { PROJECT_ROOT } from '../src/infra/tools';
+import { unavailableProblem } from '../chaos/answer-rules';
+import { viewMismatch } from '../chaos/view-check';
 import type { HealthSample, Timeline } from './health';
 import type { CallRecord } from './http';
 import type { IntentRecord } from './load';
@@ -314,9 +316,8 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
       v(`answered seq ${c.answer.seq}, the log ends at ${f.length}`);
       continue;
     }
-    const logged = { state: at.state, epoch: at.epoch, owner: at.owner?.executionSessionId ?? null, handoff: at.handoff?.handoffId ?? null };
-    const answered = { state: c.answer.state, epoch: c.answer.epoch, owner: c.answer.ownerSession ?? null, handoff: c.answer.handoffId ?? null };
-    if (JSON.stringify(logged) !== JSON.stringify(answered)) v(`answered ${JSON.stringify(answered)} at seq ${c.answer.seq}, the log says ${JSON.stringify(logged)}`);
+    const off = viewMismatch(at, c.answer);
+    if (off) v(`answered ${off.answered} at seq ${c.answer.seq}, the log says ${off.logged}`);
   }
   return { violations: out, matched, appliedUnacked, droppedLandings, retriedTwice };
 }
@@ -401,11 +402,9 @@ export function checkAnswers(calls: readonly CallRecord[], timeline: Timeline): 
     const ms = c.t1 - c.t0;
     if (c.status === 0) v('no_answer', `no answer within ${ms} ms`);
     if (ms > deadlineOf(c.op) + DEADLINE_SLACK_MS) v('slow_answer', `answered after ${ms} ms (bound ${deadlineOf(c.op) + DEADLINE_SLACK_MS} ms)`);
-    if (c.status >= 500) {
-      if (c.status !== 503) v('bad_5xx', `answered ${c.status} ${c.code ?? ''}`);
-      else if (!c.retryAfter) v('bad_5xx', `503 ${c.code ?? ''} without Retry-After`);
-      else if (c.code !== 'unavailable' && c.code !== 'host_unavailable') v('bad_5xx', `503 with code ${c.code ?? '(none)'}`);
-    }
+    const unavailable = unavailableProblem(c.status, c.retryAfter);
+    if (unavailable) v('bad_5xx', `${unavailable} ${c.code ?? ''}`);
+    else if (c.status === 503 && c.code !== 'unavailable' && c.code !== 'host_unavailable') v('bad_5xx', `503 with code ${c.code ?? '(none)'}`);
     if (c.unsafeBody) v('unsafe_body', c.unsafeBody);
     const workflowAway = timeline.overlaps(['temporal', 'worker', 'postgres'], c.t0, c.t1, RECOVERY_MS);
     if (c.status === 503 && c.code === 'unavailable' && ms >= deadlineOf(c.op) - 1_500 && !workflowAway) {

@@ -1,22 +1,8 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gitAs, initRepo } from '../chaos/git';
 
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'faults',
-  GIT_AUTHOR_EMAIL: 'faults@example.invalid',
-  GIT_COMMITTER_NAME: 'faults',
-  GIT_COMMITTER_EMAIL: 'faults@example.invalid',
-};
-
-export function git(cwd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`git ${args.join(' ')}: ${stderr.trim() || err.message}`));
-      else resolve(stdout.trim());
-    });
-  });
-}
+export const git = gitAs('faults');
 
 /** One worktree of the run: a real `git worktree add` under the allowed roots, recreated per lifecycle on a fresh branch. */
 export interface Worktree {
@@ -38,12 +24,7 @@ export async function makeWorktrees(baseDir: string, count: number, perRepo = 2,
   const out: Worktree[] = [];
   for (let r = 0; r * perRepo < count; r++) {
     const repoRoot = path.join(baseDir, `repo-${r}`);
-    mkdirSync(repoRoot, { recursive: true });
-    await git(repoRoot, ['init', '-q', '-b', 'main']);
-    writeFileSync(path.join(repoRoot, 'README.md'), `# repo ${r}\n`);
-    await git(repoRoot, ['add', '.']);
-    await git(repoRoot, ['commit', '-q', '-m', 'initial']);
-    writeFileSync(path.join(repoRoot, '.git', 'info', 'exclude'), '.worktrees/\n');
+    await initRepo(git, repoRoot, `repo ${r}`);
     for (let i = 0; i < perRepo && out.length < count; i++) {
       const k = firstK + out.length;
       const name = `${prefix}-${out.length}`;

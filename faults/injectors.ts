@@ -2,7 +2,7 @@ import path from 'node:path';
 import { makeWorktrees, privateGitDir, waitForFile } from './git';
 import type { Timeline } from './health';
 import { Driver, type IntentResult, type LoadContext } from './load';
-import type { Rng } from '../torture/rng';
+import type { Rng } from '../chaos/rng';
 import type { FaultStack } from './stack';
 
 /** How long each fault holds its component away. */
@@ -57,6 +57,21 @@ export interface Fault {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A fresh worktree `name` (slot `k`) outside the load, and a driver for it drawing from the run's seed forked by `salt`. */
+async function driverOfItsOwn(ctx: FaultContext, name: string, k: number, salt: number): Promise<Driver> {
+  const [wt] = await makeWorktrees(path.join(ctx.stack.repoDir, name), 1, 1, name, k);
+  return new Driver(ctx.load, wt!, ctx.rng.fork(salt));
+}
+
+/** `kill -9` of the dev server, restarted on its SQLite file after `ms`: marked down in the timeline meanwhile. */
+async function temporalAway(ctx: FaultContext, ms: number): Promise<void> {
+  const d = ctx.timeline.down('temporal', ctx.phase);
+  await ctx.stack.killTemporal();
+  await sleep(ms);
+  await ctx.stack.startTemporal();
+  ctx.timeline.up(d);
+}
 const s = (ms: number) => `${Math.round(ms / 1000)} s`;
 
 export function faultList(holds: Holds, short: boolean): Fault[] {
@@ -87,25 +102,13 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
     {
       id: 'b',
       title: `kill -9 the Temporal dev server, restart it on its SQLite file after ${s(holds.temporalDownMs)}`,
-      async inject(ctx) {
-        const d = ctx.timeline.down('temporal', ctx.phase);
-        await ctx.stack.killTemporal();
-        await sleep(ctx.holds.temporalDownMs);
-        await ctx.stack.startTemporal();
-        ctx.timeline.up(d);
-      },
+      inject: (ctx) => temporalAway(ctx, ctx.holds.temporalDownMs),
     },
     {
       id: 'b2',
       longOnly: true,
       title: `kill -9 the Temporal dev server, restart it on its SQLite file after ${s(holds.temporalGoneMs)} (an outage past gRPC's reconnect backoff)`,
-      async inject(ctx) {
-        const d = ctx.timeline.down('temporal', ctx.phase);
-        await ctx.stack.killTemporal();
-        await sleep(ctx.holds.temporalGoneMs);
-        await ctx.stack.startTemporal();
-        ctx.timeline.up(d);
-      },
+      inject: (ctx) => temporalAway(ctx, ctx.holds.temporalGoneMs),
     },
     {
       id: 'c',
@@ -191,8 +194,7 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
       async inject(ctx) {
         // A worktree no driver owns, named as being on a host whose agent never answers: the
         // workflow asks that host (hostNow, bounded) before the first claim.
-        const [wt] = await makeWorktrees(path.join(ctx.stack.repoDir, 'ghost'), 1, 1, 'ghost', 100);
-        const drv = new Driver(ctx.load, wt!, ctx.rng.fork(99));
+        const drv = await driverOfItsOwn(ctx, 'ghost', 100, 99);
         const r = await drv.withGiveUp(5_000, () => drv.bind(`gone-${ctx.stack.tag}`));
         ctx.log(`f: bind on a host no agent serves: ${r.outcome} ${r.code ?? ''} after ${r.ms} ms`);
       },
@@ -203,8 +205,7 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
       title: 'kill -9 the Temporal dev server the moment a claim is in PostgreSQL, before Temporal recorded it; opt-in: --only g',
       async inject(ctx) {
         // A worktree of its own (joined to the probes): released, then bound again while the log is watched.
-        const [wt] = await makeWorktrees(path.join(ctx.stack.repoDir, 'race'), 1, 1, 'race', 101);
-        const drv = new Driver(ctx.load, wt!, ctx.rng.fork(77));
+        const drv = await driverOfItsOwn(ctx, 'race', 101, 77);
         ctx.drivers.push(drv);
         for (let attempt = 1; attempt <= 6; attempt++) {
           if (!(await drv.ensureActive(30_000))) continue;

@@ -1,8 +1,11 @@
-import { createWriteStream, rmSync, type WriteStream } from 'node:fs';
+import { rmSync } from 'node:fs';
+import { summarizeView, type AnswerSummary } from '../chaos/answer';
+import { believeView, type OwnerBelief } from '../chaos/belief';
+import { JsonLines } from '../chaos/json-lines';
 import { commitWork, dirty, exists, git, landOnMain, recycle, type Worktree } from './git';
-import { call, summarizeView, type AnswerSummary, type CallLog, type Op } from './http';
-import type { Rng } from '../torture/rng';
-import type { Tokens } from './stack';
+import { call, type CallLog, type Op } from './http';
+import type { Rng } from '../chaos/rng';
+import type { Tokens } from '../stack/principals';
 
 /**
  * The load: one sequential driver per worktree, each a small orchestrator that binds, heartbeats,
@@ -34,24 +37,13 @@ export interface IntentRecord {
   answer?: AnswerSummary;
 }
 
-export class IntentLog {
-  readonly intents: IntentRecord[] = [];
-  private n = 0;
-  private readonly out: WriteStream | null;
-  constructor(file: string | null) {
-    this.out = file ? createWriteStream(file, { flags: 'w' }) : null;
+/** Every intent of the run, in memory for the checker and one JSON line each in the run dir. */
+export class IntentLog extends JsonLines<IntentRecord> {
+  get intents(): readonly IntentRecord[] {
+    return this.records;
   }
   nextId(): number {
-    return this.n++;
-  }
-  add(r: IntentRecord): void {
-    this.intents.push(r);
-    this.out?.write(`${JSON.stringify(r)}\n`);
-  }
-  close(): Promise<void> {
-    const out = this.out;
-    if (!out) return Promise.resolve();
-    return new Promise((resolve) => out.end(resolve));
+    return this.nextN();
   }
 }
 
@@ -70,12 +62,7 @@ export interface LoadContext {
   phase: () => string;
 }
 
-export interface Belief {
-  ownershipId: string | null;
-  state: string | null;
-  epoch: number;
-  seq: number;
-  ownerSession: string | null;
+export interface Belief extends OwnerBelief {
   handoff: { handoffId: string; toSession: string; toWorker: number } | null;
   /** the worktree directory was deleted behind the service's back (fault e) */
   deleted: boolean;
@@ -399,7 +386,7 @@ export class Driver {
     while (Date.now() - t0 < boundMs) {
       await this.refresh(true, left());
       const b = this.belief;
-      let r: IntentResult | null = null;
+      let r: IntentResult | null;
       if (b.state === 'active' || b.state === 'handoff_pending' || b.state === 'submitted') {
         op = 'plan';
         r = await this.withGiveUp(left(), () => this.plan());
@@ -477,14 +464,8 @@ export class Driver {
   /** Folds a view (bind and owner updates answer with one) into the belief. */
   private observe(body: unknown): void {
     const v = summarizeView(body);
-    if (!v?.ownershipId || v.state === undefined) return;
     const b = this.belief;
-    if (v.ownershipId === b.ownershipId && (v.seq ?? 0) < b.seq) return;
-    b.ownershipId = v.ownershipId;
-    b.state = v.state;
-    b.epoch = v.epoch ?? b.epoch;
-    b.seq = v.seq ?? b.seq;
-    b.ownerSession = v.ownerSession ?? null;
+    if (!v || !believeView(b, v)) return;
     const toWorker = v.handoffTo ? (this.workerOf.get(v.handoffTo) ?? this.belief.handoff?.toWorker ?? 0) : 0;
     b.handoff = v.handoffId && v.handoffTo ? { handoffId: v.handoffId, toSession: v.handoffTo, toWorker } : null;
   }

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Cleanup } from '../bench/cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { checkAgreement, checkAnswers, checkHealth, checkLog, loadLog, rebuildCheck, type HealthFinding, type Violation } from './checker';
 import { diagnoseWedge } from './diagnose';
 import { makeWorktrees } from './git';
@@ -8,7 +8,7 @@ import { HealthMonitor, Timeline } from './health';
 import { call, CallLog } from './http';
 import { faultList, selectFaults, type DeletionResult, type Holds } from './injectors';
 import { IntentLog, makeDrivers, type Driver, type LoadContext } from './load';
-import { Rng } from '../torture/rng';
+import { Rng } from '../chaos/rng';
 import { FaultStack } from './stack';
 import { BEACON_STALE_MS, BEAT_MS } from '../src/infra/beacon';
 

@@ -1,16 +1,19 @@
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import type { Cleanup } from '../bench/cleanup';
-import { generateToken, hashToken } from '../src/auth/tokens';
+import type { Cleanup } from '../stack/cleanup';
+import { serviceEnv } from '../stack/env';
+import { writePrincipals, type Tokens } from '../stack/principals';
+import type { ManagedProcess } from '../stack/procs';
+import { startPostgres, migratedDatabase } from '../stack/postgres';
+import { makeRunDir } from '../stack/run-dir';
+import { serviceProcess, SERVICES } from '../stack/services';
+import { startTemporal } from '../stack/temporal';
 import { createKeyFileIfMissing } from '../src/infra/message-seal';
 import { freePort } from '../src/infra/ports';
-import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
-import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server';
-import { PROJECT_ROOT } from '../src/infra/tools';
-import { createPool, migrate } from '../src/store/db';
-import { ManagedProcess } from './procs';
+import type { EmbeddedPg } from '../src/infra/postgres';
+import type { DevServer } from '../src/infra/temporal-dev-server';
+import { createPool } from '../src/store/db';
 
 /** Settings the API starts workflows with (OD_* variables of the API process). */
 export const STACK_SETTINGS = {
@@ -25,18 +28,6 @@ export const STACK_SETTINGS = {
 /** The API's bound on a Temporal call (ServiceDeps.temporalTimeoutMs default) and reclaim's (twice that). */
 export const API_DEADLINE_MS = 30_000;
 export const RECLAIM_DEADLINE_MS = 2 * API_DEADLINE_MS;
-
-export interface ExecutorPrincipal {
-  workerId: string;
-  token: string;
-}
-
-export interface Tokens {
-  admin: string;
-  landing: string;
-  reader: string;
-  executors: ExecutorPrincipal[];
-}
 
 export type Component = 'temporal' | 'postgres' | 'worker' | 'hostAgent' | 'api';
 
@@ -87,9 +78,7 @@ export class FaultStack {
     private readonly log: (line: string) => void,
     opts: FaultStackOptions,
   ) {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-faults-'));
-    chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
-    this.root = realpathSync(tmp);
+    this.root = makeRunDir('faults', cleanup, opts.keep);
     this.runDir = path.join(this.root, 'run');
     this.repoDir = path.join(this.root, 'repos');
     mkdirSync(this.runDir, { recursive: true });
@@ -98,10 +87,6 @@ export class FaultStack {
     this.logDir = opts.logDir ?? this.runDir;
     mkdirSync(this.logDir, { recursive: true });
     this.settings = { ...STACK_SETTINGS, ...opts.settings };
-    if (!opts.keep) {
-      cleanup.add('remove temp dir', () => rmSync(this.root, { recursive: true, force: true }), 60_000);
-      cleanup.addLastResort(() => rmSync(this.root, { recursive: true, force: true }));
-    }
     this.executorsWanted = opts.executors;
   }
   private readonly executorsWanted: number;
@@ -127,16 +112,15 @@ export class FaultStack {
     this.apiPort = await freePort();
     await this.startTemporal();
     await this.startPostgres();
-    this.databaseUrl = await ensureDatabase(this.serverUrl, 'ownership');
-    await migrate(this.databaseUrl);
+    this.databaseUrl = await migratedDatabase(null, this.serverUrl, 'ownership');
     this.pool = createPool(this.databaseUrl, { max: 4 });
     this.cleanup.add('close checker pool', () => this.pool.end());
     this.log(`Temporal (SQLite ${this.temporalDbFile()}) and PostgreSQL (embedded, port ${this.pgPort}) up after ${Date.now() - t0} ms`);
 
     this.writeTokens();
-    this.worker = this.proc('worker', ['worker.ts'], { OD_HOST_ID: this.workerHostId }, /worker running/, 120_000);
-    this.hostAgent = this.proc('hostAgent', ['worker.ts', '--host-agent'], { OD_HOST_ID: this.hostId }, /worker running/, 60_000);
-    this.api = this.proc('api', ['src/api/main.ts'], { OD_HOST_ID: this.hostId }, /api listening/, 60_000);
+    this.worker = this.proc('worker', { OD_HOST_ID: this.workerHostId });
+    this.hostAgent = this.proc('hostAgent', { OD_HOST_ID: this.hostId });
+    this.api = this.proc('api', { OD_HOST_ID: this.hostId });
     // The worker bundles the workflow code at start: the slowest; the others start meanwhile.
     await Promise.all([this.worker.start(), this.hostAgent.start(), this.api.start()]);
     this.log(`worker (pid ${this.worker.pid}), host agent (pid ${this.hostAgent.pid}) and API ${this.url} (pid ${this.api.pid}) up after ${Date.now() - t0} ms`);
@@ -147,20 +131,7 @@ export class FaultStack {
   }
 
   async startTemporal(): Promise<void> {
-    const logs: string[] = [];
-    this.temporal = await startDevServer({
-      port: this.temporalPort,
-      uiPort: null,
-      dbFile: this.temporalDbFile(),
-      logFile: (l) => {
-        logs.push(l);
-        if (logs.length > 100) logs.shift();
-      },
-    });
-    const server = this.temporal;
-    this.cleanup.addLastResort(() => {
-      if (server.process.exitCode === null && server.process.signalCode === null) process.kill(-server.process.pid!, 'SIGKILL');
-    });
+    this.temporal = await startTemporal(this.cleanup, { port: this.temporalPort, uiPort: null, dbFile: this.temporalDbFile() });
   }
 
   /** `kill -9` of the dev server's process group; its SQLite file (WAL) stays for the restart. */
@@ -183,8 +154,9 @@ export class FaultStack {
   }
 
   async startPostgres(): Promise<void> {
-    this.pg = await startEmbeddedPostgres({ dataDir: path.join(this.root, 'pg'), port: this.pgPort });
-    this.serverUrl = this.pg.serverUrl;
+    const server = await startPostgres(this.cleanup, { dir: this.root, port: this.pgPort });
+    this.pg = server.pg;
+    this.serverUrl = server.serverUrl;
   }
 
   /** A fast shutdown (SIGINT to the postmaster): every connection is cut, the data stays. */
@@ -226,66 +198,13 @@ export class FaultStack {
 
   /** The environment every service process of the stack shares (src/config.ts variables). */
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      TEMPORAL_ADDRESS: this.temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: this.taskQueue,
-      DATABASE_URL: this.databaseUrl,
-      OD_DATA_DIR: path.join(this.root, 'data'),
-      OD_ALLOWED_ROOTS: this.root,
-      OD_API_HOST: '127.0.0.1',
-      OD_API_PORT: String(this.apiPort),
-      OD_TOKENS_FILE: this.tokensFile(),
-      OD_SERVICE_KEY_FILE: this.serviceKeyFile(),
-      OD_TOKENS: '',
-      OD_LIVENESS_AUTHORITY: 'none',
-      OD_LEASE_TTL_MS: String(this.settings.leaseTtlMs),
-      OD_HEARTBEAT_LOG_INTERVAL_MS: String(this.settings.heartbeatLogIntervalMs),
-      OD_HANDOFF_TIMEOUT_MS: String(this.settings.handoffTimeoutMs),
-      LOG_LEVEL: 'info',
-      ...extra,
-    };
-    return withoutTestStack(env);
+    return serviceEnv(
+      { temporalAddress: this.temporalAddress, taskQueue: this.taskQueue, databaseUrl: this.databaseUrl, tokensFile: this.tokensFile(), liveness: 'none', settings: this.settings },
+      { OD_DATA_DIR: path.join(this.root, 'data'), OD_ALLOWED_ROOTS: this.root, OD_API_HOST: '127.0.0.1', OD_API_PORT: String(this.apiPort), OD_SERVICE_KEY_FILE: this.serviceKeyFile(), ...extra },
+    );
   }
 
-  private proc(name: string, args: string[], env: Record<string, string>, readyLine: RegExp, readyTimeoutMs: number): ManagedProcess {
-    const p = new ManagedProcess({
-      name,
-      command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'),
-      args,
-      cwd: PROJECT_ROOT,
-      env: this.env(env),
-      logFile: path.join(this.logDir, `${name}.log`),
-      readyLine,
-      readyTimeoutMs,
-    });
-    this.cleanup.addLastResort(() => p.killSync());
-    return p;
+  private proc(kind: keyof typeof SERVICES, env: Record<string, string>): ManagedProcess {
+    return serviceProcess(this.cleanup, kind, { name: kind, env: this.env(env), logDir: this.logDir });
   }
 }
-
-/**
- * A run's principals: an admin, a landing controller, a reader and `executors` executors (worker
- * ids `<prefix>-<tag>-w<i>`), written as hashes to `file`; the clear tokens stay in this process.
- */
-export function writePrincipals(file: string, tag: string, executors: number, prefix: string): Tokens {
-  const execs = Array.from({ length: executors }, (_, i) => ({ workerId: `${prefix}-${tag}-w${i}`, token: generateToken() }));
-  const tokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executors: execs };
-  const principals = [
-    { id: `admin-${tag}`, kind: 'admin', tokenSha256: hashToken(tokens.admin) },
-    { id: `landing-${tag}`, kind: 'landing', tokenSha256: hashToken(tokens.landing) },
-    { id: `reader-${tag}`, kind: 'reader', tokenSha256: hashToken(tokens.reader) },
-    ...execs.map((e, i) => ({ id: `exec-${tag}-${i}`, kind: 'executor', workerId: e.workerId, tokenSha256: hashToken(e.token) })),
-  ];
-  writeFileSync(file, JSON.stringify({ principals }), { mode: 0o600 });
-  return tokens;
-}
-
-/** A run's service environment: a jest or CI environment must not leak its own stack's settings into it. */
-export function withoutTestStack(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  delete env.OD_TEST_DATABASE_URL;
-  delete env.OD_TEST_WORKFLOW_BUNDLE;
-  return env;
-}
-

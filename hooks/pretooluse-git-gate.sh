@@ -6,7 +6,7 @@
 # environment that git would have. A refusal exits 2 with the gate's one-line message on stderr,
 # which blocks the call and tells the agent why; anything else exits 0 and the command runs. A
 # malformed JSON or a broken install exits 1: reported, not a veto (a broken hook must not block
-# every shell command). README.md, "Agent-side guard", has the configuration.
+# every shell command). docs/agent-gate.md#setting-up-an-agent has the configuration.
 #
 # The JSON: the command is `tool_input.command` (Claude Code's Bash, Codex's Bash: a string; a host
 # that forwards an argv array, ["bash", "-lc", "..."], is read as words), else `tool_input.cmd`,

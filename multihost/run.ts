@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Cleanup } from '../bench/cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { checkAnswers, checkLog, loadLog, rebuildCheck, type Log, type Violation } from '../faults/checker';
 import { git, landOnMain, makeWorktrees, type Worktree } from '../faults/git';
 import { Timeline } from '../faults/health';
@@ -575,7 +575,7 @@ class Context {
   }
 
   /** Check 5: h3's worker killed mid-load on h1's and h2's worktrees. */
-  async workerKilled(w: HostWorktrees): Promise<Check> {
+  async workerKilled(_w: HostWorktrees): Promise<Check> {
     const d: string[] = [];
     let ok = true;
     const fail = (m: string) => ((ok = false), d.push(`FAIL ${m}`));

@@ -1,16 +1,17 @@
-import { copyFileSync, chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync, copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import type { Cleanup } from '../bench/cleanup';
+import type { Cleanup } from '../stack/cleanup';
+import { serviceEnv } from '../stack/env';
+import { writePrincipals, type Tokens } from '../stack/principals';
+import type { ManagedProcess } from '../stack/procs';
+import { migratedDatabase, startPostgres } from '../stack/postgres';
+import { makeRunDir } from '../stack/run-dir';
+import { serviceProcess, SERVICES } from '../stack/services';
+import { startTemporal } from '../stack/temporal';
 import { createKeyFileIfMissing } from '../src/infra/message-seal';
 import { freePort } from '../src/infra/ports';
-import { ensureDatabase, startEmbeddedPostgres, type EmbeddedPg } from '../src/infra/postgres';
-import { startDevServer, type DevServer } from '../src/infra/temporal-dev-server';
-import { PROJECT_ROOT } from '../src/infra/tools';
-import { createPool, migrate } from '../src/store/db';
-import { ManagedProcess } from '../faults/procs';
-import { withoutTestStack, writePrincipals, type Tokens } from '../faults/stack';
+import { createPool } from '../src/store/db';
 import { createNetwork, inHost, type NetHost, type Network } from './netns';
 
 /** The settings every host's processes share (OD_* variables). */
@@ -53,23 +54,15 @@ export class MultiHostStack {
   databaseUrl = '';
   pool!: Pool;
   api!: ManagedProcess;
-  private temporal: DevServer | null = null;
-  private pg: EmbeddedPg | null = null;
 
   constructor(
     private readonly cleanup: Cleanup,
     private readonly log: (line: string) => void,
     opts: { hosts: number; executors: number; keep: boolean },
   ) {
-    const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-multihost-'));
-    chmodSync(tmp, 0o755); // the embedded PostgreSQL runs as its own user and must reach its data dir
-    this.root = realpathSync(tmp);
+    this.root = makeRunDir('multihost', cleanup, opts.keep);
     this.runDir = path.join(this.root, 'run');
     mkdirSync(this.runDir, { recursive: true });
-    if (!opts.keep) {
-      cleanup.add('remove temp dir', () => rmSync(this.root, { recursive: true, force: true }), 60_000);
-      cleanup.addLastResort(() => rmSync(this.root, { recursive: true, force: true }));
-    }
     this.net = createNetwork(this.tag, opts.hosts, 64 + Math.floor(Math.random() * 60));
     cleanup.add('remove network namespaces', () => this.net.destroy());
     cleanup.addLastResort(() => this.net.destroy());
@@ -108,17 +101,9 @@ export class MultiHostStack {
     this.apiPort = await freePort();
     // On every address: the dev server's own services dial each other on 127.0.0.1, so bound to the
     // bridge's address alone it cannot start a workflow. The hosts reach it at the bridge's address.
-    this.temporal = await startDevServer({ ip: '0.0.0.0', port: this.temporalPort, uiPort: null, dbFile: path.join(this.root, 'temporal', 'temporal.sqlite') });
-    const server = this.temporal;
-    this.cleanup.add('stop Temporal', () => server.stop());
-    this.cleanup.addLastResort(() => {
-      if (server.process.exitCode === null && server.process.signalCode === null) process.kill(-server.process.pid!, 'SIGKILL');
-    });
-    this.pg = await startEmbeddedPostgres({ dataDir: path.join(this.root, 'pg'), port: this.pgPort, alsoListen: { address: this.hub, network: `${this.hub.replace(/\.1$/, '.0')}/24` } });
-    const pg = this.pg;
-    this.cleanup.add('stop PostgreSQL', () => pg.stop());
-    const local = await ensureDatabase(pg.serverUrl, 'ownership');
-    await migrate(local);
+    await startTemporal(this.cleanup, { ip: '0.0.0.0', port: this.temporalPort, uiPort: null, dbFile: path.join(this.root, 'temporal', 'temporal.sqlite') });
+    const { serverUrl } = await startPostgres(this.cleanup, { dir: this.root, port: this.pgPort, alsoListen: { address: this.hub, network: `${this.hub.replace(/\.1$/, '.0')}/24` } });
+    const local = await migratedDatabase(null, serverUrl, 'ownership');
     // Every service process reaches PostgreSQL over its link, at the bridge's address.
     this.databaseUrl = local.replace('@127.0.0.1:', `@${this.hub}:`);
     this.pool = createPool(this.databaseUrl, { max: 4 });
@@ -129,14 +114,12 @@ export class MultiHostStack {
     this.api = this.proc(
       h1.net,
       'api',
-      ['src/api/main.ts'],
+      'api',
       // The API answers for every host's worktrees (provenance opens repositories): its roots are all of them.
       { OD_HOST_ID: h1.id, OD_ALLOWED_ROOTS: this.root, OD_API_HOST: h1.net.ip, OD_API_PORT: String(this.apiPort), OD_DATA_DIR: path.join(h1.dir, 'data'), OD_SERVICE_KEY_FILE: path.join(h1.dir, 'service.key') },
-      /api listening/,
-      60_000,
     );
     for (const h of this.hosts) {
-      h.worker = this.proc(h.net, `worker-${h.net.name}`, ['worker.ts'], { OD_HOST_ID: h.id, OD_ALLOWED_ROOTS: h.dir, OD_DATA_DIR: path.join(h.dir, 'data'), OD_SERVICE_KEY_FILE: path.join(h.dir, 'service.key') }, /worker running/, 120_000);
+      h.worker = this.proc(h.net, 'worker', `worker-${h.net.name}`, { OD_HOST_ID: h.id, OD_ALLOWED_ROOTS: h.dir, OD_DATA_DIR: path.join(h.dir, 'data'), OD_SERVICE_KEY_FILE: path.join(h.dir, 'service.key') });
     }
     await Promise.all([...this.hosts.map((h) => h.worker.start()), this.api.start()]);
     this.log(`workers on ${this.hosts.map((h) => `${h.net.name} (${h.id}, pid ${h.worker.pid})`).join(', ')} and the API ${this.url} on h1 up after ${Date.now() - t0} ms`);
@@ -161,32 +144,14 @@ export class MultiHostStack {
 
   /** The environment of a service process (or a CLI run) on `host`. */
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      TEMPORAL_ADDRESS: this.temporalAddress,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TASK_QUEUE: this.taskQueue,
-      DATABASE_URL: this.databaseUrl,
-      OD_TOKENS_FILE: this.tokensFile(),
-      OD_TOKENS: '',
-      OD_LIVENESS_AUTHORITY: 'local',
-      OD_LEASE_TTL_MS: String(MULTIHOST_SETTINGS.leaseTtlMs),
-      OD_HEARTBEAT_LOG_INTERVAL_MS: String(MULTIHOST_SETTINGS.heartbeatLogIntervalMs),
-      OD_HANDOFF_TIMEOUT_MS: String(MULTIHOST_SETTINGS.handoffTimeoutMs),
-      LOG_LEVEL: 'info',
-      ...extra,
-    };
-    return withoutTestStack(env);
+    return serviceEnv({ temporalAddress: this.temporalAddress, taskQueue: this.taskQueue, databaseUrl: this.databaseUrl, tokensFile: this.tokensFile(), liveness: 'local', settings: MULTIHOST_SETTINGS }, extra);
   }
 
   private writeTokens(): void {
     this.tokens = writePrincipals(this.tokensFile(), this.tag, this.executors, 'mh');
   }
 
-  private proc(net: NetHost, name: string, args: string[], env: Record<string, string>, readyLine: RegExp, readyTimeoutMs: number): ManagedProcess {
-    const { command, args: argv } = inHost(net, [path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ...args]);
-    const p = new ManagedProcess({ name, command, args: argv, cwd: PROJECT_ROOT, env: this.env(env), logFile: path.join(this.runDir, `${name}.log`), readyLine, readyTimeoutMs });
-    this.cleanup.addLastResort(() => p.killSync());
-    return p;
+  private proc(net: NetHost, kind: keyof typeof SERVICES, name: string, env: Record<string, string>): ManagedProcess {
+    return serviceProcess(this.cleanup, kind, { name, env: this.env(env), logDir: this.runDir, wrap: (argv) => inHost(net, argv) });
   }
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { Cleanup } from '../bench/cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { defaultOptions, runFaults, type FaultsOptions } from '../faults/run';
 
 /**

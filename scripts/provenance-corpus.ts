@@ -13,7 +13,7 @@ import { provenance } from '../src/store/provenance';
 import type { Tenure } from '../src/domain/tenure';
 
 /**
- * The provenance corpus and its score (README "Provenance"): a real repository where owned
+ * The provenance corpus and its score (docs/provenance.md#the-score): a real repository where owned
  * worktrees land in every style, a third of the landings sending no receipt; then `landings scan`
  * and, for every commit that landed (and every pre-land commit a landing brought), provenance's
  * authors against the truth the generator kept: the ownership and the session that made it.

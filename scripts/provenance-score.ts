@@ -1,4 +1,4 @@
-import { Cleanup } from '../bench/cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { log, startStack } from '../bench/stack';
 import { buildAndScore, renderScore } from './provenance-corpus';
 

@@ -1,9 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { checkHealth, type HealthDeps, type HealthReport } from '../src/api/health';
 import { startApi } from '../src/api/runtime';
 import { createDevTokens, devSecretFile } from '../src/auth/principals';
 import { loadConfig, type Config } from '../src/config';
+import { hostTaskQueue } from '../src/domain/queues';
 import { createLogger } from '../src/infra/logger';
 import { assertPortFree, PortInUseError } from '../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
@@ -113,6 +116,21 @@ async function main(sd: Shutdown, cfg: Config): Promise<void> {
   sd.add('the API', () => api.stop(), { tier: TIER.api, timeoutMs: 3_000 });
   if (sd.stopping) return;
 
+  // The banner tells people (and scripts waiting for it) that the service is up: it comes once
+  // /healthz would answer 200. The API listens before the workers' first polls have necessarily
+  // reached Temporal (later still on a loaded machine); until they do, its poller list is empty and
+  // /healthz answers 503, each one a warning line after the banner, as a newcomer's first probes found.
+  const report = await untilHealthy(sd, {
+    temporal: new Client({ connection, namespace: cfg.temporalNamespace }),
+    pool,
+    namespace: cfg.temporalNamespace,
+    taskQueue: cfg.taskQueue,
+    hostTaskQueue: hostTaskQueue(cfg.hostId),
+    hostId: cfg.hostId,
+  });
+  if (sd.stopping) return;
+  if (!report.ok) warn(`not healthy ${HEALTHY_WITHIN_MS / 1000} s after starting: ${report.problems.map((p) => p.message).join('; ')}`);
+
   say('');
   say(`  API          ${api.url}   (health: ${api.url}/healthz, docs: ${api.url}/docs)`);
   if (uiUrl) say(`  Temporal UI  ${uiUrl}`);
@@ -121,6 +139,18 @@ async function main(sd: Shutdown, cfg: Config): Promise<void> {
   if (devSecret) say(`  Dev tokens   ${devSecret} (admin, landing, reader, executor for worker dev-worker; this machine only)`);
   say('');
   say('Ctrl-C stops everything.');
+}
+
+const HEALTHY_WITHIN_MS = 20_000;
+
+/** The health report once it is ok, or the last one after HEALTHY_WITHIN_MS (or when a stop began). */
+async function untilHealthy(sd: Shutdown, deps: HealthDeps): Promise<HealthReport> {
+  const deadline = Date.now() + HEALTHY_WITHIN_MS;
+  for (;;) {
+    const report = await checkHealth(deps);
+    if (report.ok || sd.stopping || Date.now() >= deadline) return report;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Every port we are about to bind, checked up front, so a clash names the variable that moves it (and a leftover holder, its pid). */

@@ -2,13 +2,13 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Cleanup } from '../bench/cleanup';
+import { Cleanup } from '../stack/cleanup';
 import { maxCached, startStack } from '../bench/stack';
 import { OwnershipClient } from '../src/client';
 import { startTortureApi } from '../torture/api';
 import { runTorture, type Disturbance, type Target, type TemporalAccess, type TortureResult, type Violation } from '../torture';
 import { startProcessStack, WorkerKiller } from '../torture/process-stack';
-import { freshSeed } from '../torture/rng';
+import { freshSeed } from '../chaos/rng';
 import { WorkerRestarter } from '../torture/worker-restart';
 
 /**

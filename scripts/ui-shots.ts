@@ -6,7 +6,7 @@ import { temporalCliPath } from '../src/infra/tools';
 
 /**
  * `npm run ui-shots [-- --out <dir>] [-- --workflow-id <id>]`: screenshots of the Temporal UI as a
- * person sees it, for the README: the ownership list, and one ownership's history. Optional: it
+ * person sees it, for docs/temporal-ui.md: the ownership list, and one ownership's history. Optional: it
  * needs a running service (`npm start`, with an ownership or two, e.g. after `npm run demo`) and a
  * Chromium from the OS packages (`apt-get install chromium`; or CHROMIUM=/path/to/chrome). Only
  * the UI on 127.0.0.1 is opened; nothing is downloaded.

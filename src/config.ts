@@ -2,7 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTE_TYPES, type SearchAttributeName } from './domain/search-attributes';
-import type { OwnershipSettings } from './domain/settings';
+import { DEFAULT_API_PORT } from './contract/defaults';
+import { DEFAULT_SETTINGS, type OwnershipSettings } from './domain/settings';
 
 /**
  * Every environment variable the service reads, with its default and meaning. This table is the
@@ -19,12 +20,12 @@ export const ENV = {
   TEMPORAL_TASK_QUEUE: { default: 'ownership', doc: 'Task queue of the ownership workflows and their durable-store activities.' },
   OD_HOST_ID: { default: os.hostname(), doc: 'This host\'s id; git activities for its worktrees run on task queue `ownership-host-<id>`.' },
   OD_API_HOST: { default: '127.0.0.1', doc: 'Interface the HTTP API listens on.' },
-  OD_API_PORT: { default: '8787', doc: 'Port of the HTTP API (and MCP endpoint).' },
+  OD_API_PORT: { default: String(DEFAULT_API_PORT), doc: 'Port of the HTTP API (and MCP endpoint).' },
   OD_ALLOWED_ROOTS: { default: `${os.homedir()}${path.delimiter}${os.tmpdir()}`, doc: 'Path-delimited roots that repositories and worktrees must sit under (realpath); anything else is refused.' },
-  OD_LEASE_TTL_MS: { default: '60000', doc: 'Heartbeat lease: an owner silent this long is asked about at the liveness authority.' },
-  OD_HEARTBEAT_LOG_INTERVAL_MS: { default: '300000', doc: 'At most one durable heartbeat event per owner per this interval (plus liveness transitions).' },
-  OD_HANDOFF_TIMEOUT_MS: { default: '600000', doc: 'A handoff not accepted within this time falls back to the owner.' },
-  OD_MAX_HISTORY_EVENTS: { default: '2000', doc: 'Continue-as-new past this many history events (or when Temporal suggests it).' },
+  OD_LEASE_TTL_MS: { default: String(DEFAULT_SETTINGS.leaseTtlMs), doc: 'Heartbeat lease: an owner silent this long is asked about at the liveness authority.' },
+  OD_HEARTBEAT_LOG_INTERVAL_MS: { default: String(DEFAULT_SETTINGS.heartbeatLogIntervalMs), doc: 'At most one durable heartbeat event per owner per this interval (plus liveness transitions).' },
+  OD_HANDOFF_TIMEOUT_MS: { default: String(DEFAULT_SETTINGS.handoffTimeoutMs), doc: 'A handoff not accepted within this time falls back to the owner.' },
+  OD_MAX_HISTORY_EVENTS: { default: String(DEFAULT_SETTINGS.maxHistoryEvents), doc: 'Continue-as-new past this many history events (or when Temporal suggests it).' },
   OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
   OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.' },

@@ -9,8 +9,8 @@ export const PACKAGE_VERSION = '0.1.0';
 /**
  * The wire contract's version, MAJOR.MINOR: HTTP request and response bodies, events, reason
  * codes (the schemas of `worktree-ownership/schemas`). MAJOR is the `/v1` of the routes and
- * changes only with a breaking change; MINOR counts additive ones. README "Integrating" says
- * which is which.
+ * changes only with a breaking change; MINOR counts additive ones.
+ * docs/integrating.md#versioning-of-the-wire-schemas says which is which.
  */
 export const WIRE_VERSION = '1.6';
 

@@ -1,22 +1,8 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gitAs, initRepo } from '../chaos/git';
 
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'torture',
-  GIT_AUTHOR_EMAIL: 'torture@example.invalid',
-  GIT_COMMITTER_NAME: 'torture',
-  GIT_COMMITTER_EMAIL: 'torture@example.invalid',
-};
-
-export function git(cwd: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`git ${args.join(' ')}: ${stderr.trim() || err.message}`));
-      else resolve(stdout.trim());
-    });
-  });
-}
+export const git = gitAs('torture');
 
 /**
  * One worktree of the run: a real `git worktree add`, reachable by several spellings that must all
@@ -57,12 +43,7 @@ export async function makeSlots(baseDir: string, count: number, perRepo = 3): Pr
   const slots: Slot[] = [];
   for (let r = 0; r * perRepo < count; r++) {
     const repoRoot = path.join(base, 'repos', `repo-${r}`, 'product');
-    mkdirSync(repoRoot, { recursive: true });
-    await git(repoRoot, ['init', '-q', '-b', 'main']);
-    writeFileSync(path.join(repoRoot, 'README.md'), `# product ${r}\n`);
-    await git(repoRoot, ['add', '.']);
-    await git(repoRoot, ['commit', '-q', '-m', 'initial']);
-    writeFileSync(path.join(repoRoot, '.git', 'info', 'exclude'), '.worktrees/\n');
+    await initRepo(git, repoRoot, `product ${r}`);
     const repoLink = path.join(links, `repo-${r}`);
     symlinkSync(repoRoot, repoLink);
     for (let i = 0; i < perRepo && slots.length < count; i++) {

@@ -1,5 +1,6 @@
 import { commitWork, headOf, readdWorktree, removeWorktree, type Slot } from './fixtures';
-import type { Caller, CallRecord, OpName } from './record';
+import type { OpName } from '../chaos/ops';
+import type { Caller, CallRecord } from './record';
 import type { Belief, World } from './world';
 
 /** One HTTP call as an operation wants it sent. */

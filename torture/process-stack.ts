@@ -1,16 +1,14 @@
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
-import type { Cleanup } from '../bench/cleanup';
-import { quietBundleLoggerTo } from '../bench/stack';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { Cleanup } from '../stack/cleanup';
+import { writeWorkflowBundle } from '../stack/bundle';
 import { FaultStack } from '../faults/stack';
-import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../src/infra/workers';
 import { dataConverterOf } from '../src/infra/payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import type { Disturbance } from './runner';
-import { Rng } from './rng';
+import { Rng } from '../chaos/rng';
 import type { Target } from './target';
 
 /**
@@ -48,11 +46,10 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
   cleanup.add('stop the stack (API, host agent, worker, Temporal, PostgreSQL)', () => stack.stopAll(), 60_000);
   // The worker process bundles the workflows at its start; the checker's replay bundle is built
   // meanwhile from the same sources (test/support/global-setup.ts does the same for jest).
-  const bundlePath = path.join(stack.root, 'workflow-bundle.js');
-  const bundling = bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundleLogger(log), preloadModules: [...WORKFLOW_PRELOAD_MODULES] }).then((b) => writeFileSync(bundlePath, b.code));
+  const bundling = writeWorkflowBundle(stack.root, log);
   bundling.catch(() => undefined);
   await stack.start();
-  await bundling;
+  const bundlePath = (await bundling).path;
   const connection = await Connection.connect({ address: stack.temporalAddress });
   cleanup.add('close the checker Temporal connection', () => connection.close());
   const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: stack.serviceKeyFile(), dataDir: stack.root });
@@ -75,8 +72,6 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
     dataConverter,
   };
 }
-
-const quietBundleLogger = quietBundleLoggerTo;
 
 interface Poller {
   identity: string;

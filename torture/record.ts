@@ -1,41 +1,9 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { AnswerSummary } from '../chaos/answer';
+import { JsonLines } from '../chaos/json-lines';
+import type { OpName } from '../chaos/ops';
 
 /** Who made a call, as recorded (never the token). */
 export type Caller = { kind: 'admin' | 'landing' | 'reader' } | { kind: 'executor'; worker: number; workerId: string };
-
-/** The parts of an answer the checker compares with the log. */
-export interface AnswerSummary {
-  ownershipId?: string;
-  state?: string;
-  epoch?: number;
-  seq?: number;
-  ownerSession?: string | null;
-  ownerWorker?: string | null;
-  handoffId?: string | null;
-  handoffTo?: string | null;
-  lane?: string | null;
-  planRef?: string | null;
-  /** owner-changing answers: whether the worktree's local projection already shows it */
-  projection?: string;
-  /** landings: recorded (durable) or accepted (signalled only) */
-  landingStatus?: string;
-  /** refusals: the owner summary or current epoch the service disclosed */
-  details?: unknown;
-}
-
-export type OpName =
-  | 'bind'
-  | 'heartbeat'
-  | 'handoff'
-  | 'accept'
-  | 'cancel'
-  | 'release'
-  | 'reclaim'
-  | 'submit'
-  | 'landed'
-  | 'plan'
-  | 'worktreeRemoved'
-  | 'get';
 
 /** One HTTP call of the run, as sent and as answered. */
 export interface CallRecord {
@@ -69,23 +37,4 @@ export interface CallRecord {
 }
 
 /** In memory for the checker, and one JSON line per answered call in the run dir. */
-export class CallLog {
-  readonly records: CallRecord[] = [];
-  private readonly out: WriteStream | null;
-  private n = 0;
-  constructor(file: string | null) {
-    this.out = file ? createWriteStream(file, { flags: 'w' }) : null;
-  }
-  nextN(): number {
-    return this.n++;
-  }
-  add(r: CallRecord): void {
-    this.records.push(r);
-    this.out?.write(`${JSON.stringify(r)}\n`);
-  }
-  close(): Promise<void> {
-    const out = this.out;
-    if (!out) return Promise.resolve();
-    return new Promise((resolve) => out.end(resolve));
-  }
-}
+export class CallLog extends JsonLines<CallRecord> {}

@@ -1,7 +1,8 @@
-import { send, summarize } from './http';
+import { summarize } from '../chaos/answer';
+import { send } from '../chaos/http';
 import { DRAWS, OP_WEIGHTS, OPERATIONS, type CallSpec, type OpKind } from './operations';
 import { CallLog, type CallRecord } from './record';
-import { Rng } from './rng';
+import { Rng } from '../chaos/rng';
 import type { World } from './world';
 
 const KEEP_ON_LANDED: ReadonlySet<OpKind> = new Set(['bind', 'bindRace', 'bindSpoofedRoot', 'look', 'landed', 'heartbeat']);

@@ -1,5 +1,7 @@
 import type { Slot } from './fixtures';
-import type { AnswerSummary, Caller } from './record';
+import type { AnswerSummary } from '../chaos/answer';
+import { believeView, type OwnerBelief } from '../chaos/belief';
+import type { Caller } from './record';
 import type { ExecutorToken, Target } from './target';
 
 /** What the API's contract offers, read from its OpenAPI document (the contract is changing under the run). */
@@ -11,12 +13,7 @@ export interface Features {
 }
 
 /** The runner's belief about a worktree, from the answers it got: often behind, which is the point. */
-export interface Belief {
-  ownershipId: string | null;
-  state: string | null;
-  epoch: number;
-  seq: number;
-  ownerSession: string | null;
+export interface Belief extends OwnerBelief {
   handoff: { handoffId: string; toSession: string } | null;
   /** the last handoff seen, kept after it ended: a late accept of it is a legal retry */
   lastHandoff: { handoffId: string; toSession: string } | null;
@@ -88,13 +85,7 @@ export class World {
     const b = this.beliefs[k]!;
     if (a.ownershipId && a.epoch !== undefined) this.maxEpoch.set(a.ownershipId, Math.max(this.maxEpochOf(a.ownershipId), a.epoch));
     if (a.ownershipId && a.state !== undefined) {
-      const newer = a.ownershipId !== b.ownershipId || (a.seq ?? 0) >= b.seq;
-      if (!newer) return;
-      b.ownershipId = a.ownershipId;
-      b.state = a.state;
-      b.epoch = a.epoch ?? b.epoch;
-      b.seq = a.seq ?? b.seq;
-      b.ownerSession = a.ownerSession ?? null;
+      if (!believeView(b, a)) return;
       b.handoff = a.handoffId && a.handoffTo ? { handoffId: a.handoffId, toSession: a.handoffTo } : null;
       if (b.handoff) b.lastHandoff = b.handoff;
       return;

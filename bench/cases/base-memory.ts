@@ -2,7 +2,7 @@ import { renameSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../src/infra/ports';
 import { generateToken, hashToken } from '../../src/auth/tokens';
-import type { Cleanup } from '../cleanup';
+import type { Cleanup } from '../../stack/cleanup';
 import type { BenchContext } from '../context';
 import { judge, type Row } from '../report';
 import { log } from '../stack';

@@ -1,6 +1,6 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { ownershipWorkflowId } from '../../src/domain/workflow-id';
-import { noopStop, noopUpdate, type noopWorkflow } from '../../src/workflows/noop';
+import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';

@@ -5,7 +5,7 @@ import { generateToken, hashToken } from '../../src/auth/tokens';
 import { freePort } from '../../src/infra/ports';
 import { PACKAGE_VERSION } from '../../src/version';
 import { round } from '../breakdown';
-import type { Cleanup } from '../cleanup';
+import type { Cleanup } from '../../stack/cleanup';
 import type { BenchContext, LiveOwnership } from '../context';
 import { latencyRow, type Row } from '../report';
 import { log } from '../stack';

@@ -3,7 +3,7 @@ import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { log } from '../stack';
-import type { Cleanup } from '../cleanup';
+import type { Cleanup } from '../../stack/cleanup';
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');

@@ -1,6 +1,6 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { noopSignal, noopStop, type noopWorkflow } from '../../src/workflows/noop';
+import { noopSignal, noopStop, type noopWorkflow } from '../workflows/noop';
 import type { BenchContext, LiveOwnership } from '../context';
 import { judge, type Row } from '../report';
 import { diff, scrape } from '../metrics';

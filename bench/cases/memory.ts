@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { noopStop, noopUpdate, type noopWorkflow } from '../../src/workflows/noop';
+import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
 import { round } from '../breakdown';
 import { judge, type Row } from '../report';
 import { log, type BenchStack } from '../stack';
@@ -79,8 +79,9 @@ export async function buildMinimalBundle(): Promise<string> {
 }
 
 /**
- * What one cached workflow costs, and why: `k` noop workflows of the product bundle vs `k` of the
- * same noop bundled alone. Each side gets a worker of its own (its own workflow thread and V8
+ * What one cached workflow costs, and why: `k` noop workflows of the bench's bundle (the product's
+ * workflows and their modules, plus the noop: bench/workflows/index.ts) vs `k` of the same noop
+ * bundled alone. Each side gets a worker of its own (its own workflow thread and V8
  * isolate, freed at shutdown), so neither reuses heap the other or earlier cases left behind; run
  * before any other workflow exists. Workflows are created by update-with-start, whose latency
  * (the first activation) is recorded too.

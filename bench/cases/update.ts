@@ -1,4 +1,4 @@
-import { noopStop, noopUpdate, type noopWorkflow } from '../../src/workflows/noop';
+import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';

@@ -1,7 +1,7 @@
 import { condition, defineSignal, defineUpdate, setHandler } from '@temporalio/workflow';
 
 /**
- * The memory case's control: the same noop workflow as src/workflows/noop.ts, bundled alone (no
+ * The memory case's control: the same noop workflow as noop.ts, bundled alone (no
  * zod, no domain modules), so the per-workflow cost of the product bundle's module state shows.
  */
 export const minimalUpdate = defineUpdate<number, [number]>('noop');

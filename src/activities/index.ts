@@ -1,5 +1,5 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
 import { appendEvents, readEvents } from '../store/event-store';
@@ -9,7 +9,7 @@ import { confineDirs } from '../git/confine';
 import { GitSideError, type GitSideErrorCode } from '../git/errors';
 import { applyRecord, type TenureHashes } from '../git/record';
 import { tenureHashWords } from '../domain/tenure';
-import { keyringKeys, type MessageKeyring } from '../infra/message-seal';
+import { keyringKeys, type MessageKeyring } from '../keys/message-seal';
 import { identifyWorktree, worktreeDirs } from '../git/repo';
 import { checkedOutBranch } from '../git/head';
 import { checkNamedBranch } from '../domain/branch';

@@ -1,6 +1,6 @@
 import type { Owner, ProcessIdentity } from '../domain/identity';
 import type { LivenessVerdict } from './types';
-import { procEnvironVar, procStat, readBootIdSync } from '../infra/procfs';
+import { procEnvironVar, procStat, readBootIdSync } from '../host/procfs';
 
 /**
  * The execution-session authority (docs/ownership-record.md#liveness): only a `dead` verdict may make an ownership

@@ -1,5 +1,8 @@
+import http from 'node:http';
+import https from 'node:https';
 import type { Observation } from '../domain/binding';
-import type { Provenance } from '../store/provenance';
+import { DEFAULT_API_PORT } from '../contract/defaults';
+import type { Provenance } from '../contract/provenance';
 import type { ErrorBody } from './errors';
 import type { Caller, ReconciliationBody } from './schemas-reconcile';
 import type {
@@ -34,7 +37,7 @@ import type {
 } from './schemas';
 
 /** Where `npm start` serves the API by default (OD_API_HOST:OD_API_PORT). */
-export const DEFAULT_API_URL = 'http://127.0.0.1:8787';
+export const DEFAULT_API_URL = `http://127.0.0.1:${DEFAULT_API_PORT}`;
 
 /** An API URL that is not one (OD_API_URL=`::`, `ftp://…`): the caller's mistake, said as such. */
 export class ApiUrlError extends Error {
@@ -118,7 +121,7 @@ export class ApiClient {
     const res = await send(url, method, headers, payload, this.opts.timeoutMs ?? 60_000).catch(() => {
       throw new ApiUnreachableError(this.baseUrl);
     });
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = res.text ? JSON.parse(res.text) : null;
     } catch {
@@ -225,7 +228,7 @@ export class ApiClient {
  * process open (Node unrefs free sockets).
  */
 function send(url: URL, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const transport = (url.protocol === 'https:' ? require('node:https') : require('node:http')) as typeof import('node:http');
+  const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = transport.request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];

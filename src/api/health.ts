@@ -1,55 +1,15 @@
 import type { Client } from '@temporalio/client';
 import { queuePolled } from '../infra/queue-pollers';
-import type { Pool } from 'pg';
-import { z } from 'zod';
+import { beaconVerdict, pingDatabase } from '../store/beacons';
+import type { Pool } from '../store/db';
+import { type HealthProblem, type HealthReport } from '../contract/health';
 import { hostTaskQueue as hostQueueOf } from '../domain/queues';
 import { BEACON_STALE_MS, beaconFresh } from '../infra/beacon';
 import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands, type NamespaceReport } from '../infra/namespace-check';
 import { seenHosts, type SeenHost } from '../store/hosts';
 import { VERSION_INFO } from '../version';
 
-const UpDown = z.enum(['up', 'down']);
-/** `version`: this build and its wire contract (src/version.ts), for clients to check compatibility. */
-export const HealthVersionSchema = z.strictObject({ package: z.string(), wire: z.string().regex(/^\d+\.\d+$/) });
-
-/**
- * What is wrong, each with a stable code (clients branch on `code`; `message` is for people).
- * Unknown codes from a newer service are "something else is wrong".
- */
-export const HEALTH_PROBLEM_CODES = ['temporal_unreachable', 'postgres_unreachable', 'namespace_missing', 'search_attributes_missing', 'task_queue_unserved', 'host_agent_stale'] as const;
-const message = z.string();
-export const HealthProblemSchema = z.discriminatedUnion('code', [
-  z.strictObject({ code: z.literal('temporal_unreachable'), message }),
-  z.strictObject({ code: z.literal('postgres_unreachable'), message }),
-  z.strictObject({ code: z.literal('namespace_missing'), message, namespace: z.string(), commands: z.array(z.string()) }),
-  /** `names`: each attribute the namespace lacks or holds with another type; `commands`: the `temporal` commands that register them */
-  z.strictObject({ code: z.literal('search_attributes_missing'), message, namespace: z.string(), names: z.array(z.string()).min(1), commands: z.array(z.string()) }),
-  /** no live worker polls `queue`: the ownership workflows' queue, or this host's agent queue */
-  z.strictObject({ code: z.literal('task_queue_unserved'), message, queue: z.string() }),
-  /** another host seen recently (a live ownership, or a beacon within the hour) whose agent stopped beating; null: it never beat here */
-  z.strictObject({ code: z.literal('host_agent_stale'), message, hostId: z.string(), lastBeatAgoMs: z.number().int().nonnegative().nullable() }),
-]);
-export type HealthProblem = z.infer<typeof HealthProblemSchema>;
-// The list and the union name the same codes; the compiler refuses one without the other.
-const sameCodes: [Exclude<HealthProblem['code'], (typeof HEALTH_PROBLEM_CODES)[number]>, Exclude<(typeof HEALTH_PROBLEM_CODES)[number], HealthProblem['code']>] extends [never, never] ? true : never = true;
-void sameCodes;
-
-/** A host seen recently and whether its agent (its git activities' task queue) is served. */
-export const HealthHostSchema = z.strictObject({ hostId: z.string(), agent: UpDown, lastBeatAgoMs: z.number().int().nonnegative().nullable() });
-
-export const HealthReportSchema = z.strictObject({
-  ok: z.boolean(),
-  temporal: UpDown,
-  postgres: UpDown,
-  worker: UpDown,
-  hostAgent: UpDown,
-  version: HealthVersionSchema,
-  /** empty when nothing is wrong; a host agent down elsewhere is listed but does not make `ok` false */
-  problems: z.array(HealthProblemSchema),
-  /** every host with a live ownership or a beacon within the last hour (at most 100, stalest first) */
-  hosts: z.array(HealthHostSchema),
-});
-export type HealthReport = z.infer<typeof HealthReportSchema>;
+export { HealthVersionSchema, HEALTH_PROBLEM_CODES, HealthProblemSchema, HealthHostSchema, HealthReportSchema, type HealthProblem, type HealthReport } from '../contract/health';
 
 export interface HealthDeps {
   temporal: Client;
@@ -88,7 +48,7 @@ const isNotFound = (err: unknown): boolean => typeof err === 'object' && err !==
  */
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const deadline = Date.now() + PROBE_TIMEOUT_MS;
-  const pg = withTimeout(deps.pool.query('SELECT 1')).then(
+  const pg = withTimeout(pingDatabase(deps.pool)).then(
     () => 'up' as const,
     () => 'down' as const,
   );
@@ -96,7 +56,7 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const pollers = async (name: string, type: 'workflow' | 'activity', ms = PROBE_TIMEOUT_MS): Promise<'up' | 'down'> =>
     (await withTimeout(queuePolled(deps.temporal, deps.namespace, name, type), ms)) ? 'up' : 'down';
   // A poller stays listed long after its process died: a beacon that went quiet says it did.
-  const beaconsSay = withTimeout(beacons(deps)).catch(() => null);
+  const beaconsSay = withTimeout(beaconVerdict(deps.pool, deps.taskQueue, deps.hostId, BEACON_STALE_MS)).catch(() => null);
   const others = withTimeout(seenHosts(deps.pool))
     .catch((): SeenHost[] => [])
     .then((hosts) =>
@@ -149,17 +109,3 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   };
 }
 
-/** What the worker processes' beacons (src/infra/beacon.ts) say of this task queue and this host. */
-async function beacons(deps: HealthDeps): Promise<{ workerKnown: boolean; workerFresh: boolean; hostKnown: boolean; hostFresh: boolean }> {
-  const res = await deps.pool.query<{ worker_known: boolean | null; worker_fresh: boolean | null; host_known: boolean | null; host_fresh: boolean | null }>(
-    `SELECT bool_or(task_queue = $1 AND serves_workflows) AS worker_known,
-            bool_or(task_queue = $1 AND serves_workflows AND beat_at > now() - make_interval(secs => $3)) AS worker_fresh,
-            bool_or(host_id = $2) AS host_known,
-            bool_or(host_id = $2 AND beat_at > now() - make_interval(secs => $3)) AS host_fresh
-       FROM worker_beacons
-      WHERE (task_queue = $1 OR host_id = $2) AND beat_at > now() - interval '1 hour'`,
-    [deps.taskQueue, deps.hostId, BEACON_STALE_MS / 1000],
-  );
-  const r = res.rows[0];
-  return { workerKnown: r?.worker_known === true, workerFresh: r?.worker_fresh === true, hostKnown: r?.host_known === true, hostFresh: r?.host_fresh === true };
-}

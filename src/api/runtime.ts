@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import type { Logger } from 'pino';
 import { loadAuthenticator, type Authenticator } from '../auth/principals';
 import { OwnershipClient } from '../client';
@@ -11,7 +11,7 @@ import { createPool } from '../store/db';
 import { buildServer } from './server';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
-import { loadKeyring, type MessageKeyring } from '../infra/message-seal';
+import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
 
 export interface RunningApi {
   url: string;

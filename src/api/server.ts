@@ -3,7 +3,7 @@ import { createHostPresence } from './service/host-presence';
 import type { Client } from '@temporalio/client';
 import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Logger } from 'pino';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { authorize, type Operation } from '../auth/policy';
 import type { Authenticator } from '../auth/principals';
@@ -15,7 +15,7 @@ import { createLogger } from '../infra/logger';
 import { registerMcpRoutes } from '../mcp/http';
 import { refusalFromIssues, toFailure, type ApiFailure } from './errors';
 import type { App } from './http';
-import { createMetrics, type ApiMetrics } from './metrics';
+import { createMetrics } from './metrics';
 import { registerOpenApi } from './openapi';
 import { registerBindRoutes } from './routes/bind';
 import { registerExecutorRoutes } from './routes/executor';
@@ -26,7 +26,7 @@ import { registerReconciliationRoutes } from './routes/reconciliations';
 import { registerSystemRoutes } from './routes/system';
 import { registerCodecRoutes } from './routes/codec';
 import { EncryptionCodec, readPayloadKey } from '../infra/payload-codec';
-import { loadKeyring, type MessageKeyring } from '../infra/message-seal';
+import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
 import { createService } from './service';
 
 export interface ApiDeps {

@@ -1,4 +1,4 @@
-/** Documented exit codes of od-worktree (README): scripts branch on these. */
+/** Documented exit codes of od-worktree (docs/cli.md#exit-codes): scripts branch on these. */
 export const EXIT = {
   ok: 0,
   /** refused: owned by someone else, stale epoch, not the owner (guard refusals too); also no, an unknown or an insufficient token (401/403) */

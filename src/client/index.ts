@@ -35,7 +35,7 @@ import { BranchName, IdString, PathString } from '../domain/identity';
 import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
-import { procEnvironVar, procStat, readBootIdSync } from '../infra/procfs';
+import { procEnvironVar, procStat, readBootIdSync } from '../host/procfs';
 import type { ProcessIdentity } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
 import { GitSideError } from '../git/errors';
@@ -64,7 +64,8 @@ import {
   type LiveState,
   type OwnershipView,
 } from '../workflows/messages';
-import { DEFAULT_SETTINGS, type OwnershipSettings, type ownershipWorkflow } from '../workflows/ownership';
+import { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
+import type { ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
 import { PerOwnershipQueue } from './inflight';
 
@@ -97,7 +98,7 @@ function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [
 const sealedSignalArg = <I>(arg: I, messageId?: string): I => ({ ...arg, seal: { ...sealRequest(null, Date.now()), ...(messageId !== undefined ? { messageId } : {}) } });
 
 export { OwnershipError } from './errors';
-export type { OwnershipView } from '../workflows/messages';
+export type { LivenessState, OwnershipView, ProjectionState, ProjectionSync } from '../workflows/messages';
 export type { OwnershipRecord } from '../domain/projection';
 export type { OwnershipEvent } from '../domain/events';
 
@@ -538,7 +539,7 @@ export class OwnershipClient {
    * What only the running workflow knows (liveness, the projection's and the log's progress), read
    * from its memo with DescribeWorkflowExecution: the worker never sees this read, unlike a query
    * (see src/workflows/publish.ts liveLoop for why that matters). null: no live workflow for the
-   * ref, or one that publishes no memo (started before live-memo-v1): its state is unknown here.
+   * ref, or one that has published no memo yet (no first claim): its state is unknown here.
    */
   async liveState(ref: OwnershipRef): Promise<LiveState | null> {
     try {

@@ -35,7 +35,7 @@ export const SETTING_SCOPE: Readonly<Record<keyof OwnershipSettings, string>> = 
   handoffTimeoutMs: 'configuration (OD_HANDOFF_TIMEOUT_MS): each new handoff; a pending one keeps the expiry it was offered with',
   maxHistoryEvents: 'configuration (OD_MAX_HISTORY_EVENTS): from the next run on',
   maxUpdatesPerRun: "code: held under Temporal's per-run update limit, not configurable",
-  projectionWaitMs: 'code: the drain before continue-as-new (and the answers of runs recorded before the client waited)',
+  projectionWaitMs: "code: the drain before continue-as-new waits this long for the worktree's projection",
 };
 
 /**

@@ -37,11 +37,11 @@ export type {
   TenureOut,
   WireRecord,
   WorktreeRemovedBody,
-} from '../api/schemas';
-export type { Caller, ReconciliationBody } from '../api/schemas-reconcile';
+} from '../contract/http';
+export type { Caller, ReconciliationBody } from '../contract/reconcile';
 export type { ErrorBody } from '../api/errors';
-export type { HealthReport } from '../api/health';
-export type { Provenance } from '../store/provenance';
+export type { HealthReport } from '../contract/health';
+export type { Provenance } from '../contract/provenance';
 export type { ReasonCode } from '../domain/reasons';
 
 export interface ServiceVersion extends VersionInfo {

@@ -2,7 +2,7 @@
  * `worktree-ownership/schemas`: the wire contract as zod schemas (which are also the TypeScript
  * types): HTTP request bodies and queries, responses, the error body and each reason code's HTTP
  * status, ownership events, reason codes, the CLI's --json output. Loads zod and nothing of Temporal, PostgreSQL or fastify. The list is explicit:
- * what is named here is the contract that WIRE_VERSION versions (README "Integrating").
+ * what is named here is the contract that WIRE_VERSION versions (docs/integrating.md#versioning-of-the-wire-schemas).
  */
 export { PACKAGE_VERSION, WIRE_MAJOR, WIRE_VERSION, VERSION_INFO, type VersionInfo } from '../version';
 
@@ -47,8 +47,8 @@ export {
   type SubmitBody,
   type TenureBody,
   type WorktreeRemovedBody,
-} from '../api/schemas';
-export { ReconciliationBodySchema, ProvisionalSummarySchema, LOGGED_RECONCILE_KINDS, type ReconciliationBody } from '../api/schemas-reconcile';
+} from '../contract/http';
+export { ReconciliationBodySchema, ProvisionalSummarySchema, LOGGED_RECONCILE_KINDS, type ReconciliationBody } from '../contract/reconcile';
 export { ObservationSchema, type Observation } from '../domain/binding';
 
 // --- responses ----------------------------------------------------------------------------------
@@ -83,12 +83,12 @@ export {
   type OwnershipViewOut,
   type TenureOut,
   type WireRecord,
-} from '../api/schemas';
-export { CallerSchema, ReconciliationRecordedSchema, type Caller } from '../api/schemas-reconcile';
-export { ProvenanceSchema, type Provenance } from '../store/provenance';
-export { HEALTH_PROBLEM_CODES, HealthHostSchema, HealthProblemSchema, HealthReportSchema, HealthVersionSchema, type HealthProblem, type HealthReport } from '../api/health';
+} from '../contract/http';
+export { CallerSchema, ReconciliationRecordedSchema, type Caller } from '../contract/reconcile';
+export { ProvenanceSchema, type Provenance } from '../contract/provenance';
+export { HEALTH_PROBLEM_CODES, HealthHostSchema, HealthProblemSchema, HealthReportSchema, HealthVersionSchema, type HealthProblem, type HealthReport } from '../contract/health';
 // The error body of every route and the HTTP status of each reason code, as the service answers them.
-export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../api/error-contract';
+export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
 
 // --- ownership records and events ---------------------------------------------------------------
 export { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, LineageEntrySchema, type OwnershipRecord, type OwnershipState } from '../domain/projection';
@@ -176,4 +176,4 @@ export {
   type OwnershipOutput,
   type ProvenanceOutput,
   type WhoOutput,
-} from '../cli/render/schemas';
+} from '../contract/cli-output';

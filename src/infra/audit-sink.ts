@@ -1,5 +1,5 @@
 import type { InjectedSinks } from '@temporalio/worker';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { recordRefusedMessage } from '../store/refused-messages';
 import type { AuditSinks } from '../workflows/seal';
 

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import type { Worker } from '@temporalio/worker';
-import type { Pool } from 'pg';
+import { beatBeacon, pruneBeacons } from '../store/beacons';
+import type { Pool } from '../store/db';
 
 /**
  * The worker process's beacon: a row in `worker_beacons` beaten every BEAT_MS while all of its
@@ -35,12 +36,7 @@ export function startBeacon(opts: BeaconOptions): { stop(): void } {
     if (opts.workers.some((w) => w.getState() !== 'RUNNING' && w.getState() !== 'INITIALIZED')) return void (stopped = true);
     inFlight = true;
     try {
-      await opts.pool.query(
-        `INSERT INTO worker_beacons (process_id, task_queue, host_id, serves_workflows, started_at, beat_at)
-         VALUES ($1, $2, $3, $4, $5, now())
-         ON CONFLICT (process_id) DO UPDATE SET beat_at = now()`,
-        [processId, opts.taskQueue, opts.hostId, opts.servesWorkflows, started],
-      );
+      await beatBeacon(opts.pool, { processId, taskQueue: opts.taskQueue, hostId: opts.hostId, servesWorkflows: opts.servesWorkflows, startedAt: started });
       failing = false;
     } catch {
       // PostgreSQL away: /healthz says so itself; beat again soon, so the beacon is fresh the moment it is back.
@@ -50,7 +46,7 @@ export function startBeacon(opts: BeaconOptions): { stop(): void } {
     }
     if (failing && !stopped) setTimeout(() => void beat(), RETRY_MS).unref();
   };
-  void opts.pool.query(`DELETE FROM worker_beacons WHERE beat_at < now() - interval '1 day'`).catch(() => undefined);
+  void pruneBeacons(opts.pool).catch(() => undefined);
   void beat();
   const timer = setInterval(() => void beat(), BEAT_MS);
   timer.unref();

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
-import { loadKeyring, MessageSealCodec, type MessageKeyring } from './message-seal';
+import { loadKeyring, MessageSealCodec, type MessageKeyring } from '../keys/message-seal';
 
 /**
  * Optional encryption of every payload the service sends to Temporal (workflow inputs, update

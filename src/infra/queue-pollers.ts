@@ -1,4 +1,6 @@
 import type { Client } from '@temporalio/client';
+// Only the service's processes load this (the exported schemas take the health report from src/contract/health.ts): protos are loaded anyway.
+import { temporal as proto } from '@temporalio/proto';
 
 /**
  * Whether anything polled a task queue recently, by Temporal's own poller list. A poller stays
@@ -9,8 +11,6 @@ import type { Client } from '@temporalio/client';
 export const POLLER_FRESH_MS = 90_000;
 
 export async function queuePolled(temporal: Client, namespace: string, queue: string, type: 'workflow' | 'activity'): Promise<boolean> {
-  // Loaded here, not at the top: modules that import this are also loaded by clients that never load Temporal's protos.
-  const { temporal: proto } = require('@temporalio/proto') as typeof import('@temporalio/proto');
   const res = await temporal.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: queue, kind: proto.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import type { Logger } from 'pino';
 import { createHostActivities, createStoreActivities } from '../activities';
 import { authorityFromConfig, type LivenessAuthority } from '../activities/liveness';

@@ -1,5 +1,6 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import type { ShipperLog } from '../store/attributions-shipper';
+import { landedBranchesOf, repoRootsOfHost } from '../store/inferred-landings';
 import { scanLandings } from './scan';
 
 /**
@@ -16,11 +17,9 @@ export class LandingScanJob {
   constructor(private readonly deps: { pool: Pool; hostId: string; log?: ShipperLog }) {}
 
   async runOnce(): Promise<number> {
-    const repos = await this.deps.pool.query<{ repo_root: string }>('SELECT DISTINCT repo_root FROM ownerships WHERE host_id = $1 LIMIT 500', [this.deps.hostId]);
     let inferred = 0;
-    for (const { repo_root: repo } of repos.rows) {
-      const branches = await this.deps.pool.query<{ landed_branch: string }>('SELECT DISTINCT landed_branch FROM landing_receipts WHERE repo_root = $1 LIMIT 20', [repo]);
-      for (const branch of new Set(['main', ...branches.rows.map((b) => b.landed_branch)])) {
+    for (const repo of await repoRootsOfHost(this.deps.pool, this.deps.hostId)) {
+      for (const branch of new Set(['main', ...(await landedBranchesOf(this.deps.pool, repo))])) {
         const key = `${repo}\0${branch}`;
         try {
           const since = this.lastTip.get(key);

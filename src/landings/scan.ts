@@ -1,14 +1,12 @@
 import path from 'node:path';
-import type { Pool } from 'pg';
-import { z } from 'zod';
+import type { Pool } from '../store/db';
 import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
-import { PathString } from '../domain/identity';
-import { OwnershipRecordSchema, type OwnershipRecord } from '../domain/projection';
+import { type OwnershipRecord } from '../domain/projection';
 import { identifyWorktree } from '../git/repo';
-import { RepoGit } from './git';
-import { insertLandingCommits } from './commits';
-import { inTransaction } from '../store/db';
+import { RepoGit } from '../git/repo-git';
+import { accountedLandings, recordAmbiguousLanding, recordInferredLanding, recordsOfRepo } from '../store/inferred-landings';
 import { attributedAuthor, attributedCommitsOf } from '../store/attributions';
+import { ScanInputSchema, type ScanMethod, type ScanInput, type ScanResult, type ScanReport } from '../contract/landings';
 
 /**
  * Landings without a receipt (docs/operations.md#landings-without-a-receipt): walks the target
@@ -29,46 +27,7 @@ import { attributedAuthor, attributedCommitsOf } from '../store/attributions';
  * nobody's, src/store/attributions.ts), so a deleted branch still counts.
  */
 
-export const SCAN_METHODS = ['merge', 'fast_forward', 'cherry_pick_x', 'patch_id', 'squash'] as const;
-export type ScanMethod = (typeof SCAN_METHODS)[number];
-
-/** Stable codes for a commit the scan recorded no landing for (docs/reason-codes.md#landing-scan). */
-export const SCAN_REASONS = {
-  landing_ambiguous: 'more than one ownership (or more than one of its commits) matches; none is recorded',
-  landing_no_candidate: 'no ownership of this repository matches',
-} as const;
-export type ScanReason = keyof typeof SCAN_REASONS;
-
-export const ScanInputSchema = z.strictObject({
-  repo: PathString,
-  // Handed to git as arguments: storable characters only (a NUL was answered path_not_found, git never ran), counted as JSON Schema counts them.
-  branch: z.string().regex(/^[^\s~^:?*[\\\x00-\x1f\x7f\uD800-\uDFFF]{1,255}$/u).meta({ minLength: 1, maxLength: 255 }).default('main'),
-  since: z.string().regex(/^[^\s~^:?*[\\\x00-\x1f\x7f\uD800-\uDFFF][^\s:?*[\\\x00-\x1f\x7f\uD800-\uDFFF]{0,254}$/u).meta({ minLength: 1, maxLength: 255 }).optional(),
-  /** at most this many first-parent commits, newest ones (bounded work per call) */
-  limit: z.number().int().positive().max(20_000).default(2000),
-});
-export type ScanInput = z.input<typeof ScanInputSchema>;
-
-export const ScanResultSchema = z.strictObject({
-  commit: z.string(),
-  status: z.enum(['receipt', 'inferred', 'already_inferred', 'none']),
-  method: z.enum(SCAN_METHODS).nullable(),
-  ownershipId: z.string().nullable(),
-  reason: z.enum(['landing_ambiguous', 'landing_no_candidate']).nullable(),
-  candidates: z.array(z.string()),
-  commits: z.array(z.string()),
-});
-export type ScanResult = z.infer<typeof ScanResultSchema>;
-
-export const ScanReportSchema = z.strictObject({
-  repoRoot: z.string(),
-  branch: z.string(),
-  scanned: z.number().int(),
-  inferred: z.number().int(),
-  ambiguous: z.number().int(),
-  results: z.array(ScanResultSchema),
-});
-export type ScanReport = z.infer<typeof ScanReportSchema>;
+export { SCAN_METHODS, SCAN_REASONS, ScanInputSchema, ScanResultSchema, ScanReportSchema, type ScanMethod, type ScanReason, type ScanInput, type ScanResult, type ScanReport } from '../contract/landings';
 
 const CHERRY_X = /\(cherry picked from commit ([0-9a-f]{40}(?:[0-9a-f]{24})?)\)/g;
 
@@ -98,15 +57,7 @@ export async function scanLandings(pool: Pool, input: ScanInput): Promise<ScanRe
   line.reverse();
 
   // What receipts already account for.
-  const heads = new Set(
-    (await pool.query<{ landed_head: string }>('SELECT landed_head FROM landing_receipts WHERE repo_root = ANY($1)', [roots])).rows.map((r) => r.landed_head),
-  );
-  const inferredHeads = new Set(
-    (await pool.query<{ landed_head: string }>('SELECT landed_head FROM inferred_landings WHERE repo_root = ANY($1)', [roots])).rows.map((r) => r.landed_head),
-  );
-  const landed = await pool.query<{ commit_sha: string; patch_id: string | null }>('SELECT commit_sha, patch_id FROM landing_commits WHERE repo_root = ANY($1)', [roots]);
-  const landedCommits = new Set(landed.rows.map((r) => r.commit_sha));
-  const landedPatches = new Set(landed.rows.map((r) => r.patch_id).filter((x): x is string => x !== null));
+  const { receiptHeads: heads, inferredHeads, landedCommits, landedPatches } = await accountedLandings(pool, roots);
 
   const candidates = await candidatesOf(pool, g, roots, target);
   const owners = new Map<string, Set<string>>(); // commit -> ownerships
@@ -140,7 +91,7 @@ export async function scanLandings(pool: Pool, input: ScanInput): Promise<ScanRe
     const originals = new Set(found.flatMap((f) => f.commits));
     if (distinct.length !== 1 || ((method === 'patch_id' || method === 'cherry_pick_x') && originals.size !== 1)) {
       results.push({ ...base, reason: 'landing_ambiguous', candidates: distinct.sort(), method: null });
-      await recordAmbiguous(pool, repoRoot, q.branch, l, distinct.sort(), method);
+      await recordAmbiguousLanding(pool, repoRoot, q.branch, l, distinct.sort(), method);
       continue;
     }
     const match = found[0]!;
@@ -212,10 +163,8 @@ async function infer(
  * (while the branch exists) and every commit its journal attributed to it whose objects remain.
  */
 async function candidatesOf(pool: Pool, g: RepoGit, roots: string[], target: string): Promise<Candidate[]> {
-  const rows = await pool.query<{ record: unknown }>('SELECT record FROM ownerships WHERE repo_root = ANY($1) ORDER BY ownership_id LIMIT 5000', [roots]);
   const out: Candidate[] = [];
-  for (const r of rows.rows) {
-    const record = OwnershipRecordSchema.parse(r.record);
+  for (const record of await recordsOfRepo(pool, roots)) {
     // Attributed now: a disputed commit is nobody's here (commit_authorship).
     const attributed = await attributedCommitsOf(pool, record.ownershipId);
     let tip: string | null = null;
@@ -268,20 +217,6 @@ async function inferredReceipt(pool: Pool, g: RepoGit, branch: string, l: string
 async function recordInferred(pool: Pool, g: RepoGit, repoRoot: string, branch: string, l: string, c: Candidate, method: ScanMethod, commits: string[]): Promise<void> {
   const receipt = await inferredReceipt(pool, g, branch, l, c, commits);
   const pids = await g.patchIds(commits);
-  await inTransaction(pool, async (client) => {
-    const ins = await client.query(
-      `INSERT INTO inferred_landings (repo_root, landed_branch, landed_head, ownership_id, method, reason, source_branch, source_head, candidates, receipt)
-       VALUES ($1, $2, $3, $4, $5, NULL, $6, $7, $8::jsonb, $9::jsonb) ON CONFLICT DO NOTHING`,
-      [repoRoot, branch, l, c.record.ownershipId, method, receipt.sourceBranch, receipt.sourceHead, JSON.stringify([c.record.ownershipId]), JSON.stringify(receipt)],
-    );
-    if (ins.rowCount === 1) await insertLandingCommits(client, repoRoot, c.record.ownershipId, l, commits, pids);
-  });
+  await recordInferredLanding(pool, { repoRoot, branch, landedHead: l, ownershipId: c.record.ownershipId, method, receipt, commits, patchIds: pids });
 }
 
-async function recordAmbiguous(pool: Pool, repoRoot: string, branch: string, l: string, candidates: string[], method: ScanMethod): Promise<void> {
-  await pool.query(
-    `INSERT INTO inferred_landings (repo_root, landed_branch, landed_head, ownership_id, method, reason, candidates)
-     VALUES ($1, $2, $3, NULL, $4, 'landing_ambiguous', $5::jsonb) ON CONFLICT DO NOTHING`,
-    [repoRoot, branch, l, method, JSON.stringify(candidates)],
-  );
-}

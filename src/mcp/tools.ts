@@ -35,8 +35,8 @@ import {
   type ReleaseBody,
   type SubmitBody,
   type TenureBody,
-} from '../api/schemas';
-import { ProvenanceSchema } from '../store/provenance';
+} from '../contract/http';
+import { ProvenanceSchema } from '../contract/provenance';
 
 /**
  * What the MCP tools run on: the service itself for a given principal (HTTP mount, stdio with

@@ -105,7 +105,7 @@ export function createHttpPort(opts: HttpPortOptions): ReconcilePort {
         await client.recordReconciliation({ ...entry, kind });
       } catch (err) {
         // Kept by reconcile as recordError: the reason code first, as every other refusal is shown.
-        if (err instanceof ApiError) throw new Error(`${err.code}: ${err.body.message}`);
+        if (err instanceof ApiError) throw new Error(`${err.code}: ${err.body.message}`, { cause: err });
         throw err;
       }
       await opts.onReconciled?.(entry);

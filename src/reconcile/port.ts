@@ -1,4 +1,5 @@
 import type { OwnershipRecord } from '../domain/projection';
+import type { ReconciliationBody } from '../contract/reconcile';
 
 /**
  * How reconciliation talks to the service. Defined here, implemented outside: over the
@@ -98,3 +99,9 @@ export class ReconcileRefused extends Error {
     this.name = 'ReconcileRefused';
   }
 }
+
+// A body the route accepts (src/contract/reconcile.ts) is an entry reconcile produces, and the other way round.
+const _bodyIsEntry = (b: ReconciliationBody): ReconciliationEntry => b;
+const _entryFits = (e: ReconciliationEntry & { kind: ReconciliationBody['kind'] }): Omit<ReconciliationBody, 'kind'> => e;
+void _bodyIsEntry;
+void _entryFits;

@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { OwnershipClient, OwnershipError } from '../client';
 import type { AgentWorkerRef, Principal } from '../domain/identity';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
 import { getOwnership, heldOwnershipOf } from '../store/lookups';
+import { logReconciliation } from '../store/reconciliations';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
@@ -22,15 +23,6 @@ export interface ServicePortOptions {
   principalId?: string;
   /** Also told about every reconciliation, after it is logged in PostgreSQL. */
   onReconciled?: (entry: ReconciliationEntry) => void | Promise<void>;
-}
-
-/** Appends the reconciliation to its log (append-only, beside ownership_events; see the migration). */
-export async function logReconciliation(pool: Pool, e: ReconciliationEntry): Promise<void> {
-  await pool.query(
-    `INSERT INTO reconciliations (ownership_id, worktree_path, kind, reason, repaired, local_ownership_id, local_seq, durable_seq, provisional, at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10)`,
-    [e.ownershipId, e.worktreePath, e.kind, e.reason, e.repaired, e.localOwnershipId, e.localSeq, e.durableSeq, e.provisional === null ? null : JSON.stringify(e.provisional), e.at],
-  );
 }
 
 /**

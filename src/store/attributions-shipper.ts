@@ -1,8 +1,8 @@
 import type { Pool } from 'pg';
 import { journalStat } from '../git/journal';
 import type { OwnershipRecord } from '../domain/projection';
-import { recordLandedCommits } from '../landings/commits';
-import { writeProvenanceNote } from '../landings/notes';
+import { recordLandedCommits } from './landing-commits';
+import { writeProvenanceNote } from './provenance-notes';
 import { shipJournal } from './attributions';
 
 /**

@@ -2,6 +2,7 @@ import type { Pool } from 'pg';
 import { applyObservation, type BindingOutcome, type BindingState, type Observation } from '../domain/binding';
 import { ConversationSchema, type Conversation } from '../domain/identity';
 import { refusal, type Refusal } from '../domain/reasons';
+import { HELD_STATES } from '../domain/states';
 
 /** The conversation first bound to an agent worker, or null: the only source of an ownership's conversation. */
 export async function readExecutorConversation(pool: Pool, workerId: string): Promise<Conversation | null> {
@@ -90,3 +91,9 @@ export async function recordObservation(
 }
 
 const json = (x: unknown) => (x === null ? null : JSON.stringify(x));
+
+/** The workflows of the ownerships a worker holds now (a current owner that a bound conversation can annotate). */
+export async function heldWorkflowIdsOfWorker(pool: Pool, workerId: string): Promise<string[]> {
+  const res = await pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])', [workerId, HELD_STATES]);
+  return res.rows.map((r) => r.workflow_id);
+}

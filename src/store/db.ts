@@ -2,6 +2,9 @@ import path from 'node:path';
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { runner } from 'node-pg-migrate';
 
+/** The pool type every layer passes around: only src/store imports pg itself (.dependency-cruiser.cjs sql-only-in-store). */
+export type { Pool, PoolClient };
+
 export const MIGRATIONS_DIR = path.resolve(__dirname, '../../migrations');
 
 export function createPool(connectionString: string, extra: Partial<PoolConfig> = {}): Pool {

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import { ulid } from 'ulidx';
-import { z } from 'zod';
+import { type OverrideRow } from '../contract/history-rows';
 
 /**
  * Recorded overrides (migrations/1700000000013_overrides.sql): who stepped into an owned worktree
@@ -8,16 +8,7 @@ import { z } from 'zod';
  * tenure (src/api/service/tenure.ts), read beside the events by `history`.
  */
 
-export const OverrideRowSchema = z.strictObject({
-  overrideId: z.string(),
-  ownershipId: z.string(),
-  epoch: z.number().int(),
-  /** `<kind>:<id>` of the principal that asked */
-  principal: z.string(),
-  reason: z.string(),
-  at: z.string(),
-});
-export type OverrideRow = z.infer<typeof OverrideRowSchema>;
+export { OverrideRowSchema, type OverrideRow } from '../contract/history-rows';
 
 export interface OverrideInput {
   ownershipId: string;

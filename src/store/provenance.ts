@@ -1,16 +1,15 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
-import { z } from 'zod';
 import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
-import { AgentWorkerRefSchema, IsoTime } from '../domain/identity';
 import { git as runGit } from '../git/exec';
 import { identifyWorktree } from '../git/repo';
-import { CommitIdSchema, headMatch } from './lookups';
+import { headMatch } from './lookups';
 import { authorsOf } from './attributions';
-import { AuthorSchema, describeReport, type Author } from './attributions-schemas';
-import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPreLandCommit, recordLandedCommits } from '../landings/commits';
-import { RepoGit } from '../landings/git';
+import { describeReport, type Author } from './attributions-schemas';
+import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPreLandCommit, recordLandedCommits } from './landing-commits';
+import { RepoGit } from '../git/repo-git';
+import { ProvenanceInputSchema, ProvenanceSchema, type Provenance } from '../contract/provenance';
 
 /**
  * Provenance (docs/operations.md#landing-and-provenance): landed commit -> source branch/worktree -> execution session -> worker ->
@@ -32,37 +31,7 @@ import { RepoGit } from '../landings/git';
  * When several landings contain a commit, the earliest landing wins: it is the one that brought it.
  */
 
-export const ProvenanceInputSchema = z.strictObject({ repoPath: z.string().min(1).max(4096), sha: CommitIdSchema });
-export type ProvenanceInput = z.input<typeof ProvenanceInputSchema>;
-
-export const ProvenanceSchema = z.strictObject({
-  commit: z.string(),
-  landedHead: z.string(),
-  landedBranch: z.string(),
-  landedAt: IsoTime,
-  sourceBranch: z.string(),
-  sourceHead: z.string(),
-  worktreePath: z.string(),
-  executionSessionId: z.string().nullable(),
-  worker: AgentWorkerRefSchema.nullable(),
-  conversation: z.strictObject({ conversationId: z.string(), conversationUrl: z.string(), title: z.string().nullable() }).nullable(),
-  ownershipId: z.string(),
-  /** how the commit was placed: the landed head itself, inside the landed range, or one of the pre-land commits the landing brought */
-  via: z.enum(['landed_head', 'range', 'pre_land']),
-  /** a receipt the landing controller sent, or one `od-worktree landings scan` inferred (method: how) */
-  // Optional only for values built before these existed; provenance() always sets them.
-  receiptKind: z.enum(['receipt', 'inferred']).optional(),
-  inferredMethod: z.string().nullable().optional(),
-  /**
-   * Who wrote it, oldest first: for a squash or merge commit every pre-land commit it brought, for
-   * a rebased or cherry-picked copy its original, for a pre-land commit itself. Empty when the
-   * landing's commits are not known (recorded before this existed, objects gone).
-   */
-  authors: z.array(AuthorSchema).optional(),
-  /** Who landed it: the landing principal and the owner session at that moment (the receipt's). */
-  lander: z.strictObject({ principal: z.strictObject({ kind: z.string(), id: z.string() }).nullable(), executionSessionId: z.string().nullable() }).optional(),
-});
-export type Provenance = z.infer<typeof ProvenanceSchema>;
+export { ProvenanceInputSchema, ProvenanceSchema, type Provenance, type ProvenanceInput } from '../contract/provenance';
 
 /** How far back a first-parent line is walked; landings older than this are not placed by range. */
 export const FIRST_PARENT_WALK_LIMIT = 100_000;

@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { z } from 'zod';
+import { type RefusedMessageRow } from '../contract/history-rows';
 
 /**
  * Messages an ownership refused for want of a service seal (src/workflows/seal.ts): written by the
@@ -7,16 +7,7 @@ import { z } from 'zod';
  * outside the workflow, so a refusal the worker could not write (PostgreSQL away) is logged instead.
  */
 
-export const RefusedMessageRowSchema = z.object({
-  ownershipId: z.string(),
-  message: z.string(),
-  messageId: z.string().nullable(),
-  code: z.string(),
-  problem: z.string(),
-  claimedPrincipal: z.string().nullable(),
-  receivedAt: z.string(),
-});
-export type RefusedMessageRow = z.infer<typeof RefusedMessageRowSchema>;
+export { RefusedMessageRowSchema, type RefusedMessageRow } from '../contract/history-rows';
 
 export interface RefusedMessageInput {
   ownershipId: string;
@@ -29,6 +20,7 @@ export interface RefusedMessageInput {
   claimedPrincipal: string | null;
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what this screens out
 const clip = (s: string | null, n: number): string | null => (s === null ? null : s.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, n));
 
 export async function recordRefusedMessage(pool: Pool, m: RefusedMessageInput): Promise<void> {

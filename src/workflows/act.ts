@@ -6,7 +6,6 @@ import { REASONS, refusal, type ReasonCode } from '../domain/reasons';
 import type { OwnershipView } from './messages';
 import { fail } from './activities';
 import { emit } from './durable-log';
-import { localProjection, projectsHere } from './projection-loop';
 import { view, type RunState } from './run-state';
 
 /** How an update is decided, recorded and answered. */
@@ -29,19 +28,12 @@ export function validated<T>(accepts: (x: unknown) => x is T, x: unknown): T {
 /**
  * Decides, emits and answers once the events are durable (read-your-writes). If the log turns
  * out to hold another decision at those seqs, the message is decided again on the adopted
- * record: the answer is always about what the log holds. Owner-changing messages also give the
- * worktree's projection its chance and say in `projection` whether the hooks enforce it yet.
+ * record: the answer is always about what the log holds. The answer's `projection` says whether
+ * the worktree's hooks enforce it yet; the host agent writes it, and the client waits for the
+ * live memo when it must (OwnershipClient.enforced), nothing the worker sees.
  */
-/**
- * How an update's change reaches the worktree: 'owner' (claim, accept, release, reclaim: the
- * answer says whether the hooks enforce it), 'state' (submit: written here too when the run does
- * so, projection-here-states-v1), 'agent' (plan, branch, handoff: the host agent writes it).
- */
-export type Projected = 'owner' | 'state' | 'agent';
-
-export async function act(s: RunState, decide: () => Decision, projected: Projected, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
-  const waitLocal = projected === 'owner';
-  const messageId = messageIdOf(s);
+export async function act(s: RunState, decide: () => Decision, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
+  const messageId = messageIdOf();
   for (;;) {
     // The log's answer first: a message it already holds (or refused) is never decided again.
     if (messageId !== undefined) {
@@ -50,16 +42,13 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
     }
     const drafts = orFail(decide());
     if (drafts.length > 0) onEvents?.(drafts);
-    // One emit per event, as earlier versions did: each publishes its own search attributes.
+    // One emit per event: each publishes its own search attributes.
     const mine = drafts.flatMap((d) => emit(s, [d], undefined, messageId));
     const seq = mine.at(-1)?.seq ?? s.record?.seq ?? 0;
-    // On the worktree's own host the projection is a local activity inside this answer (projection-here-v1).
-    const here = projected !== 'agent' && projectsHere(s, projected) && mine.length > 0;
-    if (here) s.hereFor = Math.max(s.hereFor, seq);
     // A decision that changed nothing (a replay by its content: the handoff already pending, the
     // release already made) rests on the record as it stood, pending events included: answered as
-    // of then once those are durable, decided again if the log overrode any of them (message-ids-v1).
-    const noop = mine.length === 0 && s.messageIds;
+    // of then once those are durable, decided again if the log overrode any of them.
+    const noop = mine.length === 0;
     const basis = noop ? s.recentEvents.filter((e) => e.seq > s.sync.durableSeq) : [];
     const asDecided = noop ? view(s, s.record) : null;
     const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
@@ -69,22 +58,16 @@ export async function act(s: RunState, decide: () => Decision, projected: Projec
       continue;
     }
     if (asDecided) return asDecided;
-    // Earlier versions waited here on a timer; now the answer is given at durability with
-    // `projection` saying whether the hooks enforce it yet, and the client waits for the live memo
-    // (nothing the worker sees). See OwnershipClient.enforced.
-    if (waitLocal && !s.patches.since('projection-wait-in-client-v1')) await localProjection(s, seq, s.settings.projectionWaitMs);
-    // No timer: the local activity resolves within this task, or the loop gives the promise up (hereFor).
-    if (here) await condition(() => s.sync.localSeq >= seq || s.sync.error !== null || s.hereFor < seq);
     return view(s)!;
   }
 }
 
 /**
- * The message an update carries (message-ids-v1): Temporal's update id, which the API sets to its
- * idempotency key, so every retry of one request is one message. Its events record it.
+ * The message an update carries: Temporal's update id, which the API sets to its idempotency key,
+ * so every retry of one request is one message. Its events record it.
  */
-export function messageIdOf(s: RunState): string | undefined {
-  return s.messageIds ? currentUpdateInfo()?.id : undefined;
+export function messageIdOf(): string | undefined {
+  return currentUpdateInfo()?.id;
 }
 
 /** The event of this run that bears the message's id, if any (recent events: the log as adopted, plus what is pending). */
@@ -112,7 +95,7 @@ async function fromLog(s: RunState, messageId: string): Promise<OwnershipView | 
 
 /** A validator's side of fromLog: true when the message is known to the log and the handler answers from it. */
 export function knownToLog(s: RunState): boolean {
-  const messageId = messageIdOf(s);
+  const messageId = messageIdOf();
   if (messageId === undefined) return false;
   refuseIfSettled(s, messageId);
   return s.appliedMessages.has(messageId) || eventOf(s, messageId) !== undefined;
@@ -129,17 +112,11 @@ export const counted =
   <A extends unknown[]>(s: RunState, fn: (...a: A) => Promise<OwnershipView>) =>
   async (...a: A): Promise<OwnershipView> => {
     s.updatesThisRun++;
-    try {
-      // A message the log already holds is answered from it, before any other step of its handler.
-      const messageId = messageIdOf(s);
-      if (messageId !== undefined) {
-        const known = await fromLog(s, messageId);
-        if (known) return known;
-      }
-      return await fn(...a);
-    } finally {
-      // An update completing while a local activity projects here tripped the SDK's update state
-      // machine under load (projection-loop.ts): it answers once none runs.
-      if (s.projectStatesHere) await condition(() => s.hereInFlight === 0);
+    // A message the log already holds is answered from it, before any other step of its handler.
+    const messageId = messageIdOf();
+    if (messageId !== undefined) {
+      const known = await fromLog(s, messageId);
+      if (known) return known;
     }
+    return await fn(...a);
   };

@@ -1,7 +1,7 @@
-import { condition, log, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, log, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
-import { storeOf } from './activities';
+import { store } from './activities';
 import { adopt, type Adopted } from './adoption';
 import { publish } from './publish';
 import { persistSummary, tailSummary } from './summaries';
@@ -50,9 +50,9 @@ export async function persistLoop(s: RunState): Promise<never> {
     }
     const batch = s.pending;
     s.pending = [];
-    const { durableSeq, replaced, gap, settled } = await storeOf(s).persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
+    const { durableSeq, replaced, gap, settled } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
     if (settled) {
-      // The log settled a message of this batch before its events were written (message-ids-v1):
+      // The log settled a message of this batch before its events were written:
       // refused (the API answered it so, or gave up on it) or applied already. Nothing from its seq
       // on was written; its handler answers from that outcome, the messages behind it decide again.
       if (settled.outcome === 'refused') s.refusedMessages.set(settled.messageId, settled.code);
@@ -76,8 +76,8 @@ export async function persistLoop(s: RunState): Promise<never> {
       // The log holds more than this batch (a lost workflow task wrote past it): only what the run
       // adopted counts as durable, or an event decided at a seq the log holds for another would be
       // answered as durable, and a later tail read would fold from the wrong record. The tail is
-      // read and adopted next. Asked only when it happens, so ordinary runs carry no marker.
-      if (durableSeq > adoptedTo && patched('log-ahead-of-batch-v1')) {
+      // read and adopted next.
+      if (durableSeq > adoptedTo) {
         s.sync.durableSeq = Math.max(s.sync.durableSeq, adoptedTo);
         s.resync.wanted = true;
       } else {
@@ -91,7 +91,7 @@ export async function persistLoop(s: RunState): Promise<never> {
 const TAIL_PAGE = 200;
 
 /**
- * The log ahead of the run (log-resync-v1): reads what PostgreSQL holds past what the run knows
+ * The log ahead of the run: reads what PostgreSQL holds past what the run knows
  * to be durable and adopts it, page by page. Only with nothing pending, so the tail follows the
  * record directly; events emitted meanwhile were decided on the old record and decide again.
  */
@@ -108,7 +108,7 @@ async function readLogTail(s: RunState): Promise<void> {
 async function adoptLogTail(s: RunState): Promise<void> {
   for (;;) {
     const from = s.sync.durableSeq;
-    const tail = await storeOf(s).readLog.executeWithOptions({ summary: tailSummary(from) }, [s.ownershipId, from, TAIL_PAGE]);
+    const tail = await store.readLog.executeWithOptions({ summary: tailSummary(from) }, [s.ownershipId, from, TAIL_PAGE]);
     if (tail.length === 0 || tail[0]!.seq !== from + 1 || s.sync.durableSeq !== from) return;
     log.warn('the log is ahead of this run: adopting its events', { fromSeq: from + 1, toSeq: tail.at(-1)!.seq });
     let durableRecord = s.durableRecord;
@@ -128,7 +128,7 @@ async function adoptLogTail(s: RunState): Promise<void> {
  * durable row names it, so the log is ahead.
  */
 export function suspectLogAhead(s: RunState, epoch: number): void {
-  if (!s.logResync || epoch <= (s.record?.epoch ?? 0) || epoch <= s.resync.checkedEpoch) return;
+  if (epoch <= (s.record?.epoch ?? 0) || epoch <= s.resync.checkedEpoch) return;
   s.resync.wanted = true;
 }
 

@@ -1,7 +1,7 @@
 import { isCancellation } from '@temporalio/workflow';
 import type { HostQueue } from './activities';
 import { refusal } from '../domain/reasons';
-import { fail, failureType, FINAL_HOST_ERRORS, here, hostRefusal } from './activities';
+import { fail, failureType, hostRefusal } from './activities';
 import type { RunState } from './run-state';
 import { inspectSummary, wipSummary } from './summaries';
 
@@ -16,34 +16,16 @@ export type WipOutcome = { ref: string; sha: string } | null | 'worktree_missing
  * to keep: the reclaim goes on and records why (`ownership.wip_not_preserved`); any other
  * refusal of the host is the reclaim's refusal. An admin's forced reclaim is the way out of a
  * worktree whose WIP cannot be preserved (an unreadable file, a host that is gone): it goes on
- * and records why nothing was preserved (forced-reclaim-without-wip-v1).
+ * and records why nothing was preserved.
  */
 export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePath: string, seq: number, forced = false): Promise<WipOutcome> {
   try {
-    // On the worktree's own host, a local activity (projection-here-v1); else, or if it could not, the host agent.
-    if (s.projectHere) {
-      const preserved = await preserveHere(s, worktreePath, seq);
-      if (preserved !== 'elsewhere') return preserved;
-    }
     return await hostNow.preserveWip.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [worktreePath, s.ownershipId, seq]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     if (failureType(err) === 'worktree_missing') return 'worktree_missing';
-    if (forced && s.patches.sinceV9('forced-reclaim-without-wip-v1')) return { failed: (failureType(err) ?? 'host_unavailable').slice(0, 64) };
+    if (forced) return { failed: (failureType(err) ?? 'host_unavailable').slice(0, 64) };
     fail(hostRefusal(err));
-  }
-}
-
-async function preserveHere(s: RunState, worktreePath: string, seq: number): Promise<{ ref: string; sha: string } | 'worktree_missing' | null | 'elsewhere'> {
-  try {
-    return await here.preserveWipHere.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [s.worktree.hostId, worktreePath, s.ownershipId, seq]);
-  } catch (err) {
-    if (isCancellation(err)) throw err;
-    const type = failureType(err);
-    if (type === 'not_this_host') s.projectHere = false;
-    if (type === 'worktree_missing') return 'worktree_missing';
-    if (type !== null && FINAL_HOST_ERRORS.includes(type)) throw err;
-    return 'elsewhere';
   }
 }
 
@@ -54,13 +36,10 @@ async function preserveHere(s: RunState, worktreePath: string, seq: number): Pro
 export async function verifyOnHost(s: RunState, hostNow: HostQueue, claimedBranch: string): Promise<void> {
   const { worktree } = s;
   let seen: { worktreePath: string; repoRoot: string };
-  let checkBranch = false;
   try {
-    // The branch is git's on that host too (branch-on-host-v1): another name is branch_mismatch, a detached HEAD detached_head.
+    // The branch is git's on that host too: another name is branch_mismatch, a detached HEAD detached_head.
     // The claim's branch, not the start's: a first claim refused for its branch leaves the run open to a right one.
-    checkBranch = s.patches.sinceV9('branch-on-host-v1');
-    const args: [string] | [string, string] = checkBranch ? [worktree.worktreePath, claimedBranch] : [worktree.worktreePath];
-    seen = await hostNow.inspectWorktree.executeWithOptions({ summary: inspectSummary(worktree.hostId) }, args);
+    seen = await hostNow.inspectWorktree.executeWithOptions({ summary: inspectSummary(worktree.hostId) }, [worktree.worktreePath, claimedBranch]);
   } catch (err) {
     fail(hostRefusal(err));
   }
@@ -69,5 +48,5 @@ export async function verifyOnHost(s: RunState, hostNow: HostQueue, claimedBranc
   s.verifiedRepoRoot = seen.repoRoot;
   s.verifiedOnHost = true;
   // The host confirmed this branch: the record's first event takes it, not the start input's.
-  if (checkBranch) s.verifiedBranch = claimedBranch;
+  s.verifiedBranch = claimedBranch;
 }

@@ -1,2 +1,1 @@
 export { ownershipWorkflow } from './ownership';
-export { noopWorkflow } from './noop';

@@ -3,7 +3,7 @@ import type { HeartbeatInput } from '../domain/commands';
 import type { EventDraft } from '../domain/events';
 import { decideHeartbeat, decideStale, sameTenure, type Verdict } from '../domain/liveness';
 import type { HostQueue } from './activities';
-import { storeOf } from './activities';
+import { store } from './activities';
 import { emit, suspectLogAhead } from './durable-log';
 import { now, type RunState } from './run-state';
 import { heartbeatSummary, livenessSummary } from './summaries';
@@ -22,20 +22,19 @@ export function heartbeat(s: RunState, hb: HeartbeatInput): void {
     if (hb.ownershipId === undefined || hb.ownershipId === s.ownershipId) suspectLogAhead(s, hb.epoch);
     return;
   }
+  // No wake: a plain heartbeat needs no re-armed lease timer. The timer, when it fires, finds the
+  // lease renewed and re-arms from lastHeartbeatMs.
   heard(s, d.event, nowMs, nowMs);
-  // A plain heartbeat needs no re-armed lease timer: the timer, when it fires, finds the lease
-  // renewed and re-arms from lastHeartbeatMs. (Older runs woke the loop on every heartbeat.)
-  if (!s.patches.since('heartbeat-without-rearm-v1')) s.wake++;
 }
 
 /**
  * The owner's last heartbeat as the API recorded it: taken as if its signal had arrived then (one
- * local activity per lease, not a signal and a workflow task per heartbeat). False: none newer.
+ * activity per lease, not a signal and a workflow task per heartbeat). False: none newer.
  */
 async function heardFromStore(s: RunState): Promise<boolean> {
   const asked = s.record?.owner ? { executionSessionId: s.record.owner.executionSessionId, epoch: s.record.epoch } : null;
   if (!asked) return false;
-  const stored = await storeOf(s).readHeartbeat.executeWithOptions({ summary: heartbeatSummary(asked.executionSessionId, asked.epoch) }, [s.ownershipId]);
+  const stored = await store.readHeartbeat.executeWithOptions({ summary: heartbeatSummary(asked.executionSessionId, asked.epoch) }, [s.ownershipId]);
   const nowMs = Date.now();
   if (!stored || !sameTenure(s.record, asked) || stored.executionSessionId !== asked.executionSessionId || stored.epoch !== asked.epoch) return false;
   const heardMs = nowMs - stored.ageMs;
@@ -70,8 +69,8 @@ export function leaseDeadline(s: RunState): number | null {
 export async function checkLease(s: RunState, hostOnce: HostQueue): Promise<void> {
   const r = s.record;
   if (r?.state !== 'active' || !r.owner || Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) return;
-  // The API records an owner's heartbeats instead of signalling each (heartbeats-from-store-v1).
-  if (s.heartbeatsInStore && (await heardFromStore(s)) && Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) return;
+  // The API records an owner's heartbeats instead of signalling each.
+  if ((await heardFromStore(s)) && Date.now() - s.lastHeartbeatMs < s.liveness.leaseTtlMs) return;
   if (s.record?.state !== 'active' || !s.record.owner) return;
   const lastCheck = Date.parse(s.liveness.checkedAt ?? '0');
   if (s.liveness.status === 'live' || Date.now() - lastCheck >= s.liveness.leaseTtlMs) await checkLiveness(s, hostOnce);
@@ -85,7 +84,7 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
   s.liveness.status = 'silent';
   const askedAtMs = Date.now();
   let verdict: Verdict = 'unknown';
-  let detail: string | null = null;
+  let detail: string | null;
   try {
     ({ verdict, detail } = await hostOnce.checkSessionLiveness.executeWithOptions({ summary: livenessSummary(asked.executionSessionId, asked.epoch) }, [owner]));
   } catch (err) {
@@ -93,9 +92,9 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
     detail = 'liveness authority unreachable';
   }
   // The API records heartbeats in PostgreSQL without signalling: one that came in while the authority
-  // was being asked is read before a dead verdict counts (heartbeat-before-verdict-v1). A session
-  // that resumed under a new process keeps its tenure by heartbeating.
-  const heardDuringAsk = verdict === 'dead' && s.heartbeatsInStore && sameTenure(s.record, asked) && s.patches.sinceV9('heartbeat-before-verdict-v1');
+  // was being asked is read before a dead verdict counts. A session that resumed under a new
+  // process keeps its tenure by heartbeating.
+  const heardDuringAsk = verdict === 'dead' && sameTenure(s.record, asked);
   if (heardDuringAsk) await heardFromStore(s);
   if (!sameTenure(s.record, asked)) return;
   s.liveness.verdict = verdict;

@@ -59,7 +59,7 @@ export const LIVE_MEMO = 'live';
 /** What only the running workflow knows, published as its memo (publish.ts liveLoop): no query needed to read it. */
 export interface LiveState {
   ownershipId: string;
-  /** the seq of the record the view is of: the durable one since message-ids-v1 */
+  /** the seq of the record the view is of: the durable one */
   seq: number;
   liveness: LivenessState;
   projectionSync: ProjectionSync;

@@ -1,12 +1,12 @@
 import { CancellationScope, continueAsNew, log } from '@temporalio/workflow';
 import type { OwnershipRecord } from '../domain/projection';
 import { nextRunSettings } from '../domain/settings';
-import { hostActivities, storeOf } from './activities';
+import { hostActivities, store } from './activities';
 import { persistLoop } from './durable-log';
 import { projectionLoop } from './projection-loop';
 import { liveLoop, publish } from './publish';
 import { closed, drain, runUntilDone } from './run-loop';
-import { carry, openPatches, startRun, type OwnershipWorkflowInput } from './run-state';
+import { carry, startRun, type OwnershipWorkflowInput } from './run-state';
 import { installQueries, installSignals } from './signals';
 import { installUpdates } from './updates';
 
@@ -19,7 +19,7 @@ export { SA } from './publish';
  *
  * The story of a run, each chapter a module of its own:
  * - run-state.ts: what the run knows (the record, the log's position, liveness, the projection's
- *   sync), rebuilt from the input or carried over from the previous run; the patch markers.
+ *   sync), rebuilt from the input or carried over from the previous run.
  * - updates.ts, signals.ts: the messages. Updates are validated (compiled checks, domain/check.ts),
  *   decided by the pure state machine (domain/decide.ts) and answered at durability (act.ts);
  *   signals are decided the same way and answer nothing.
@@ -31,27 +31,28 @@ export { SA } from './publish';
  * - publish.ts: search attributes and the one-line summary follow every change.
  * - run-loop.ts: one deadline timer at a time (lease, handoff expiry, abandoned start), until the
  *   lifecycle closes or the run is due to continue as new; then the drain.
- * The order below is part of the workflow's determinism: patch markers first, handlers in their
- * registration order, the background loops, then the first publication and the run loop.
+ * The order below is part of the workflow's determinism: handlers in their registration order,
+ * the background loops, then the first publication and the run loop. A change to it, or to any
+ * command the run issues, follows docs/workflow-versioning.md.
  */
 export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<OwnershipRecord | null> {
   const hosts = hostActivities(input.worktree.hostId);
-  const s = startRun(input, openPatches());
+  const s = startRun(input);
 
   installUpdates(s, hosts);
   installSignals(s);
   installQueries(s);
 
   const background = new CancellationScope();
-  background.run(() => Promise.all([persistLoop(s), projectionLoop(s, hosts.host), ...(s.logByActivity ? [liveLoop(s)] : [])])).catch(() => undefined);
+  background.run(() => Promise.all([persistLoop(s), projectionLoop(s, hosts.host), liveLoop(s)])).catch(() => undefined);
   if (s.record) publish(s);
 
   await runUntilDone(s, hosts.hostOnce);
 
   // The next run follows the configuration (src/domain/settings.ts); read before the drain, which
   // takes care of whatever was handled during the read.
-  const goesOn = !closed(s) && s.record !== null && s.patches.sinceV4('settings-follow-config-v1');
-  const nextSettings = goesOn ? nextRunSettings(s.settings, await storeOf(s).readSettings()) : s.settings;
+  const goesOn = !closed(s) && s.record !== null;
+  const nextSettings = goesOn ? nextRunSettings(s.settings, await store.readSettings()) : s.settings;
 
   await drain(s);
   background.cancel();

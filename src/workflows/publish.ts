@@ -34,12 +34,12 @@ export function publish(s: RunState): void {
     { key: SA.conversation, value: r.owner?.conversation?.conversationId ?? null },
     { key: SA.landedHead, value: r.landings.at(-1)?.landedHead ?? null },
   ];
-  // Every session that ever owned it (lineage-sessions-attribute-v1): a lineage is searchable after its owners lost it.
-  const lineage = s.lineageAttribute ? [{ key: SA.sessions, value: [...new Set(r.lineage.map((l) => l.executionSessionId))] }] : [];
-  const serialized = JSON.stringify([...attributes.map((a) => a.value), ...lineage.map((a) => a.value)]);
+  // Every session that ever owned it: a lineage is searchable after its owners lost it.
+  const lineage = { key: SA.sessions, value: [...new Set(r.lineage.map((l) => l.executionSessionId))] };
+  const serialized = JSON.stringify([...attributes.map((a) => a.value), lineage.value]);
   // Only a change of some attribute is worth a command in history (most events change none).
-  if (serialized !== s.publishedAttributes || !s.patches.since('upsert-attributes-on-change-v1')) {
-    upsertSearchAttributes([...attributes, ...lineage]);
+  if (serialized !== s.publishedAttributes) {
+    upsertSearchAttributes([...attributes, lineage]);
     s.publishedAttributes = serialized;
   }
   const who = r.owner ? `${r.owner.executionSessionId} (${r.owner.runtime})` : 'unowned';
@@ -53,8 +53,7 @@ function liveOf(s: RunState): LiveState | null {
 
 /**
  * What only the running workflow knows (the owner's liveness, how far the worktree's projection
- * and the log have caught up), published as its memo whenever it changes (live-memo-v1, with
- * log-by-activity-v1): the service reads it with DescribeWorkflowExecution, which the worker never
+ * and the log have caught up), published as its memo whenever it changes: the service reads it with DescribeWorkflowExecution, which the worker never
  * sees. A query is answered by the worker inside the workflow's task stream, and one arriving while
  * a task is in flight on a worker that just took the workflow over splits that task's activations
  * in a way the SDK does not reproduce on replay: the task then fails for nondeterminism (see

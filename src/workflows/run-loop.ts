@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, sleep, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
 import type { HostQueue } from './activities';
 import { decideHandoffTimeout } from '../domain/decide';
 import { orFail } from './act';
@@ -19,10 +19,10 @@ const ABANDON_MS = 60_000;
 const abandonDue = (s: RunState): boolean => s.record === null && Date.now() - s.startedMs >= ABANDON_MS;
 
 /**
- * Closed, or abandoned: no first claim came. Since log-resync-v1 the log is asked first: a claim
- * written by a workflow task Temporal never recorded (a server crash) must not be left ownerless.
+ * Closed, or abandoned: no first claim came. The log is asked first: a claim written by a
+ * workflow task Temporal never recorded (a server crash) must not be left ownerless.
  */
-export const closed = (s: RunState): boolean => s.record?.state === 'closed' || (abandonDue(s) && (!s.logResync || s.abandonChecked));
+export const closed = (s: RunState): boolean => s.record?.state === 'closed' || (abandonDue(s) && s.abandonChecked);
 
 const shouldContinueAsNew = (s: RunState): boolean =>
   workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.settings.maxHistoryEvents || s.updatesThisRun >= s.settings.maxUpdatesPerRun;
@@ -39,37 +39,32 @@ function nextDeadline(s: RunState): number | undefined {
 
 /** Runs until the lifecycle closes or the run should continue as new. */
 export async function runUntilDone(s: RunState, hostOnce: HostQueue): Promise<void> {
-  /** The pending deadline timer (one-deadline-timer-v1). */
+  /** The pending deadline timer. */
   let deadline: { at: number; fired: boolean } | null = null;
   const stop = () => closed(s) || shouldContinueAsNew(s);
   for (;;) {
     const seen = s.wake;
     const nowMs = Date.now();
     const next = nextDeadline(s);
+    // One timer at a time, armed only when none is pending or a sooner deadline appears: most
+    // messages move no deadline, so they cost no timer.
     const timeout = next === undefined ? undefined : Math.max(1, next - nowMs);
-    let woke: boolean;
-    if (s.patches.since('one-deadline-timer-v1')) {
-      // One timer at a time, armed only when none is pending or a sooner deadline appears: most
-      // messages move no deadline, so they cost no timer (earlier versions re-armed one per wake).
-      const due = timeout === undefined ? undefined : nowMs + timeout;
-      if (due !== undefined && (deadline === null || due < deadline.at)) {
-        const t = { at: due, fired: false };
-        deadline = t;
-        // Not awaited: a timer still pending when the run ends is cancelled, which is fine.
-        sleep(timeout!, { summary: deadlineSummary(s.record) }).then(
-          () => void (t.fired = true),
-          () => undefined,
-        );
-      }
-      const armed = deadline;
-      await condition(() => s.wake !== seen || stop() || armed?.fired === true);
-      // A fired timer runs the deadline checks whatever else woke the loop (they look at the
-      // clock), once: it is consumed here, and the next pass arms another if a deadline remains.
-      woke = armed?.fired !== true;
-      if (!woke) deadline = null;
-    } else {
-      woke = timeout === undefined ? (await condition(() => s.wake !== seen || stop()), true) : await condition(() => s.wake !== seen || stop(), timeout);
+    const due = timeout === undefined ? undefined : nowMs + timeout;
+    if (due !== undefined && (deadline === null || due < deadline.at)) {
+      const t = { at: due, fired: false };
+      deadline = t;
+      // Not awaited: a timer still pending when the run ends is cancelled, which is fine.
+      sleep(timeout!, { summary: deadlineSummary(s.record) }).then(
+        () => void (t.fired = true),
+        () => undefined,
+      );
     }
+    const armed = deadline;
+    await condition(() => s.wake !== seen || stop() || armed?.fired === true);
+    // A fired timer runs the deadline checks whatever else woke the loop (they look at the
+    // clock), once: it is consumed here, and the next pass arms another if a deadline remains.
+    const woke = armed?.fired !== true;
+    if (!woke) deadline = null;
 
     if (abandonDue(s) && !closed(s)) {
       s.abandonChecked = true;
@@ -108,12 +103,10 @@ export async function drain(s: RunState): Promise<void> {
     if (!inTime || projected() || left <= 0) break;
     // Woken by a handler that has finished since: the SDK checks conditions right after it starts
     // a signal's handler and counts it unfinished until its promise settles, so every signal during
-    // the wait woke it. Earlier runs took that for the end of the wait and continued as new with
-    // the projection's activity in flight; its completion, landing during that last task, made the
-    // server fail the task (UnhandledCommand) and abort the update it carried, refused for the drain
-    // ("unexpected workflow task failure", which the client cannot retry). Now the wait goes on for
-    // what is left of it (drain-waits-out-signals-v1, asked only when it happens).
-    if (!patched('drain-waits-out-signals-v1')) break;
+    // the wait wakes it. Taking that for the end of the wait would continue as new with the
+    // projection's activity in flight; its completion, landing during that last task, makes the
+    // server fail the task (UnhandledCommand) and abort the update it carried ("unexpected workflow
+    // task failure", which the client cannot retry). So the wait goes on for what is left of it.
     waitMs = left;
   }
 }

@@ -61,7 +61,6 @@ export function recordRefusedSignal(s: RunState, name: string, raw: unknown, cod
 
 /** A signal's handler: true when it may act. Runs on replay too, so the record is made once (sinks skip replay). */
 export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
-  if (!s.sealedSignals) return true;
   const problem = sealProblem(raw, { updateId: null, nowMs: Date.now() });
   if (problem === null) return true;
   audit.refused({ ownershipId: s.ownershipId, message: name, messageId: signalMessageId(raw), code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });

@@ -1,10 +1,9 @@
 import { log, setHandler } from '@temporalio/workflow';
 import { Checks } from '../domain/commands';
 import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshesTitle, type Decision } from '../domain/decide';
-import { storeOf } from './activities';
+import { store } from './activities';
 import { emit } from './durable-log';
 import { heartbeat } from './liveness';
-import { projectStateHere } from './projection-loop';
 import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, resyncSignal, worktreeRemovedSignal } from './messages';
 import { view, type RunState } from './run-state';
 import { recordRefusedSignal, sealedSignal } from './seal';
@@ -22,7 +21,6 @@ export function installSignals(s: RunState): void {
     if (!Checks.landed(raw)) return log.warn('landed signal dropped: invalid input');
     if (!sealedSignal(s, 'landed', raw)) return;
     decided('landed', () => decideLanded(s.record, raw), raw);
-    projectStateHere(s);
   });
   setHandler(worktreeRemovedSignal, (raw) => {
     if (!Checks.worktreeRemoved(raw)) return log.warn('worktreeRemoved signal dropped: invalid input');
@@ -31,21 +29,17 @@ export function installSignals(s: RunState): void {
   });
   setHandler(conversationBoundSignal, async (raw) => {
     if (!Checks.conversationBound(raw) || !s.record?.worker || s.record.worker.workerId !== raw.workerId || !sealedSignal(s, 'conversationBound', raw)) return;
-    const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
-    decided(null, () => {
-      // A title refresh is new behaviour: only where the history has it (or is being written now).
-      const refreshTitle = refreshesTitle(s.record, conversation) && s.patches.sinceV4('conversation-title-refresh-v1');
-      return decideConversationBound(s.record, raw.workerId, conversation, { refreshTitle });
-    });
+    const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(raw.workerId) }, [raw.workerId]);
+    decided(null, () => decideConversationBound(s.record, raw.workerId, conversation, { refreshTitle: refreshesTitle(s.record, conversation) }));
   });
 
   setHandler(resyncSignal, (raw) => {
     if (!Checks.resync(raw) || (raw.ownershipId !== undefined && raw.ownershipId !== s.ownershipId) || !sealedSignal(s, 'resync', raw)) return;
-    if (raw.seq > s.sync.durableSeq) s.resync.wanted = s.logResync;
+    if (raw.seq > s.sync.durableSeq) s.resync.wanted = true;
   });
 
   /**
-   * Decides and emits. A refusal is logged under `name` and, since sealed-signals-v1, recorded for
+   * Decides and emits. A refusal is logged under `name` and recorded for
    * people (refused_messages; the API answers a landing's or a removal's caller from it); null:
    * dropped silently (a conversation refresh that no longer applies).
    */
@@ -55,7 +49,7 @@ export function installSignals(s: RunState): void {
       if (!('code' in d)) emit(s, d.events, decideAndEmit);
       else if (name !== null) {
         log.warn(`${name} signal refused`, { code: d.code });
-        if (s.sealedSignals) recordRefusedSignal(s, name, raw, d.code);
+        recordRefusedSignal(s, name, raw, d.code);
       }
     };
     decideAndEmit();

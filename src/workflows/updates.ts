@@ -24,8 +24,8 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, counted, knownToLog, orFail, validated, type Projected } from './act';
-import { fail, storeOf, type Hosts } from './activities';
+import { act, counted, knownToLog, orFail, validated } from './act';
+import { fail, store, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
   acceptHandoffUpdate,
@@ -71,7 +71,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));
       validator(raw);
     };
-  const handoffId = () => (s.patches.since('random-handoff-id-v1') ? `hof_${uuid4().replace(/-/g, '')}` : `hof_${s.ownershipId.slice(4)}_${(s.record?.seq ?? 0) + 1}`);
+  const handoffId = () => `hof_${uuid4().replace(/-/g, '')}`;
 
   setHandler(
     claimUpdate,
@@ -79,11 +79,11 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       const input = raw as ClaimInput;
       s.claimInFlight = input.executionSessionId;
       try {
-        // Verified once per branch named (branch-on-host-v1): another claim's branch is checked again.
-        const verified = s.verifiedOnHost && (s.verifiedBranch === input.branch || !s.patches.sinceV9('branch-on-host-v1'));
+        // Verified once per branch named: another claim's branch is checked again.
+        const verified = s.verifiedOnHost && s.verifiedBranch === input.branch;
         if (s.worktree.verified === false && !verified) await verifyOnHost(s, hosts.hostNow, input.branch);
-        const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
-        return await act(s, () => decideClaim(s.record, input, conversation), 'owner', () => takeLease(input));
+        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+        return await act(s, () => decideClaim(s.record, input, conversation), () => takeLease(input));
       } finally {
         if (s.claimInFlight === input.executionSessionId) s.claimInFlight = null;
       }
@@ -103,8 +103,8 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     acceptHandoffUpdate,
     counted(s, async (raw) => {
       const input = raw as AcceptHandoffInput;
-      const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
-      return await act(s, () => decideAcceptHandoff(s.record, input, conversation), 'owner', () => takeLease(input));
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      return await act(s, () => decideAcceptHandoff(s.record, input, conversation), () => takeLease(input));
     }),
     { validator: open((raw) => void orFail(decideAcceptHandoff(s.record, validated(Checks.acceptHandoff, raw), null))) },
   );
@@ -114,47 +114,43 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     counted(s, async (raw) => {
       const input = raw as HandoffInput;
       const id = handoffId();
-      return await act(s, () => decideHandoff(s.record, input, id, expiry()), 'agent');
+      return await act(s, () => decideHandoff(s.record, input, id, expiry()));
     }),
     { validator: open((raw) => void orFail(decideHandoff(s.record, validated(Checks.handoff, raw), 'hof_validating', expiry()))) },
   );
 
   /** An owner-only update whose decision needs nothing but the record: decided, recorded, answered. */
-  function ownerOnly<I>(update: UpdateDefinition<OwnershipView, [I]>, accepts: (x: unknown) => x is I, decide: (r: RunState['record'], input: I) => Decision, projected: Projected): void {
+  function ownerOnly<I>(update: UpdateDefinition<OwnershipView, [I]>, accepts: (x: unknown) => x is I, decide: (r: RunState['record'], input: I) => Decision): void {
     setHandler(
       update,
-      counted(s, async (raw) => act(s, () => decide(s.record, raw as I), projected)),
+      counted(s, async (raw) => act(s, () => decide(s.record, raw as I))),
       { validator: open((raw) => void orFail(decide(s.record, validated(accepts, raw)))) },
     );
   }
-  ownerOnly(cancelHandoffUpdate, Checks.cancelHandoff, decideCancelHandoff, 'agent');
-  ownerOnly(releaseUpdate, Checks.release, decideRelease, 'owner');
-  ownerOnly(submitUpdate, Checks.submit, decideSubmit, 'state');
-  ownerOnly(bindPlanUpdate, Checks.bindPlan, decideBindPlan, 'agent');
-  ownerOnly(renameBranchUpdate, Checks.renameBranch, decideRenameBranch, 'agent');
+  ownerOnly(cancelHandoffUpdate, Checks.cancelHandoff, decideCancelHandoff);
+  ownerOnly(releaseUpdate, Checks.release, decideRelease);
+  ownerOnly(submitUpdate, Checks.submit, decideSubmit);
+  ownerOnly(bindPlanUpdate, Checks.bindPlan, decideBindPlan);
+  ownerOnly(renameBranchUpdate, Checks.renameBranch, decideRenameBranch);
 
   setHandler(
     reclaimUpdate,
     counted(s, async (raw) => {
       const input = raw as ReclaimInput;
-      // A retry of a reclaim that took effect: answered with the record, nothing preserved again. A
-      // forced one without an admin or a reason is no retry of anything (message-ids-v1 onwards).
-      if (s.messageIds) {
-        const improper = checkForce(input);
-        if (improper) fail(improper);
-      }
+      // A forced reclaim without an admin or a reason is no retry of anything: refused first.
+      const improper = checkForce(input);
+      if (improper) fail(improper);
+      // A retry of a reclaim that took effect: answered with the record, nothing preserved again.
       if (isReclaimReplay(s.record, input)) return view(s)!;
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);
-      const conversation = await storeOf(s).readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;
-      // Within the API's deadline for a reclaim: a host that cannot preserve WIP in 25 s refuses it (reclaim-wip-bound-v1).
-      const wipQueue = s.patches.sinceV9('reclaim-wip-bound-v1') ? hosts.hostWip : hosts.hostNow;
       // A host the sender knows to be away is not waited for: refused now, or forced on without the WIP.
       if (input.hostAway === true && !r.worktreeRemoved && input.force !== true) fail(refusal('host_unavailable', { hostId: s.worktree.hostId, hostAgent: 'away' }));
-      const wip = r.worktreeRemoved ? null : input.hostAway === true ? { failed: 'host_unavailable' } : await preserveWipNow(s, wipQueue, r.worktreePath, r.seq + 1, input.force === true);
+      const wip = r.worktreeRemoved ? null : input.hostAway === true ? { failed: 'host_unavailable' } : await preserveWipNow(s, hosts.hostWip, r.worktreePath, r.seq + 1, input.force === true);
       const principal = `${input.principal.kind}:${input.principal.id}`;
       return await act(
         s,
@@ -169,7 +165,6 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
                 : { type: 'ownership.wip_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha } };
           return { events: [preserved, ...d.events] };
         },
-        'owner',
         () => takeLease(input),
       );
     }),

@@ -1,3 +1,4 @@
+import { PACKAGE_VERSION } from '../../src/version';
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -107,6 +108,5 @@ test('Head says how long ago the host agent saw it; the table fits 120 columns, 
 test('outside the project: npm exec --offline --prefix runs this checkout’s od-worktree, never a registry package', async () => {
   const elsewhere = mkdtempSync(path.join(os.tmpdir(), 'od-day-one-elsewhere-'));
   const r = await run('npm', ['exec', '--offline', '--prefix', ROOT, '--', 'od-worktree', '--version'], { cwd: elsewhere, env: { npm_config_yes: 'false' } });
-  const { PACKAGE_VERSION } = require('../../src/version') as typeof import('../../src/version');
   expect({ code: r.code, stdout: r.stdout.trim() }).toEqual({ code: 0, stdout: PACKAGE_VERSION });
 });

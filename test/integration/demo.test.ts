@@ -42,7 +42,7 @@ test('the demo walks the whole story and exits 0', async () => {
   expect(out).toContain('refused: worktree_owned');
   expect(out).toMatch(/B: od-worktree: refused: this worktree is owned by session demo-a-/);
   expect(out).toContain('State:         STALE');
-  expect(out).toMatch(/Latest WIP:    refs\/overdeck\/wip\//);
+  expect(out).toMatch(/Latest WIP: {4}refs\/overdeck\/wip\//);
   expect(out).toContain('State:         CLOSED');
   expect(out).toMatch(/Conversation URL: https:\/\/chatgpt\.com\/c\/[0-9a-f-]{36}/);
   expect(out).toContain('demo complete');

@@ -98,8 +98,8 @@ test('a burst of 500 heartbeats to one ownership costs it one signal and does no
     expect(runs.length).toBeGreaterThan(1);
     // The first run continued as new soon after its history passed the threshold: no backlog of signals kept it.
     // Past it come the plan's own task, the configuration's read and the drain's wait for the worktree's
-    // projection, which a heartbeat arriving meanwhile no longer cuts short (its task, a patch marker
-    // with its search attribute, the wait's timer re-armed): some 35 events, not one per heartbeat.
+    // projection, which a heartbeat arriving meanwhile does not cut short (its task, the wait's timer
+    // re-armed): some 35 events, not one per heartbeat.
     const first = await h.temporal.workflow.getHandle(workflowId, firstRun).fetchHistory();
     expect(first.events!.length).toBeLessThan(40 + 45);
     const signals = first.events!.filter((e) => e.workflowExecutionSignaledEventAttributes).length;
@@ -147,7 +147,7 @@ test('a signal during the drain before continue-as-new does not cut its wait for
       const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes);
       return at >= 0 && events.slice(at).some((e) => e.workflowTaskCompletedEventAttributes || e.workflowTaskFailedEventAttributes);
     });
-    // Before drain-waits-out-signals-v1 the heartbeat's task continued as new, the plan not written.
+    // A heartbeat that cut the drain's wait short would continue as new in its task, the plan not written.
     expect(handled.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(false);
 
     await unlock();

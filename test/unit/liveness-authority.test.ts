@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { currentProcessIdentity, localProcessAuthority, readBootId } from '../../src/activities/liveness';
 import type { Owner } from '../../src/domain/identity';
+import { claimedProcessProblem } from '../../src/domain/liveness';
 
 /** The local execution-session authority against real processes: only proof of death says `dead`. */
 const HOST = 'host-under-test';
@@ -41,7 +42,6 @@ test('a session on another host, or with no process identity, is unknown (fail c
 });
 
 test('a claimed process is the session’s own only if it runs now, as claimed, and for no other session', () => {
-  const { claimedProcessProblem } = require('../../src/domain/liveness') as typeof import('../../src/domain/liveness');
   const claimed = { pid: 4242, bootId: 'boot', startTime: '100' };
   const seen = { bootId: 'boot', startTime: '100', sessionInEnviron: null };
   expect(claimedProcessProblem(claimed, seen, 's')).toBeNull();

@@ -33,7 +33,7 @@ import { loadConfig } from '../../src/config';
 import { caseArb, DocJudge, withoutLookarounds, type DocCase } from '../support/fuzz/from-schema';
 import { mutate } from '../support/fuzz/doc-run';
 import { operationsOf, type ApiOperation, type JsonSchema } from '../support/fuzz/openapi';
-import { Rng } from '../support/fuzz/rng';
+import { Rng } from '../../chaos/rng';
 
 /**
  * The OpenAPI document says what the API enforces, checked without the stack: the document is the

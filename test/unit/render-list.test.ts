@@ -16,6 +16,7 @@ test('list --owners: one compact row per ownership with the columns of docs/cli.
   expect(listRow({ ...record({ state: 'released' }), liveness: null })[4]).toBe('unowned');
   expect(lines[2]).toMatch(/^\/r\/\.worktrees\/b\s+wt\/b\s+unknown\s+STALE\s+stale\s+unknown\s+unknown\s+unknown\s+3$/);
   // no borders, no colour codes, no trailing blanks
+  // eslint-disable-next-line no-control-regex -- the escape byte is what the test looks for
   expect(text).not.toMatch(/[│─┌\u001b]/);
   expect(lines.every((l) => l === l.trimEnd())).toBe(true);
 });

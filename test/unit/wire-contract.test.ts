@@ -73,7 +73,7 @@ test('the wire contract is the one recorded for this WIRE_VERSION', () => {
   throw new Error(
     [
       `The wire contract changed (${what}) but WIRE_VERSION is still ${WIRE_VERSION}. In src/version.ts, set WIRE_VERSION to:`,
-      `  ${major}.${minor + 1} if the change is additive (a new optional field, route, event type, state or reason code; README "Integrating"),`,
+      `  ${major}.${minor + 1} if the change is additive (a new optional field, route, event type, state or reason code; docs/integrating.md#versioning-of-the-wire-schemas),`,
       `  ${major + 1}.0 if it is breaking (anything removed, a field required or narrowed, a reason code's HTTP status changed${d.removed.length ? '; an export was removed, so this one is' : ''}),`,
       `then run\n  ${RECORD}\nand commit src/version.ts and test/fixtures/wire-contract.json together.`,
     ].join('\n'),

@@ -1,5 +1,6 @@
 import type { OwnershipEvent } from '../../src/domain/events';
 import type { OwnershipRecord } from '../../src/domain/projection';
+import { viewMismatch } from '../../chaos/view-check';
 import type { CallRecord } from '../record';
 import { foldAt, type Lifecycle, type Log } from './load';
 import { couldProduce, is2xx, newOwnerWorker, UPDATE_SLACK_MS, within } from './match';
@@ -42,9 +43,8 @@ function checkView(log: Log, r: CallRecord, v: (m: string) => void): void {
   if (a.seq > l.events.length) return v(`answered at seq ${a.seq}, the log ends at ${l.events.length}`);
   const f = foldAt(l, a.seq);
   if (!f) return v(`no fold at seq ${a.seq}`);
-  const logged = { state: f.state, epoch: f.epoch, ownerSession: f.owner?.executionSessionId ?? null, ownerWorker: f.worker?.workerId ?? null, handoffId: f.handoff?.handoffId ?? null };
-  const answered = { state: a.state, epoch: a.epoch, ownerSession: a.ownerSession ?? null, ownerWorker: a.ownerWorker ?? null, handoffId: a.handoffId ?? null };
-  if (JSON.stringify(logged) !== JSON.stringify(answered)) v(`answered ${JSON.stringify(answered)}, the log at seq ${a.seq} says ${JSON.stringify(logged)}`);
+  const off = viewMismatch(f, a);
+  if (off) v(`answered ${off.answered}, the log at seq ${a.seq} says ${off.logged}`);
   const b = (r.body ?? {}) as Record<string, unknown>;
   const upTo = l.events.slice(0, a.seq);
   const folds = l.folds.slice(0, a.seq);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isLiveState, readProjection } from '../../src/git/projection';
 import { localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
-import { send } from '../http';
+import { send } from '../../chaos/http';
 import type { Target } from '../target';
 import type { Log } from './load';
 import type { Violation } from './types';

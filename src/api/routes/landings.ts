@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../../store/db';
 import { ScanInputSchema, ScanReportSchema } from '../../landings/scan';
 import { LandingBodySchema, LandingResponseSchema } from '../schemas';
 import type { OwnershipService } from '../service';

@@ -1,4 +1,4 @@
-import { ProvenanceSchema } from '../../store/provenance';
+import { ProvenanceSchema } from '../../contract/provenance';
 import {
   GetQuerySchema,
   HistoryQuerySchema,

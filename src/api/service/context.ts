@@ -1,11 +1,12 @@
 import type { Client } from '@temporalio/client';
-import type { Pool } from 'pg';
+import type { Pool } from '../../store/db';
+import { ownershipRowById, type OwnershipRow } from '../../store/ownership-rows';
 import { authorize, redactForPrincipal, type Operation } from '../../auth/policy';
 import type { OwnershipClient } from '../../client';
 import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import type { Refusal } from '../../domain/reasons';
-import type { MessageKeyring } from '../../infra/message-seal';
+import type { MessageKeyring } from '../../keys/message-seal';
 import type { HostPresence } from './host-presence';
 
 /**
@@ -40,8 +41,14 @@ export function authorizeOp(principal: Principal | null, op: Operation): Princip
   return principal as Principal;
 }
 
+/** How long the API waits on Temporal before answering 503, unless a deployment's deps say otherwise. */
+export const TEMPORAL_DEADLINE_MS = 30_000;
+
+/** The deadline of one Temporal call of this service. */
+export const temporalDeadlineOf = (deps: Pick<ServiceDeps, 'temporalTimeoutMs'>): number => deps.temporalTimeoutMs ?? TEMPORAL_DEADLINE_MS;
+
 /** A Temporal call under a deadline: past it the caller gets 503 rather than a hung request. */
-export function withTemporal<T>(deps: ServiceDeps, fn: () => Promise<T>, timeoutMs = deps.temporalTimeoutMs ?? 30_000): Promise<T> {
+export function withTemporal<T>(deps: ServiceDeps, fn: () => Promise<T>, timeoutMs = temporalDeadlineOf(deps)): Promise<T> {
   return deps.temporal.withDeadline(Date.now() + timeoutMs, fn);
 }
 
@@ -50,24 +57,10 @@ export function redact<T>(principal: Principal, value: T): T {
 }
 
 /** The row of an ownership that per-ownership routes address by ownershipId. */
-export interface OwnershipRow {
-  workflowId: string;
-  state: string;
-  ownerWorkerId: string | null;
-  ownerSessionId: string | null;
-  epoch: number;
-  /** the log's last seq as PostgreSQL holds it */
-  seq: number;
-  /** the host the worktree is on */
-  hostId: string;
-}
+export type { OwnershipRow } from '../../store/ownership-rows';
 
 export async function ownershipRow(deps: ServiceDeps, ownershipId: string): Promise<OwnershipRow> {
-  const res = await deps.pool.query<{ workflow_id: string; state: string; owner_worker_id: string | null; owner_session_id: string | null; epoch: number; seq: number; host_id: string }>(
-    'SELECT workflow_id, state, owner_worker_id, owner_session_id, epoch, seq, host_id FROM ownerships WHERE ownership_id = $1',
-    [ownershipId],
-  );
-  const row = res.rows[0];
+  const row = await ownershipRowById(deps.pool, ownershipId);
   if (!row) throw new OwnershipError('not_found');
-  return { workflowId: row.workflow_id, state: row.state, ownerWorkerId: row.owner_worker_id, ownerSessionId: row.owner_session_id, epoch: row.epoch, seq: row.seq, hostId: row.host_id };
+  return row;
 }

@@ -1,8 +1,7 @@
 import { OwnershipError } from '../../client/errors';
 import type { Observation } from '../../domain/binding';
 import type { Principal } from '../../domain/identity';
-import { HELD_STATES } from '../../domain/states';
-import { recordObservation } from '../../store/bindings';
+import { heldWorkflowIdsOfWorker, recordObservation } from '../../store/bindings';
 import type { ConversationReportResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 
@@ -19,15 +18,11 @@ export async function reportConversation(deps: ServiceDeps, principal: Principal
   const outcome = await recordObservation(deps.pool, { workerId, runId: principal.runId ?? null }, obs);
   if ('code' in outcome) throw new OwnershipError(outcome.code, outcome.message, outcome.details);
 
-  const res = await deps.pool.query<{ workflow_id: string }>(
-    'SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])',
-    // Held states: an ownership with a current owner that a bound conversation can annotate.
-    [workerId, HELD_STATES],
-  );
+  const held = await heldWorkflowIdsOfWorker(deps.pool, workerId);
   let signalled = 0;
-  for (const row of res.rows) {
+  for (const workflowId of held) {
     try {
-      await withTemporal(deps, () => deps.client.conversationBound(row.workflow_id, workerId));
+      await withTemporal(deps, () => deps.client.conversationBound(workflowId, workerId));
       signalled++;
     } catch (err) {
       // An ownership that ended meanwhile has nothing to annotate; anything else is the caller's to retry.

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Pool } from 'pg';
+import type { Pool } from '../../store/db';
 import { beaconFresh } from '../../infra/beacon';
 import { hostTaskQueue } from '../../domain/queues';
 import { hostBeatAgoMs } from '../../store/hosts';

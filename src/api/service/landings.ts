@@ -1,10 +1,11 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../../store/db';
 import { signalAndAwait } from './signalled';
 import { OwnershipError } from '../../client/errors';
-import { LandingReceiptSchema, type LandingReceipt } from '../../domain/events';
+import type { LandingReceipt } from '../../domain/events';
 import type { Principal } from '../../domain/identity';
 import { scanLandings, type ScanInput, type ScanReport } from '../../landings/scan';
 import { getOwnership, landingCandidates } from '../../store/lookups';
+import { storedLandingReceipt } from '../../store/ownership-rows';
 import { pickLandingSource } from '../../domain/branch';
 import type { OwnershipRecord } from '../../domain/projection';
 import { GitSideError } from '../../git/errors';
@@ -17,15 +18,9 @@ import { authorizeOp, ownershipRow, redact, type ServiceDeps } from './context';
  * answer says whether the receipt is already durable, so a landing controller can rely on it.
  */
 
-async function storedReceipt(deps: ServiceDeps, ownershipId: string, landedHead: string): Promise<LandingReceipt | null> {
-  const res = await deps.pool.query<{ receipt: unknown }>('SELECT receipt FROM landing_receipts WHERE ownership_id = $1 AND landed_head = $2', [ownershipId, landedHead]);
-  const raw = res.rows[0]?.receipt;
-  return raw ? LandingReceiptSchema.parse(raw) : null;
-}
-
 async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: string, fields: LandedBody): Promise<LandingResponse> {
   const done = (receipt: LandingReceipt): LandingResponse => redact(principal, { status: 'recorded', ownershipId, receipt });
-  const existing = await storedReceipt(deps, ownershipId, fields.landedHead);
+  const existing = await storedLandingReceipt(deps.pool, ownershipId, fields.landedHead);
   if (existing) return done(existing);
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
@@ -33,7 +28,7 @@ async function landOn(deps: ServiceDeps, principal: Principal, ownershipId: stri
     deps,
     ownershipId,
     (messageId) => deps.client.landed({ workflowId: row.workflowId, ownershipId }, { ...fields, principal }, { messageId }),
-    () => storedReceipt(deps, ownershipId, fields.landedHead),
+    () => storedLandingReceipt(deps.pool, ownershipId, fields.landedHead),
   );
   return receipt ? done(receipt) : { status: 'accepted', ownershipId, receipt: null };
 }

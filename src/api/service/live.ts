@@ -5,7 +5,7 @@ import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { projectionOf, type LiveState } from '../../workflows/messages';
 import { isUnavailable } from '../errors';
 import type { OwnershipViewOut } from '../schemas';
-import { ownershipRow, withTemporal, type ServiceDeps } from './context';
+import { ownershipRow, temporalDeadlineOf, withTemporal, type ServiceDeps } from './context';
 import { withEnforcement } from './host-presence';
 
 type Ref = { workflowId: string; ownershipId: string };
@@ -17,7 +17,7 @@ type Ref = { workflowId: string; ownershipId: string };
  */
 export async function liveOf(deps: ServiceDeps, ref: Ref, logSeq: number): Promise<LiveState | null> {
   try {
-    const live = await withTemporal(deps, () => deps.client.liveState(ref), Math.min(5_000, deps.temporalTimeoutMs ?? 30_000));
+    const live = await withTemporal(deps, () => deps.client.liveState(ref), Math.min(5_000, temporalDeadlineOf(deps)));
     if (live && live.seq < logSeq) void deps.client.catchUp(ref, logSeq, 0).catch(() => undefined);
     return live;
   } catch (err) {

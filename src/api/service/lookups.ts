@@ -10,6 +10,7 @@ import { provenance as resolveProvenance, type Provenance } from '../../store/pr
 import { refusedMessagesOf } from '../../store/refused-messages';
 import { overridesOf } from '../../store/overrides';
 import { lateAttemptsOf } from '../../store/late-work-lookup';
+import { workflowIdsOf } from '../../store/ownership-rows';
 import type { Enforcement, GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../schemas';
 import { projectionOf } from '../../workflows/messages';
 import { enforcementOf } from './host-presence';
@@ -62,13 +63,7 @@ type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: Bra
 async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<LiveItem[]> {
   const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null, ...(deps.hostPresence ? { enforcement: null } : {}) }));
   const live = out.filter((r) => isHeldState(r.state));
-  const ids = new Map<string, string>();
-  if (live.length > 0) {
-    const rows = await deps.pool.query<{ ownership_id: string; workflow_id: string }>('SELECT ownership_id, workflow_id FROM ownerships WHERE ownership_id = ANY($1::text[])', [
-      live.map((r) => r.ownershipId),
-    ]);
-    for (const row of rows.rows) ids.set(row.ownership_id, row.workflow_id);
-  }
+  const ids = await workflowIdsOf(deps.pool, live.map((r) => r.ownershipId));
   let next = 0;
   const worker = async () => {
     while (next < live.length) {

@@ -25,7 +25,7 @@ import type {
   WorktreeRemovedBody,
   RemovalResponse,
 } from '../schemas';
-import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
+import { authorizeOp, ownershipRow, redact, temporalDeadlineOf, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { ownershipView } from './live';
 import { asMessage, type Message, type MessageContext, successorId } from './messages';
 import { resolveWorker, runtimeFor } from './workers';
@@ -73,7 +73,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
     }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), hostAway, ...waitFor(seen) }),
     // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
     // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
-    body.hostId !== undefined ? (deps.temporalTimeoutMs ?? 30_000) * 2 : undefined,
+    body.hostId !== undefined ? temporalDeadlineOf(deps) * 2 : undefined,
   );
   return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
   });
@@ -277,7 +277,7 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null, ...(away ? { hostAway: true } : {}) };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, ...waitFor(seen) })), (deps.temporalTimeoutMs ?? 30_000) * 2);
+    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, ...waitFor(seen) })), temporalDeadlineOf(deps) * 2);
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
   });
   return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));

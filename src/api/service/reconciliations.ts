@@ -2,7 +2,7 @@ import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { isFreeState } from '../../domain/states';
-import { logReconciliation } from '../../reconcile/service-port';
+import { logReconciliation } from '../../store/reconciliations';
 import { getOwnership } from '../../store/lookups';
 import type { Caller, ReconciliationBody } from '../schemas-reconcile';
 import { authorizeOp, type ServiceDeps } from './context';

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
 import type { Command } from 'commander';
 import { GitSideError } from '../../git/errors';
 import { git } from '../../git/exec';
@@ -188,7 +189,7 @@ export function runGated(cmd: string, args: string[], env: NodeJS.ProcessEnv): P
       if (signal !== null) {
         // Die of the same signal, so a caller sees what a direct run would have shown.
         process.kill(process.pid, signal);
-        process.exitCode = 128 + (require('node:os').constants.signals[signal] as number);
+        process.exitCode = 128 + (os.constants.signals[signal as keyof typeof os.constants.signals] as number);
       } else process.exitCode = code ?? 0;
       resolve();
     });

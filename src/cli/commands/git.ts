@@ -18,7 +18,7 @@ const guard = () => require('../../git/guard') as typeof import('../../git/guard
 const provisional = () => require('../../git/provisional') as typeof import('../../git/provisional');
 const reconciliation = () => require('../../reconcile') as typeof import('../../reconcile');
 const httpPort = () => require('../../reconcile/http-port') as typeof import('../../reconcile/http-port');
-const seal = () => require('../../infra/message-seal') as typeof import('../../infra/message-seal');
+const seal = () => require('../../keys/message-seal') as typeof import('../../keys/message-seal');
 const tenure = () => require('../../domain/tenure') as typeof import('../../domain/tenure');
 
 /** An opened port and how to close it (connections must not keep the CLI alive). */

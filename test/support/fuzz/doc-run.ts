@@ -6,7 +6,7 @@ import { REASONS } from '../../../src/domain/reasons';
 import { caseArb, DocJudge, targetOf, type DocCase } from './from-schema';
 import { send, type RawResponse } from './http';
 import type { ApiOperation, JsonSchema } from './openapi';
-import { Rng } from './rng';
+import { Rng } from '../../../chaos/rng';
 import { mayCall, routeModel, snapshotOwnership, type FuzzPrincipal, type World } from './world';
 
 /**
@@ -122,7 +122,7 @@ function leaves(op: ApiOperation, c: DocCase): Leaf[] {
 /** At a code point boundary: never splitting a surrogate pair (a lone surrogate is a mutation of its own). */
 function insert(rng: Rng, s: string, x: string): string {
   const cps = [...s];
-  cps.splice(rng.int(0, cps.length), 0, x);
+  cps.splice(rng.between(0, cps.length), 0, x);
   return cps.join('');
 }
 
@@ -136,7 +136,7 @@ const MUTATIONS: Mutation[] = [
   // A URL or a header cannot carry a lone surrogate (it would arrive as U+FFFD): only a JSON body can.
   { name: 'lone-surrogate', weight: 2, applies: (l) => isString(l) && l.where.startsWith('body'), apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(['\ud800', '\udfff']))) },
   { name: 'unicode', weight: 3, applies: isString, apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(UNICODE))) },
-  { name: 'huge', weight: 2, applies: isString, apply: (l, r) => l.set(r.chance(0.5) ? 'a'.repeat((l.schema?.maxLength ?? 200) + 1) : `${String(l.get())}${'é'.repeat(r.int(5_000, 30_000))}`) },
+  { name: 'huge', weight: 2, applies: isString, apply: (l, r) => l.set(r.chance(0.5) ? 'a'.repeat((l.schema?.maxLength ?? 200) + 1) : `${String(l.get())}${'é'.repeat(r.between(5_000, 30_000))}`) },
   { name: 'empty', weight: 1, applies: isString, apply: (l) => l.set('') },
   { name: 'odd-date', weight: 4, applies: isDate, apply: (l, r) => l.set(r.pick(ODD_DATES)) },
   { name: 'number-edge', weight: 2, applies: (l) => typeof l.get() === 'number', apply: (l, r) => l.set(r.pick(EDGE_NUMBERS)) },
@@ -159,7 +159,7 @@ function mutateBody(op: ApiOperation, c: DocCase, rng: Rng): string | null {
 /** One or two boundary or hostile values in a case (in place); the mutations' names, with where they went. */
 export function mutate(op: ApiOperation, c: DocCase, rng: Rng): string[] {
   const tags: string[] = [];
-  const n = rng.weighted<number>([[3, 1], [1, 2]]);
+  const n = rng.choose<number>([[3, 1], [1, 2]]);
   for (let i = 0; i < n; i++) {
     if (op.body && rng.chance(0.12)) {
       const t = mutateBody(op, c, rng);
@@ -170,7 +170,7 @@ export function mutate(op: ApiOperation, c: DocCase, rng: Rng): string[] {
     const l = ls.length ? rng.pick(ls) : null;
     const ms = l ? MUTATIONS.filter((m) => m.applies(l)) : [];
     if (!l || ms.length === 0) continue;
-    const m = rng.weighted<Mutation>(ms.map((x) => [x.weight, x] as const));
+    const m = rng.choose<Mutation>(ms.map((x) => [x.weight, x] as const));
     m.apply(l, rng);
     tags.push(`${m.name}@${l.where}`);
   }

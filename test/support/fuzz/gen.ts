@@ -1,7 +1,7 @@
 import type { Draft } from './draft';
 import { enc } from './draft';
 import type { ApiOperation, JsonSchema } from './openapi';
-import type { Rng } from './rng';
+import type { Rng } from '../../../chaos/rng';
 import { mayCall, routeModel, type FuzzPrincipal, type PrincipalName, type Target, type World } from './world';
 
 /**
@@ -13,7 +13,7 @@ import { mayCall, routeModel, type FuzzPrincipal, type PrincipalName, type Targe
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 export function randomOwnershipId(rng: Rng): string {
   let s = 'own_0';
-  for (let i = 0; i < 25; i++) s += CROCKFORD[rng.int(0, 31)];
+  for (let i = 0; i < 25; i++) s += CROCKFORD[rng.between(0, 31)];
   return s;
 }
 
@@ -35,9 +35,9 @@ interface Ctx {
 
 function sha(ctx: Ctx): string {
   const { rng, w } = ctx;
-  return rng.weighted<() => string>([
+  return rng.choose<() => string>([
     [3, () => w.fuzzRepo.head],
-    [1, () => w.fuzzRepo.head.slice(0, rng.int(7, 39))],
+    [1, () => w.fuzzRepo.head.slice(0, rng.between(7, 39))],
     [2, () => rng.hex(40)],
   ])();
 }
@@ -76,7 +76,7 @@ function semantic(keys: string[], s: JsonSchema, ctx: Ctx): unknown {
     case 'at':
     case 'claimedAt':
     case 'observedAt':
-      return new Date(Date.now() - rng.int(0, 2000)).toISOString();
+      return new Date(Date.now() - rng.between(0, 2000)).toISOString();
     case 'executionSessionId':
       if (parent === 'provisional') return rng.pick(w.sessions);
       if (cls === 'ownerOnly' && target && rng.chance(0.75)) return target.session;
@@ -87,7 +87,7 @@ function semantic(keys: string[], s: JsonSchema, ctx: Ctx): unknown {
     case 'parentExecutionSessionId':
       return rng.chance(0.5) ? null : rng.pick(w.sessions);
     case 'epoch':
-      return target && rng.chance(0.75) ? target.epoch : rng.int(1, 4);
+      return target && rng.chance(0.75) ? target.epoch : rng.between(1, 4);
     case 'handoffId':
       return target?.handoffId && rng.chance(0.6) ? target.handoffId : `hnd_${rng.tag(10)}`;
     case 'ownershipId':
@@ -99,9 +99,9 @@ function semantic(keys: string[], s: JsonSchema, ctx: Ctx): unknown {
     case 'bootId':
       return `boot-${rng.tag(4)}`;
     case 'pid':
-      return rng.int(1, 99999);
+      return rng.between(1, 99999);
     case 'startTime':
-      return String(rng.int(1, 1e9));
+      return String(rng.between(1, 1e9));
     case 'toWorkerId':
       return rng.pick([w.principals.executor.workerId!, w.principals.otherExecutor.workerId!, w.seedWorkerId]);
     case 'runtime':
@@ -119,13 +119,13 @@ function semantic(keys: string[], s: JsonSchema, ctx: Ctx): unknown {
     case 'idempotencyKey':
       return rng.chance(0.5) ? null : `idem-${rng.tag(6)}`;
     case 'leaseTtlMs':
-      return rng.int(30_000, 3_600_000);
+      return rng.between(30_000, 3_600_000);
     case 'executor':
       return 'chrome-ext';
     case 'executorInstanceId':
-      return `inst-${rng.int(1, 2)}`;
+      return `inst-${rng.between(1, 2)}`;
     case 'sessionGeneration':
-      return `gen-${rng.int(1, 3)}`;
+      return `gen-${rng.between(1, 3)}`;
     case 'sequence':
       return ++w.sequence;
     case 'conversation': {
@@ -140,7 +140,7 @@ function semantic(keys: string[], s: JsonSchema, ctx: Ctx): unknown {
     }
     case 'localSeq':
     case 'durableSeq':
-      return rng.chance(0.3) ? null : rng.int(0, 12);
+      return rng.chance(0.3) ? null : rng.between(0, 12);
     case 'provisional':
       return rng.chance(0.8)
         ? null
@@ -172,14 +172,14 @@ export function gen(s: JsonSchema, keys: string[], ctx: Ctx, optionalP = 0.35): 
       return out;
     }
     case 'array': {
-      const n = rng.int(Math.max(1, s.minItems ?? 1), Math.min(3, s.maxItems ?? 3));
+      const n = rng.between(Math.max(1, s.minItems ?? 1), Math.min(3, s.maxItems ?? 3));
       return Array.from({ length: n }, () => gen(s.items ?? {}, [...keys, '0'], ctx, optionalP));
     }
     case 'integer':
     case 'number': {
       const lo = s.minimum ?? 0;
       const hi = Math.min(s.maximum ?? lo + 100, lo + 100);
-      return rng.int(Math.max(lo, 1), Math.max(hi, 1));
+      return rng.between(Math.max(lo, 1), Math.max(hi, 1));
     }
     case 'boolean':
       return rng.chance(0.5);
@@ -208,8 +208,8 @@ function choosePrincipal(ctx: { rng: Rng; w: World }, d: Draft, target: Target |
   const cls = d.model.cls;
   let name: PrincipalName;
   if (cls === 'ownerOnly' && target && rng.chance(0.7)) name = rng.chance(0.8) ? target.ownerPrincipal : 'admin';
-  else if (cls === 'conversation') name = rng.weighted<PrincipalName>([[6, 'otherExecutor'], [2, 'executor'], [1, 'admin'], [1, 'reader']]);
-  else if (cls === 'landingWrite' || cls === 'landings') name = rng.weighted<PrincipalName>([[7, 'landing'], [2, 'admin'], [1, 'executor']]);
+  else if (cls === 'conversation') name = rng.choose<PrincipalName>([[6, 'otherExecutor'], [2, 'executor'], [1, 'admin'], [1, 'reader']]);
+  else if (cls === 'landingWrite' || cls === 'landings') name = rng.choose<PrincipalName>([[7, 'landing'], [2, 'admin'], [1, 'executor']]);
   else name = rng.chance(0.85) && allowed.length > 0 ? rng.pick(allowed).name : rng.pick(all).name;
   return w.principals[name];
 }
@@ -303,12 +303,12 @@ function buildQuery(d: Draft, ctx: Ctx): void {
     if (rng.chance(0.4)) put('repoRoot', ctx.wt.repoRoot);
     if (rng.chance(0.4)) {
       const states = ['active', 'handoff_pending', 'stale', 'released', 'submitted', 'landed', 'closed'];
-      const n = rng.int(1, 3);
+      const n = rng.between(1, 3);
       const chosen = Array.from({ length: n }, () => rng.pick(states));
       if (rng.chance(0.5)) put('state', chosen.join(','));
       else for (const s of chosen) put('state', s);
     }
-    if (rng.chance(0.4)) put('limit', String(rng.int(1, 500)));
+    if (rng.chance(0.4)) put('limit', String(rng.between(1, 500)));
     if (rng.chance(0.1)) put('cursor', rng.pick([`${rng.tag(20)}`, Buffer.from(JSON.stringify({ at: 'x', id: 1 })).toString('base64url'), 'eyJ9']));
     if (rng.chance(0.2)) put('liveness', rng.pick(['true', 'false', '1', '0']));
     return;
@@ -328,7 +328,7 @@ function fixBody(body: Record<string, unknown>, ctx: Ctx): void {
     delete body.runId;
     if (principal.kind === 'admin') {
       const workerId = rng.pick([w.seedWorkerId, w.principals.executor.workerId!, w.principals.otherExecutor.workerId!]);
-      if (rng.chance(0.6)) body.worker = { workerId, ...(rng.chance(0.3) ? { runId: `run-${rng.int(1, 3)}` } : {}) };
+      if (rng.chance(0.6)) body.worker = { workerId, ...(rng.chance(0.3) ? { runId: `run-${rng.between(1, 3)}` } : {}) };
       else if (rng.chance(0.9)) body.workerId = workerId;
     } else if (principal.workerId && rng.chance(0.15)) {
       body.workerId = principal.workerId;

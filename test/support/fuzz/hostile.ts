@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Rng } from './rng';
+import type { Rng } from '../../../chaos/rng';
 
 /**
  * Hostile values: strings every store or parser on the way may choke on, and paths that probe the

@@ -3,7 +3,7 @@ import type { Draft } from './draft';
 import { enc } from './draft';
 import { randomOwnershipId } from './gen';
 import type { JsonSchema } from './openapi';
-import type { Rng } from './rng';
+import type { Rng } from '../../../chaos/rng';
 import { mayCall, type World } from './world';
 
 /**
@@ -63,9 +63,15 @@ function schemaAt(s: JsonSchema | null, p: Path): JsonSchema | undefined {
 
 const PATHLIKE = new Set(['worktreePath', 'repoRoot', 'repo']);
 
-function hostileFor(d: Draft, rng: Rng, w: World, name: string | undefined, near: string): string {
+/** A fresh canary, marked as something the answer must not echo. */
+function marked(d: Draft, rng: Rng): string {
   const c = canary(rng);
   d.hostile.push(c);
+  return c;
+}
+
+function hostileFor(d: Draft, rng: Rng, w: World, name: string | undefined, near: string): string {
+  const c = marked(d, rng);
   const v = name !== undefined && PATHLIKE.has(name) && rng.chance(0.6) ? hostilePath(rng, w.fx, near, c) : hostileText(rng, c);
   if (v.length >= 16) d.hostile.push(v);
   return v;
@@ -119,8 +125,7 @@ export const MUTATIONS: Mutation[] = [
     apply(d, rng, w) {
       const b = bodyObj(d)!;
       const p = rng.pick(paths(b).filter((x) => PATHLIKE.has(x[x.length - 1]!)));
-      const c = canary(rng);
-      d.hostile.push(c);
+      const c = marked(d, rng);
       const near = String(getAt(b, p));
       setAt(b, p, hostilePath(rng, w.fx, near.startsWith('/') ? near : w.fuzzRepo.repoRoot, c));
     },
@@ -144,9 +149,8 @@ export const MUTATIONS: Mutation[] = [
     applies: (d) => paths(bodyObj(d)).length > 0,
     apply(d, rng) {
       const b = bodyObj(d)!;
-      const c = canary(rng);
-      d.hostile.push(c);
-      setAt(b, rng.pick(paths(b)), `${c}${rng.pick(['a', '/', 'é', '\u0000'].map((x) => x.repeat(rng.int(4_200, 12_000))))}`);
+      const c = marked(d, rng);
+      setAt(b, rng.pick(paths(b)), `${c}${rng.pick(['a', '/', 'é', '\u0000'].map((x) => x.repeat(rng.between(4_200, 12_000))))}`);
     },
   },
   {
@@ -194,7 +198,7 @@ export const MUTATIONS: Mutation[] = [
       const b = bodyObj(d)!;
       const at = rng.pick(objectPaths(b));
       const c = canary(rng);
-      const key = rng.weighted<() => string>([
+      const key = rng.choose<() => string>([
         [3, () => rng.pick(['bogus', 'principal', 'isAdmin', 'kind', 'token', 'ownerWorkerId', 'state', 'seq'])],
         [1, () => rng.pick(['conversation', 'conversationId', 'conversationUrl', 'Conversation'])],
         [1, () => rng.pick(['__proto__', 'constructor', 'prototype'])],
@@ -298,9 +302,8 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: (d) => d.hasBody,
     apply(d, rng) {
-      const c = canary(rng);
-      d.hostile.push(c);
-      d.bodyRaw = Buffer.from(JSON.stringify({ pad: `${c}${'x'.repeat(rng.int(66_000, 200_000))}` }), 'utf8');
+      const c = marked(d, rng);
+      d.bodyRaw = Buffer.from(JSON.stringify({ pad: `${c}${'x'.repeat(rng.between(66_000, 200_000))}` }), 'utf8');
     },
   },
   {
@@ -310,7 +313,7 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: hasBodyObj,
     apply(d, rng) {
-      const depth = rng.int(200, 3_000);
+      const depth = rng.between(200, 3_000);
       d.bodyRaw = Buffer.from(`${(JSON.stringify(d.body) ?? '{}').slice(0, -1)}${Object.keys(bodyObj(d)!).length ? ',' : ''}"nest":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`, 'utf8');
     },
   },
@@ -336,8 +339,7 @@ export const MUTATIONS: Mutation[] = [
       // The earlier copy carries the hostile value: JSON keeps the last, the draft's own.
       const b = bodyObj(d)!;
       const k = rng.pick(Object.keys(b));
-      const c = canary(rng);
-      d.hostile.push(c);
+      const c = marked(d, rng);
       const good = JSON.stringify(b);
       d.bodyRaw = Buffer.from(`{${JSON.stringify(k)}:${JSON.stringify(`${c}\u0000`)},${good.slice(1)}`, 'utf8');
     },
@@ -379,8 +381,7 @@ export const MUTATIONS: Mutation[] = [
     applies: always,
     apply(d, rng, w) {
       const t = w.principals.admin.token;
-      const c = canary(rng);
-      d.hostile.push(c);
+      const c = marked(d, rng);
       d.auth = rng.pick([
         'Bearer x',
         'Bearer ',
@@ -440,8 +441,7 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: always,
     apply(d, rng) {
-      const c = canary(rng);
-      d.hostile.push(c);
+      const c = marked(d, rng);
       const bad = rng.pick(['\u0000', '\u0001', '\u001f', '\u007f', '\r', '\n']);
       if (rng.chance(0.5) && d.auth !== null) d.auth = `Bearer ${c}${bad}x`;
       else d.headers.push(['x-fuzz', `${c}${bad}y`]);
@@ -454,9 +454,8 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: always,
     apply(d, rng) {
-      const c = canary(rng);
-      d.hostile.push(c);
-      d.headers.push(['x-fuzz', `${c}${'h'.repeat(rng.int(17_000, 40_000))}`]);
+      const c = marked(d, rng);
+      d.headers.push(['x-fuzz', `${c}${'h'.repeat(rng.between(17_000, 40_000))}`]);
     },
   },
   {
@@ -490,8 +489,7 @@ export const MUTATIONS: Mutation[] = [
     apply(d, rng) {
       const key = 'id' in d.pathParams ? 'id' : 'sha';
       const cur = d.pathParams[key]!;
-      const c = canary(rng);
-      d.hostile.push(c);
+      const c = marked(d, rng);
       d.pathParams[key] = rng.pick([
         'own_x',
         cur.toLowerCase(),
@@ -564,7 +562,7 @@ export const MUTATIONS: Mutation[] = [
     applies: (d) => d.query.length > 0,
     apply(d, rng) {
       const [k, v] = rng.pick(d.query);
-      const n = rng.int(1, 40);
+      const n = rng.between(1, 40);
       for (let i = 0; i < n; i++) d.query.push([k, rng.chance(0.5) ? v : enc(`v${i}`)]);
     },
   },
@@ -600,7 +598,7 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: (d) => d.query.length > 0,
     apply(d, rng, w) {
-      const i = rng.int(0, d.query.length - 1);
+      const i = rng.between(0, d.query.length - 1);
       const k = d.query[i]![0];
       d.query[i] = [k, enc(hostileFor(d, rng, w, k, w.fuzzRepo.repoRoot))];
     },
@@ -612,9 +610,8 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: always,
     apply(d, rng) {
-      const c = canary(rng);
-      d.hostile.push(c);
-      d.query.push(['q', `${c}${'z'.repeat(rng.int(17_000, 70_000))}`]);
+      const c = marked(d, rng);
+      d.query.push(['q', `${c}${'z'.repeat(rng.between(17_000, 70_000))}`]);
     },
   },
   {
@@ -624,7 +621,7 @@ export const MUTATIONS: Mutation[] = [
     safeExtra: true,
     applies: (d) => d.query.length > 0,
     apply(d, rng) {
-      const i = rng.int(0, d.query.length - 1);
+      const i = rng.between(0, d.query.length - 1);
       d.query[i] = [d.query[i]![0], rng.pick(['%', '%ZZ', '%E0%A4%A', '%00', '%ED%A0%80', '+%2B%20', '%C0%AF', `${d.query[i]![1]}%`, '%%%'])];
     },
   },
@@ -656,7 +653,7 @@ export const DOMAIN_INGREDIENTS: Ingredient[] = [
     name: 'wrong-epoch',
     applies: (d) => d.model.cls === 'ownerOnly' && hasBodyObj(d) && d.seeded !== null,
     apply(d, rng) {
-      bodyObj(d)!.epoch = d.seeded!.epoch + rng.int(1, 5);
+      bodyObj(d)!.epoch = d.seeded!.epoch + rng.between(1, 5);
     },
   },
   {

@@ -4,7 +4,7 @@ import { send } from './http';
 import { DOMAIN_INGREDIENTS, MUTATIONS, type Ingredient, type Mutation } from './mutate';
 import type { ApiOperation } from './openapi';
 import { problemsOf } from './oracle';
-import { Rng } from './rng';
+import { Rng } from '../../../chaos/rng';
 import { learn, routeModel, type World } from './world';
 
 /**
@@ -135,10 +135,10 @@ export function generate(i: number, w: World, ops: ApiOperation[], o: FuzzOption
   const conversation = d.model.cls === 'conversation';
   const guarded = d.seeded !== null ? d.model.cls !== 'readById' && d.model.cls !== 'lookup' : conversation && d.principal === 'executor';
   // The few binds naming a host nobody serves go unmutated, so that they reach the wait for that host.
-  const n = d.unknownHost ? 0 : rng.weighted<number>([[2, 0], [4.5, 1], [2.5, 2], [1, 3]]);
+  const n = d.unknownHost ? 0 : rng.choose<number>([[2, 0], [4.5, 1], [2.5, 2], [1, 3]]);
   const pool = MUTATIONS.filter((m) => (!guarded || m.safeExtra) && m.applies(d, w));
   for (let k = 0; k < n && pool.length > 0; k++) {
-    const m = rng.weighted<Mutation>(pool.map((x) => [x.weight, x] as const));
+    const m = rng.choose<Mutation>(pool.map((x) => [x.weight, x] as const));
     if (!m.applies(d, w)) continue;
     m.apply(d, rng, w);
     d.tags.push(m.name);

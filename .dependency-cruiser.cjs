@@ -1,0 +1,117 @@
+/**
+ * The layers of src/, as rules: `npm run lint:deps` fails on an import that crosses one the wrong way.
+ * test/unit/layers.test.ts plants a back-edge of each kind and sees the rule name it.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment: 'src/domain is the pure model (decisions, checks, names): it imports only itself and zod, so the workflow sandbox and every client can load it.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', '(^|/)node_modules/zod/'] },
+    },
+    {
+      name: 'contract-is-pure',
+      comment:
+        'src/contract holds the wire schemas and types (zod): it imports only itself, domain and zod, so `worktree-ownership/schemas` loads nothing else.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { pathNot: ['^src/contract/', '^src/domain/', '(^|/)node_modules/zod/', '^src/version\\.ts$'] },
+    },
+    {
+      name: 'exports-reexport-contract-and-clients',
+      comment:
+        'The public entry points re-export the contract and the typed clients (Temporal-level src/client, HTTP src/api/client.ts), nothing of the service.',
+      severity: 'error',
+      from: { path: '^src/exports/' },
+      to: {
+        pathNot: [
+          '^src/exports/',
+          '^src/contract/',
+          '^src/domain/',
+          '^src/client/',
+          '^src/api/client\\.ts$',
+          '^src/api/errors\\.ts$',
+          '^src/infra/payload-codec\\.ts$',
+          '^src/version\\.ts$',
+          '(^|/)node_modules/',
+        ],
+      },
+    },
+    {
+      name: 'sql-only-in-store',
+      comment:
+        'src/store is the only place with SQL: nothing else imports pg (a Pool is passed around as the store/db type). The one other spot is src/infra/postgres.ts, which creates the database itself before any pool exists.',
+      severity: 'error',
+      from: { pathNot: ['^src/store/', '^src/infra/postgres\\.ts$'] },
+      to: { path: '(^|/)node_modules/(pg|pg-pool|node-pg-migrate)/' },
+    },
+    {
+      name: 'workflows-import-only-workflow-safe-code',
+      comment:
+        'Workflow code runs in the deterministic sandbox: domain, contract and its own modules, plus type-only imports of the activity interfaces; never store, git, api, infra nor Node built-ins.',
+      severity: 'error',
+      from: { path: '^src/workflows/' },
+      to: {
+        pathNot: ['^src/workflows/', '^src/domain/', '^src/contract/', '(^|/)node_modules/(@temporalio/(workflow|common)|zod)/'],
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'workflows-type-imports-only-activity-interfaces',
+      comment: 'Even a type-only import from workflow code names only the activity interfaces, never service code.',
+      severity: 'error',
+      from: { path: '^src/workflows/' },
+      to: {
+        dependencyTypes: ['type-only'],
+        pathNot: ['^src/workflows/', '^src/domain/', '^src/contract/', '^src/activities/types\\.ts$', '(^|/)node_modules/'],
+      },
+    },
+    {
+      name: 'workflows-no-node-builtins',
+      severity: 'error',
+      from: { path: '^src/workflows/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'client-runs-no-git',
+      comment: 'The typed client takes a worktree resolver (a port); the git-backed one is passed in by the API/CLI composition.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: ['^src/(git|host|store|api|cli|mcp|landings|reconcile|activities)/', '^src/infra/procfs\\.ts$'] },
+    },
+    {
+      name: 'client-imports-workflow-code-only-as-types',
+      comment: 'Workflow code is never a value in the client; its message declarations (workflows/messages.ts) are the one shared module.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^src/workflows/', pathNot: '^src/workflows/messages\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-folder-cycle',
+      comment: 'Folders depend one way (landings and reconcile are services over store and git; api mounts mcp, never the other way round).',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/', pathNot: '^src/(api|mcp)(/|$)' },
+      to: { circular: true },
+    },
+    {
+      name: 'known-folder-cycle-api-mcp',
+      comment:
+        'The one folder cycle left: src/api/main.ts and src/mcp/stdio.ts are entry points at paths other code runs (faults, torture, the package and MCP tests), and each composes both. It goes when both move to one composition root; until then it is a warning, and any cycle through a third folder is an error above.',
+      severity: 'warn',
+      scope: 'folder',
+      from: { path: '^src/(api|mcp)(/|$)' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

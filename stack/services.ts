@@ -1,0 +1,35 @@
+import path from 'node:path';
+import { PROJECT_ROOT } from '../src/infra/tools';
+import type { Cleanup } from './cleanup';
+import { ManagedProcess } from './procs';
+
+/** How each service process is started from source and when it serves. */
+export const SERVICES = {
+  /** workflows, store activities and the built-in host agent of its OD_HOST_ID; bundles the workflows first: the slowest */
+  worker: { args: ['worker.ts'], readyLine: /worker running/, readyTimeoutMs: 120_000 },
+  /** only the git side of its OD_HOST_ID */
+  hostAgent: { args: ['worker.ts', '--host-agent'], readyLine: /worker running/, readyTimeoutMs: 60_000 },
+  api: { args: ['src/api/main.ts'], readyLine: /api listening/, readyTimeoutMs: 60_000 },
+} as const;
+
+export interface ServiceProcessOptions {
+  /** its name in messages and its log file `<logDir>/<name>.log` */
+  name: string;
+  env: NodeJS.ProcessEnv;
+  logDir: string;
+  /** runs the command elsewhere (a network namespace): the argv it is given, wrapped */
+  wrap?: (argv: string[]) => { command: string; args: string[] };
+}
+
+/**
+ * A service process of the run (`tsx <entry>`), not yet started: the run starts, kills and
+ * restarts it; at exit, if the cleanup never ran, it is killed with its group.
+ */
+export function serviceProcess(cleanup: Cleanup, kind: keyof typeof SERVICES, o: ServiceProcessOptions): ManagedProcess {
+  const s = SERVICES[kind];
+  const argv = [path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ...s.args];
+  const { command, args } = o.wrap ? o.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
+  const p = new ManagedProcess({ name: o.name, command, args, cwd: PROJECT_ROOT, env: o.env, logFile: path.join(o.logDir, `${o.name}.log`), readyLine: s.readyLine, readyTimeoutMs: s.readyTimeoutMs });
+  cleanup.addLastResort(() => p.killSync());
+  return p;
+}

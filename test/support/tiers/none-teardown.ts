@@ -1,0 +1,5 @@
+import { guardTeardown } from '../guard-setup';
+
+export default function noneTeardown(): void {
+  guardTeardown();
+}

@@ -1,0 +1,91 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { HostActivities, LivenessVerdict, StoreActivities } from '../../src/activities/types';
+import type { OwnershipEvent } from '../../src/domain/events';
+import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
+
+/**
+ * The activities an ownership workflow calls, in memory: the durable log a list per ownership,
+ * the worktree's projection a list of the records written, the liveness authority a verdict the
+ * test sets. What the workflow decides is the subject; PostgreSQL and git are the integration
+ * tier's. They keep the contracts of src/activities/types.ts that the workflow relies on: the log
+ * appends in seq order, keeps the first version of a seq (the log wins) and refuses a gap, a projection for
+ * another host is refused as not_this_host.
+ */
+export interface FakeActivities {
+  store: StoreActivities;
+  host: HostActivities;
+  /** each ownership's durable log */
+  log(ownershipId: string): OwnershipEvent[];
+  /** every record written to a worktree's projection, in order */
+  projections: OwnershipRecord[];
+  /** what the liveness authority answers from now on */
+  setVerdict(v: LivenessVerdict): void;
+}
+
+export function fakeActivities(hostId: string): FakeActivities {
+  const logs = new Map<string, OwnershipEvent[]>();
+  const projections: OwnershipRecord[] = [];
+  let verdict: LivenessVerdict = 'alive';
+  const logOf = (id: string) => logs.get(id) ?? logs.set(id, []).get(id)!;
+  const host: HostActivities = {
+    async applyLocalProjection(record) {
+      projections.push(record);
+      return { localSeq: record.seq, result: 'written', branch: null };
+    },
+    async preserveWip() {
+      return null;
+    },
+    async inspectWorktree(worktreePath, claimedBranch) {
+      return { worktreePath, repoRoot: worktreePath, branch: claimedBranch ?? null };
+    },
+    async checkSessionLiveness() {
+      return { verdict, detail: `fake ${verdict}` };
+    },
+  };
+  const notHere = (h: string) => ApplicationFailure.nonRetryable(`this worker does not run on host ${h}`, 'not_this_host');
+  const store: StoreActivities = {
+    async applyProjectionHere(record) {
+      if (record.hostId !== hostId) throw notHere(record.hostId);
+      return host.applyLocalProjection(record);
+    },
+    async preserveWipHere(h, worktreePath, ownershipId, seq) {
+      if (h !== hostId) throw notHere(h);
+      return host.preserveWip(worktreePath, ownershipId, seq);
+    },
+    async persistEvents(_workflowId, events) {
+      const first = events[0];
+      const known = first ? logOf(first.ownershipId) : [];
+      const last = known.length ? known[known.length - 1]!.seq : 0;
+      // The writer believes in events the log never got: nothing is written, the log's record is its answer.
+      if (first && first.seq > last + 1)
+        return { durableSeq: last, replaced: [], gap: { record: known.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), null) } };
+      const replaced: OwnershipEvent[] = [];
+      for (const e of events) {
+        const log = logOf(e.ownershipId);
+        const recorded = log.find((x) => x.seq === e.seq);
+        if (recorded) {
+          if (JSON.stringify(recorded) !== JSON.stringify(e)) replaced.push(recorded);
+          continue;
+        }
+        log.push(e);
+      }
+      const log = events.length ? logOf(events[0]!.ownershipId) : [];
+      return { durableSeq: log.length ? log[log.length - 1]!.seq : 0, replaced };
+    },
+    async readLog(ownershipId, afterSeq, limit) {
+      return logOf(ownershipId)
+        .filter((e) => e.seq > afterSeq)
+        .slice(0, limit);
+    },
+    async readHeartbeat() {
+      return null;
+    },
+    async readExecutorConversation() {
+      return null;
+    },
+    async readSettings() {
+      return null;
+    },
+  };
+  return { store, host, log: (id) => [...logOf(id)], projections, setVerdict: (v) => (verdict = v) };
+}

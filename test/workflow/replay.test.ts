@@ -1,0 +1,269 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { makeRepo } from '../support/git-fixture';
+import { recordObservation } from '../../src/store/bindings';
+import type { ClaimInput } from '../../src/domain/commands';
+import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
+import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
+import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
+import { newOwnershipId } from '../../src/domain/workflow-id';
+import { appendEvents, readEvents } from '../../src/store/event-store';
+import { dataConverterOf } from '../../src/infra/payload-codec';
+import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
+
+const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
+
+/**
+ * Determinism guard. Histories recorded from the workflow as it was (committed under
+ * test/fixtures/histories/: the 1.0 baseline, `<scenario>-1.0.json`, and a set per patch step since)
+ * are replayed against the current workflow code: a change that alters commands fails here unless
+ * it follows docs/workflow-versioning.md. OD_RECORD_HISTORIES=<tag> runs the scenarios below and
+ * writes their histories as new fixtures named <scenario>-<tag>.json. (Replaying this run's own
+ * histories against the bundle that just wrote them could not fail: it is not done.)
+ */
+const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
+const bundle = () => ({ codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! });
+const RECORD = process.env.OD_RECORD_HISTORIES;
+/**
+ * The fixtures' service key (a test key, committed): the histories carry seals made with it, and
+ * replay through the same codec as the workers ran them. A seal binds the workflow id, so each
+ * fixture's workflow id is kept in WORKFLOW_IDS.
+ */
+const fixtureConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: path.join(FIXTURES, 'service.key'), dataDir: FIXTURES });
+const WORKFLOW_IDS = path.join(FIXTURES, 'workflow-ids.json');
+const workflowIds = (): Record<string, string> => (existsSync(WORKFLOW_IDS) ? (JSON.parse(readFileSync(WORKFLOW_IDS, 'utf8')) as Record<string, string>) : {});
+
+/** Every scenario that has fixtures; each must keep at least one. */
+const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap', 'log-ahead-of-batch'];
+
+let h: Harness;
+/** A short history bound and a configured worker: continue-as-new within seconds, taking the worker's configuration. */
+let quick: Harness;
+/** A short handoff timeout: an offer expires within seconds. */
+let timed: Harness;
+beforeAll(async () => {
+  if (!RECORD) return;
+  h = await startHarness({ dataConverter: fixtureConverter });
+  quick = await startHarness({ settings: { maxHistoryEvents: 40 }, workerSettings: { maxHistoryEvents: 400 }, dataConverter: fixtureConverter });
+  timed = await startHarness({ settings: { handoffTimeoutMs: 1_500 }, dataConverter: fixtureConverter });
+});
+afterAll(async () => {
+  await h?.shutdown();
+  await quick?.shutdown();
+  await timed?.shutdown();
+});
+
+
+async function scenarios(): Promise<Record<string, string>> {
+  const repo = makeRepo(5);
+  const ids: Record<string, string> = {};
+  const bind = (i: number, session: string) =>
+    h.client.bind({
+      repoRoot: repo.repoRoot,
+      worktreePath: repo.worktrees[i].path,
+      branch: repo.worktrees[i].branch,
+      executionSessionId: session,
+      runtime: 'chatgpt-web',
+      worker: { runId: 'run-1', workerId: 'replay-worker' },
+      principal: executor('replay-worker'),
+      lane: 'replay',
+    });
+  const ref = (i: number) => ({ repoRoot: repo.repoRoot, worktreePath: repo.worktrees[i].path });
+
+  // Full lifecycle: bind, plan, heartbeat, handoff, accept, submit, landed, removed (completes).
+  await bind(0, 's-1');
+  await h.client.bindPlan(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), planRef: 'docs/p.md' });
+  await h.client.heartbeat(ref(0), { executionSessionId: 's-1', epoch: 1 });
+  const ho = await h.client.handoff(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-2', toWorkerId: 'replay-worker' });
+  await h.client.acceptHandoff(ref(0), { handoffId: ho.handoff!.handoffId, executionSessionId: 's-2', runtime: 'chatgpt-web', worker: { runId: 'run-1', workerId: 'replay-worker' }, principal: executor('replay-worker') });
+  await h.client.submit(ref(0), { executionSessionId: 's-2', epoch: 2, principal: executor('replay-worker'), head: 'c'.repeat(40) });
+  await h.client.landed(ref(0), { sourceHead: 'c'.repeat(40), landedBranch: 'main', landedHead: 'd'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'l' } });
+  await h.client.worktreeRemoved(ref(0), { principal: { kind: 'system', id: 'host' } });
+  ids.lifecycle = await h.client.workflowIdOf(ref(0));
+  await h.temporal.workflow.getHandle(ids.lifecycle).result();
+
+  // Release, then another session claims the released worktree; a refused claim in between.
+  await bind(1, 's-3');
+  await bind(1, 's-4').catch(() => undefined);
+  await h.client.release(ref(1), { executionSessionId: 's-3', epoch: 1, principal: executor('replay-worker') });
+  await bind(1, 's-4');
+  ids.release = await h.client.workflowIdOf(ref(1));
+
+  // Forced admin reclaim of a dirty worktree (WIP preserved).
+  await bind(2, 's-5');
+  writeFileSync(path.join(repo.worktrees[2].path, 'dirty.txt'), 'x\n');
+  await h.client.reclaim(ref(2), { executionSessionId: 's-6', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' });
+  ids.reclaim = await h.client.workflowIdOf(ref(2));
+
+  // A reclaim of a worktree deleted behind the service's back: no WIP, recorded as such.
+  await bind(3, 's-7');
+  rmSync(repo.worktrees[3].path, { recursive: true, force: true });
+  await h.client.reclaim(ref(3), { executionSessionId: 's-8', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'worktree deleted' });
+  ids['reclaim-missing'] = await h.client.workflowIdOf(ref(3));
+
+  // Handoff to another worker, refused accepts by the wrong worker, a stale heartbeat, then a burst of heartbeats.
+  await bind(4, 's-9');
+  const ho2 = await h.client.handoff(ref(4), { executionSessionId: 's-9', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-10', toWorkerId: 'other-worker' });
+  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'replay-worker' }, principal: executor('replay-worker') }).catch(() => undefined);
+  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'other-worker' }, principal: executor('other-worker') });
+  await h.client.heartbeat(ref(4), { executionSessionId: 's-9', epoch: 1 });
+  await Promise.all(Array.from({ length: 50 }, () => h.client.heartbeat(ref(4), { executionSessionId: 's-10', epoch: 2 })));
+  ids['handoff-other-worker'] = await h.client.workflowIdOf(ref(4));
+  return ids;
+}
+
+type Recorded = { name: string; workflowId: string; runId?: string; on: Harness };
+
+/** A continue-as-new, a conversation bound then retitled, a branch rename, a handoff that times out. */
+async function laterScenarios(): Promise<Recorded[]> {
+  const repo = makeRepo(4);
+  const worker = (workerId: string) => ({ runId: `run-${workerId}`, workerId });
+  const bind = (i: number, session: string, workerId: string) =>
+    quick.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+  const ref = (i: number) => ({ worktreePath: repo.worktrees[i].path });
+  const owner = (session: string, workerId: string) => ({ executionSessionId: session, epoch: 1, principal: executor(workerId) });
+  const out: Recorded[] = [];
+
+  // Past maxHistoryEvents the run continues as new (taking the worker's configuration); the next run goes on.
+  await bind(0, 's-20', 'replay-can');
+  const canId = await quick.client.workflowIdOf(ref(0));
+  const handle = quick.temporal.workflow.getHandle(canId);
+  const firstRun = (await handle.describe()).runId;
+  for (let round = 0; round < 12; round++) await quick.client.bindPlan(ref(0), { ...owner('s-20', 'replay-can'), lane: `round-${round}` });
+  let nextRun = firstRun;
+  for (let i = 0; i < 200 && nextRun === firstRun; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    nextRun = (await handle.describe()).runId;
+  }
+  expect(nextRun).not.toBe(firstRun);
+  await quick.client.bindPlan(ref(0), { ...owner('s-20', 'replay-can'), lane: 'after' });
+  await quick.client.heartbeat(ref(0), { executionSessionId: 's-20', epoch: 1 });
+  out.push({ name: 'continue-as-new-first', workflowId: canId, runId: firstRun, on: quick }, { name: 'continue-as-new-next', workflowId: canId, runId: nextRun, on: quick });
+
+  const bindT = (i: number, session: string, workerId: string) =>
+    timed.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+
+  // A conversation observed after the claim is bound; a later observation retitles it.
+  await bindT(1, 's-21', 'replay-conv');
+  const convId = await timed.client.workflowIdOf(ref(1));
+  const observe = async (sequence: number, title: string) => {
+    const obs = await recordObservation(timed.pool, { workerId: 'replay-conv', runId: 'run-replay-conv' }, {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-replay',
+      sessionGeneration: 'gen-1',
+      sequence,
+      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title, observedAt: new Date().toISOString() },
+    });
+    expect('code' in obs).toBe(false);
+    await timed.client.conversationBound(convId, 'replay-conv');
+    await waitForView(timed.client, ref(1), (v) => v.owner?.conversation?.title === title && v.projectionSync.durableSeq >= v.seq);
+  };
+  await observe(1, 'First title');
+  await observe(2, 'Second title');
+  out.push({ name: 'conversation-bound', workflowId: convId, on: timed });
+
+  // The owner renames its branch.
+  await bindT(2, 's-22', 'replay-rename');
+  await timed.client.renameBranch(ref(2), { ...owner('s-22', 'replay-rename'), from: repo.worktrees[2].branch, to: `${repo.worktrees[2].branch}-renamed` });
+  out.push({ name: 'branch-rename', workflowId: await timed.client.workflowIdOf(ref(2)), on: timed });
+
+  // A handoff nobody accepts falls back to the owner when it expires.
+  await bindT(3, 's-23', 'replay-timeout');
+  await timed.client.handoff(ref(3), { ...owner('s-23', 'replay-timeout'), toExecutionSessionId: 's-24', toWorkerId: 'replay-timeout' });
+  await waitForView(timed.client, ref(3), (v) => v.state === 'active' && v.handoff === null && v.projectionSync.durableSeq >= v.seq);
+  out.push({ name: 'handoff-timeout', workflowId: await timed.client.workflowIdOf(ref(3)), on: timed });
+  return out;
+}
+
+/**
+ * The log ahead of the run (a claim a lost workflow task wrote, adopted at the owner's first
+ * heartbeat), a sequence gap (a run believing in events the log never got), and the log ahead of
+ * a batch the run took as sent.
+ */
+async function logScenarios(): Promise<Recorded[]> {
+  const repo = makeRepo(3);
+  const workerId = 'replay-log';
+  const principal = executor(workerId);
+  const worker = { runId: null, workerId };
+  const claimInput = (ownershipId: string, branch: string, session: string): ClaimInput => ({
+    ownershipId, branch, executionSessionId: session, runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null,
+  });
+  const drafts = (d: Decision) => {
+    if ('code' in d) throw new Error(d.code);
+    return d.events;
+  };
+  const fold = (es: OwnershipEvent[]) => es.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), null);
+  const out: Recorded[] = [];
+
+  const wt = repo.worktrees[0]!;
+  const bound = await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-30', runtime: 'codex-cli', worker, principal });
+  await h.client.release({ worktreePath: wt.path }, { executionSessionId: 's-30', epoch: 1, principal });
+  const aheadId = await h.client.workflowIdOf({ worktreePath: wt.path });
+  const logRecord = fold(await readEvents(h.pool, bound.ownershipId))!;
+  const lost = stampEvent(bound.ownershipId, logRecord, drafts(decideClaim(logRecord, claimInput(bound.ownershipId, wt.branch, 's-31'), null))[0]!, new Date().toISOString());
+  await appendEvents(h.pool, aheadId, [lost]);
+  await h.client.heartbeat({ worktreePath: wt.path, ownershipId: bound.ownershipId }, { executionSessionId: 's-31', epoch: 2 });
+  await waitForView(h.client, { workflowId: aheadId }, (v) => v.seq === lost.seq && v.owner?.executionSessionId === 's-31');
+  out.push({ name: 'log-ahead', workflowId: aheadId, on: h });
+
+  const gapWt = repo.worktrees[1]!;
+  const ownershipId = newOwnershipId();
+  const gapId = `replay-gap-${ownershipId}`;
+  const place = { repoRoot: repo.repoRoot, worktreePath: gapWt.path, branch: gapWt.branch, hostId: h.hostId, seq: 0 };
+  const claimed = stampEvent(ownershipId, place, drafts(decideClaim(null, claimInput(ownershipId, gapWt.branch, 's-32'), null))[0]!, new Date().toISOString());
+  await appendEvents(h.pool, gapId, [claimed]);
+  const ahead = { ...fold([claimed])!, seq: 3 };
+  await startBelieving(h, { workflowId: gapId, ownershipId, repoRoot: repo.repoRoot, worktree: gapWt, record: ahead, recentEvents: [claimed], sync: { localSeq: 0, durableSeq: 3 } });
+  await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
+  await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
+  out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
+
+  // The log ahead of a batch the run took as sent. The run knows the claim; the log also holds the
+  // plan it decides again (the same decision) and one more.
+  const batchWt = repo.worktrees[2]!;
+  const batchOwnership = newOwnershipId();
+  const batchId = `replay-ahead-of-batch-${batchOwnership}`;
+  const batchPlace = { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId, seq: 0 };
+  const batchClaim = stampEvent(batchOwnership, batchPlace, drafts(decideClaim(null, claimInput(batchOwnership, batchWt.branch, 's-33'), null))[0]!, new Date().toISOString());
+  const planOn = (r: OwnershipRecord, planRef: string) => stampEvent(batchOwnership, r, drafts(decideBindPlan(r, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef, principal }))[0]!, new Date().toISOString());
+  const sameAgain = planOn(fold([batchClaim])!, 'p-1');
+  await appendEvents(h.pool, batchId, [batchClaim, sameAgain, planOn(fold([batchClaim, sameAgain])!, 'p-lost-task')]);
+  const known = fold([batchClaim])!;
+  await startBelieving(h, { workflowId: batchId, ownershipId: batchOwnership, repoRoot: repo.repoRoot, worktree: batchWt, record: known, recentEvents: [batchClaim], sync: { localSeq: 1, durableSeq: 1 } });
+  const batchRef = { workflowId: batchId, ownershipId: batchOwnership };
+  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-1', principal });
+  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-2', principal });
+  await h.client.release(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, principal });
+  out.push({ name: 'log-ahead-of-batch', workflowId: batchId, on: h });
+  return out;
+}
+
+// Defined only in record mode, so a normal run reports no skipped test.
+if (RECORD) test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
+  const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
+  const later = [...(await laterScenarios()), ...(await logScenarios())];
+  mkdirSync(FIXTURES, { recursive: true });
+  const ids = workflowIds();
+  for (const x of [...earlier, ...later]) {
+    const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
+    writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
+    ids[`${x.name}-${RECORD}.json`] = x.workflowId;
+  }
+  writeFileSync(WORKFLOW_IDS, `${JSON.stringify(ids, null, 2)}\n`);
+}, 120_000);
+
+test('every recorded fixture history replays against the current workflow code', async () => {
+  const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f !== 'workflow-ids.json') : [];
+  const ids = workflowIds();
+  // Every scenario keeps a fixture (docs/workflow-versioning.md says when one may be retired). A
+  // scenario's name may prefix another's (log-ahead, log-ahead-of-batch): those files are the other's.
+  const of = (name: string, f: string) => f.startsWith(`${name}-`) && !SCENARIOS.some((o) => o !== name && o.startsWith(`${name}-`) && f.startsWith(`${o}-`));
+  for (const name of SCENARIOS) expect({ name, fixtures: files.some((f) => of(name, f)) }).toEqual({ name, fixtures: true });
+  const histories = files.map((f) => ({ workflowId: ids[f] ?? f, history: historyFromJSON(JSON.parse(readFileSync(path.join(FIXTURES, f), 'utf8'))) }));
+  const results = [];
+  for await (const r of Worker.runReplayHistories({ workflowBundle: bundle(), dataConverter: fixtureConverter }, histories)) results.push(r);
+  expect(results).toHaveLength(files.length);
+  for (const r of results) expect({ workflowId: r.workflowId, error: r.error?.message }).toEqual({ workflowId: r.workflowId, error: undefined });
+});
