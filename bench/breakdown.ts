@@ -131,9 +131,26 @@ export async function historyBreakdown(client: Client, calls: TimedCall[]): Prom
     if (b) parts.push(b);
     for (const [k, v] of eventTypesOf(events, call)) types.set(k, (types.get(k) ?? 0) + v);
   }
-  const keys: (keyof CallBreakdown)[] = ['total', 'clientToServer', 'wftQueue', 'wftRun', 'workflowTasks', 'activityQueue', 'activityRun', 'activities', 'serverToClient', 'unaccounted'];
+  const keys: (keyof CallBreakdown)[] = [
+    'total',
+    'clientToServer',
+    'wftQueue',
+    'wftRun',
+    'workflowTasks',
+    'activityQueue',
+    'activityRun',
+    'activities',
+    'serverToClient',
+    'unaccounted',
+  ];
   const out: Record<string, unknown> = {};
-  for (const k of keys) out[`${k}P50`] = round(percentile(parts.map((p) => p[k]), 50));
+  for (const k of keys)
+    out[`${k}P50`] = round(
+      percentile(
+        parts.map((p) => p[k]),
+        50,
+      ),
+    );
   out.historyEventsPerCall = Object.fromEntries([...types].map(([k, v]) => [k, round(v / Math.max(1, calls.length))]));
   return Object.assign(out, { samples: parts.length });
 }

@@ -40,7 +40,15 @@ export function judge(goal: Goal | null, ratio: number | null, oursP50: number |
 }
 
 /** A latency pair: ours vs baseline, ratio of the p50s. */
-export function latencyRow(id: string, name: string, ours: Summary, base: Summary, baseLabel: string, goal: Goal | null, details?: Record<string, unknown>): Row {
+export function latencyRow(
+  id: string,
+  name: string,
+  ours: Summary,
+  base: Summary,
+  baseLabel: string,
+  goal: Goal | null,
+  details?: Record<string, unknown>,
+): Row {
   const ratio = ours.p50 / base.p50;
   return {
     id,
@@ -73,7 +81,16 @@ export function renderTable(rows: Row[]): string {
   const header = ['name', 'p50', 'p99', 'baseline p50', 'baseline p99', 'ratio', 'goal', 'met?'];
   const lines = rows.map((r) => {
     const met = r.met === null ? 'n/a' : r.met ? 'yes' : 'NO';
-    return [r.name, fmt(r.ours?.p50, r.unit), fmt(r.ours?.p99, r.unit), fmt(r.base?.p50, r.unit), fmt(r.base?.p99, r.unit), fmt(r.ratio), goalText(r.goal), met];
+    return [
+      r.name,
+      fmt(r.ours?.p50, r.unit),
+      fmt(r.ours?.p99, r.unit),
+      fmt(r.base?.p50, r.unit),
+      fmt(r.base?.p99, r.unit),
+      fmt(r.ratio),
+      goalText(r.goal),
+      met,
+    ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const row = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

@@ -29,7 +29,21 @@ import { mapLimit, progressLine, summarize } from './stats';
 const RESULTS = path.resolve(process.env.BENCH_RESULTS || path.join(__dirname, 'results', 'latest.json'));
 
 /** The cases BENCH_ONLY can name (comma-separated); unset runs them all. */
-const CASES = ['projection', 'commit', 'gate', 'bind', 'update', 'history', 'heartbeat', 'list', 'lookup', 'cli', 'base-memory', 'memory', 'provenance'] as const;
+const CASES = [
+  'projection',
+  'commit',
+  'gate',
+  'bind',
+  'update',
+  'history',
+  'heartbeat',
+  'list',
+  'lookup',
+  'cli',
+  'base-memory',
+  'memory',
+  'provenance',
+] as const;
 type CaseName = (typeof CASES)[number];
 
 /**
@@ -39,7 +53,10 @@ type CaseName = (typeof CASES)[number];
 function selectedCases(env: NodeJS.ProcessEnv = process.env): Set<CaseName> {
   const raw = env.BENCH_ONLY?.trim();
   if (!raw) return new Set(CASES);
-  const names = raw.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(CASES as readonly string[]).includes(n));
   if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown case(s) ${unknown.join(', ')}; known: ${CASES.join(', ')}`);
   return new Set(names as CaseName[]);
@@ -89,13 +106,17 @@ async function main(): Promise<number> {
   if (load0 > os.cpus().length * 0.5) log(`warning: load average ${load0.toFixed(2)} on ${os.cpus().length} CPUs before the start; results will be noisy`);
 
   try {
-    log(`BENCH_SCALE=${scale}: ${sizes.liveOwnerships} live ownerships, bind ${sizes.bind.iterations}, update ${sizes.update.iterations}, history ${sizes.list.large}, workflow cache ${maxCached() || 'SDK default'}`);
+    log(
+      `BENCH_SCALE=${scale}: ${sizes.liveOwnerships} live ownerships, bind ${sizes.bind.iterations}, update ${sizes.update.iterations}, history ${sizes.list.large}, workflow cache ${maxCached() || 'SDK default'}`,
+    );
     const stack = await phase('start stack', () => startStack(cleanup));
     const ctx: BenchContext = { stack, scale, sizes };
     const minimalBundle = await buildMinimalBundle();
     const before = await settledSample(stack);
     // 8 (control): why a cached workflow costs what it costs, measured before any other workflow exists.
-    const perWorkflow = wants('memory') ? await phase('8 per-workflow memory (bundle control)', () => perWorkflowCost(stack, Math.min(100, sizes.liveOwnerships), minimalBundle)) : null;
+    const perWorkflow = wants('memory')
+      ? await phase('8 per-workflow memory (bundle control)', () => perWorkflowCost(stack, Math.min(100, sizes.liveOwnerships), minimalBundle))
+      : null;
 
     const bindTotal = sizes.bind.warmup + sizes.bind.iterations;
     const ownedCount = Math.max(sizes.liveOwnerships, bindTotal);
@@ -128,46 +149,47 @@ async function main(): Promise<number> {
     // The rest of the N live ownerships (untimed), then 8. memory with N live.
     const live: LiveOwnership[] = [...bound];
     // Lookups rotate over the live set too, so they see the same ownerships with or without BENCH_ONLY.
-    if (wants('heartbeat') || wants('memory') || wants('lookup')) await phase(`bind up to ${sizes.liveOwnerships} live ownerships`, async () => {
-      const rest = owned.slice(bound.length, sizes.liveOwnerships).map((wt, k) => ({ wt, i: bound.length + k }));
-      const progress = progressLine('bind (8 in flight)');
-      let done = 0;
-      // Timed as claims under a growing live set (8 in flight): the scale row, next to the bind row's quiet one-at-a-time figure.
-      const took: number[] = [];
-      const tStart = performance.now();
-      const more = await mapLimit(rest, 8, async ({ wt, i }) => {
-        const t0 = performance.now();
-        const view = await stack.ownership.bind(bindRequest(wt, i));
-        took.push(performance.now() - t0);
-        progress(++done, rest.length);
-        return {
-          wt,
-          workflowId: ownershipWorkflowId(view.hostId, view.worktreePath),
-          ownershipId: view.ownershipId,
-          executionSessionId: `bench-session-${i}`,
-          epoch: view.epoch,
-          principal: executor(`bench-worker-${i}`),
-        } satisfies LiveOwnership;
-      });
-      live.push(...more);
-      await waitIdle(stack, 1_000);
-      if (took.length > 0) {
-        const c = summarize(took);
-        rows.push({
-          id: 'claim-at-scale',
-          name: `claims while ${bound.length.toLocaleString('en-US')} → ${sizes.liveOwnerships.toLocaleString('en-US')} ownerships are live (8 in flight)`,
-          unit: 'ms',
-          ours: { p50: c.p50, p99: c.p99 },
-          base: null,
-          baseLabel: 'none',
-          ratio: null,
-          goal: null,
-          met: null,
-          samples: { ours: c.n, base: 0 },
-          details: { mean: c.mean, max: c.max, perSecond: Math.round((c.n / ((performance.now() - tStart) / 1000)) * 10) / 10 },
+    if (wants('heartbeat') || wants('memory') || wants('lookup'))
+      await phase(`bind up to ${sizes.liveOwnerships} live ownerships`, async () => {
+        const rest = owned.slice(bound.length, sizes.liveOwnerships).map((wt, k) => ({ wt, i: bound.length + k }));
+        const progress = progressLine('bind (8 in flight)');
+        let done = 0;
+        // Timed as claims under a growing live set (8 in flight): the scale row, next to the bind row's quiet one-at-a-time figure.
+        const took: number[] = [];
+        const tStart = performance.now();
+        const more = await mapLimit(rest, 8, async ({ wt, i }) => {
+          const t0 = performance.now();
+          const view = await stack.ownership.bind(bindRequest(wt, i));
+          took.push(performance.now() - t0);
+          progress(++done, rest.length);
+          return {
+            wt,
+            workflowId: ownershipWorkflowId(view.hostId, view.worktreePath),
+            ownershipId: view.ownershipId,
+            executionSessionId: `bench-session-${i}`,
+            epoch: view.epoch,
+            principal: executor(`bench-worker-${i}`),
+          } satisfies LiveOwnership;
         });
-      }
-    });
+        live.push(...more);
+        await waitIdle(stack, 1_000);
+        if (took.length > 0) {
+          const c = summarize(took);
+          rows.push({
+            id: 'claim-at-scale',
+            name: `claims while ${bound.length.toLocaleString('en-US')} → ${sizes.liveOwnerships.toLocaleString('en-US')} ownerships are live (8 in flight)`,
+            unit: 'ms',
+            ours: { p50: c.p50, p99: c.p99 },
+            base: null,
+            baseLabel: 'none',
+            ratio: null,
+            goal: null,
+            met: null,
+            samples: { ours: c.n, base: 0 },
+            details: { mean: c.mean, max: c.max, perSecond: Math.round((c.n / ((performance.now() - tStart) / 1000)) * 10) / 10 },
+          });
+        }
+      });
     const liveSet = live.slice(0, sizes.liveOwnerships);
     const withLive = await settledSample(stack);
 
@@ -210,7 +232,27 @@ async function main(): Promise<number> {
       log('memory: needs the heartbeat case too (its samples); BENCH_ONLY=memory,heartbeat');
     }
 
-    const order = ['bind', 'claim-at-scale', 'update', 'heartbeat-throughput', 'heartbeat-latency', 'lookup-store', 'lookup-http', 'projection', 'commit', 'gate-status', 'gate-commit', 'gate-add', 'list', 'worker-rss', 'cli-version', 'cli-help', 'cli-who', 'worker-base-rss', 'api-base-rss'];
+    const order = [
+      'bind',
+      'claim-at-scale',
+      'update',
+      'heartbeat-throughput',
+      'heartbeat-latency',
+      'lookup-store',
+      'lookup-http',
+      'projection',
+      'commit',
+      'gate-status',
+      'gate-commit',
+      'gate-add',
+      'list',
+      'worker-rss',
+      'cli-version',
+      'cli-help',
+      'cli-who',
+      'worker-base-rss',
+      'api-base-rss',
+    ];
     rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
     const totalSeconds = Math.round((Date.now() - started) / 1000);
     const pgVersion = (await stack.pool.query<{ v: string }>('SELECT version() AS v')).rows[0].v;

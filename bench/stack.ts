@@ -91,7 +91,8 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   Runtime.install({
     logger: activations
       ? new DefaultLogger('DEBUG', (e) => {
-          if (e.message.includes('activation') || e.level === 'WARN' || e.level === 'ERROR') activations.write(`${Number(e.timestampNanos / 1_000_000n)} ${e.level} ${e.message} ${JSON.stringify(e.meta ?? {})}\n`);
+          if (e.message.includes('activation') || e.level === 'WARN' || e.level === 'ERROR')
+            activations.write(`${Number(e.timestampNanos / 1_000_000n)} ${e.level} ${e.message} ${JSON.stringify(e.meta ?? {})}\n`);
         })
       : new DefaultLogger('WARN'),
     telemetryOptions: {
@@ -145,7 +146,25 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const pool = createPool(databaseUrl);
   cleanup.add('close bench pool', () => pool.end());
   log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);
-  return { root, temporalAddress: server.address, databaseUrl, pgSource, pool, temporal, ownership, taskQueue, hostId, workers, workerPool, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, bundleBytes: bundle.bytes, bundlePath, settings: BENCH_SETTINGS, dataConverter, tenureSecret: tenureSecretOf };
+  return {
+    root,
+    temporalAddress: server.address,
+    databaseUrl,
+    pgSource,
+    pool,
+    temporal,
+    ownership,
+    taskQueue,
+    hostId,
+    workers,
+    workerPool,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    bundleBytes: bundle.bytes,
+    bundlePath,
+    settings: BENCH_SETTINGS,
+    dataConverter,
+    tenureSecret: tenureSecretOf,
+  };
 }
 
 /** The worker's workflow cache cap for this run: OD_MAX_CACHED_WORKFLOWS, else the SDK's default (0). */

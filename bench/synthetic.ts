@@ -52,15 +52,28 @@ export function claimed(id: SyntheticIdentity, at: string): EventOf<'ownership.c
 }
 
 export function planBound(id: SyntheticIdentity, seq: number, at: string, lane: string): EventOf<'ownership.plan_bound'> {
-  return { ...base(id, seq, at, `executor:exec-${id.workerId}`), type: 'ownership.plan_bound', data: { lane, planRef: 'docs/plans/bench.md', requestId: null } };
+  return {
+    ...base(id, seq, at, `executor:exec-${id.workerId}`),
+    type: 'ownership.plan_bound',
+    data: { lane, planRef: 'docs/plans/bench.md', requestId: null },
+  };
 }
 
 export function released(id: SyntheticIdentity, seq: number, at: string): EventOf<'ownership.released'> {
-  return { ...base(id, seq, at, `executor:exec-${id.workerId}`), type: 'ownership.released', data: { executionSessionId: id.executionSessionId, epoch: 1, reason: 'done' } };
+  return {
+    ...base(id, seq, at, `executor:exec-${id.workerId}`),
+    type: 'ownership.released',
+    data: { executionSessionId: id.executionSessionId, epoch: 1, reason: 'done' },
+  };
 }
 
 export function worktreeRemoved(id: SyntheticIdentity, seq: number, at: string): EventOf<'ownership.worktree_removed'> {
-  return { ...base(id, seq, at, null), actor: { executionSessionId: null, principal: 'admin:bench' }, type: 'ownership.worktree_removed', data: { reason: 'removed' } };
+  return {
+    ...base(id, seq, at, null),
+    actor: { executionSessionId: null, principal: 'admin:bench' },
+    type: 'ownership.worktree_removed',
+    data: { reason: 'removed' },
+  };
 }
 
 /** The life of one historical ownership ending in `state`. */

@@ -186,13 +186,23 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
     const f: OwnershipRecord[] = [];
     for (const [i, e] of events.entries()) {
       if (e.seq !== i + 1) {
-        out.push({ check: 'seq_gap', phase: phaseOf(log.recordedAt.get(`${id}#${e.seq}`) ?? 0), ownershipId: id, message: `${id}: event #${i + 1} has seq ${e.seq}` });
+        out.push({
+          check: 'seq_gap',
+          phase: phaseOf(log.recordedAt.get(`${id}#${e.seq}`) ?? 0),
+          ownershipId: id,
+          message: `${id}: event #${i + 1} has seq ${e.seq}`,
+        });
         break;
       }
       try {
         r = applyEvent(r, e);
       } catch (err) {
-        out.push({ check: 'fold_failed', phase: phaseOf(0), ownershipId: id, message: `${id} seq ${e.seq}: ${err instanceof Error ? err.message : String(err)}` });
+        out.push({
+          check: 'fold_failed',
+          phase: phaseOf(0),
+          ownershipId: id,
+          message: `${id} seq ${e.seq}: ${err instanceof Error ? err.message : String(err)}`,
+        });
         break;
       }
       f.push(r);
@@ -229,7 +239,11 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
     const started = events.filter((e): e is Extract<OwnershipEvent, { type: 'ownership.handoff_started' }> => e.type === 'ownership.handoff_started');
     if (started.filter((e) => e.data.handoffId === i.answer!.handoffId).length !== 1) return false;
     const log = log0.byOwnership.get(i.ownershipId ?? '') ?? [];
-    return started.every((e) => e.data.handoffId === i.answer!.handoffId || log.some((x) => x.seq > e.seq && x.type === 'ownership.handoff_cancelled' && x.data.handoffId === e.data.handoffId));
+    return started.every(
+      (e) =>
+        e.data.handoffId === i.answer!.handoffId ||
+        log.some((x) => x.seq > e.seq && x.type === 'ownership.handoff_cancelled' && x.data.handoffId === e.data.handoffId),
+    );
   };
   const droppedLanding = (i: IntentRecord): boolean => {
     if (i.op !== 'landed' || i.answer?.landingStatus !== 'accepted' || !i.ownershipId) return false;
@@ -243,12 +257,20 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
     if (!k) continue;
     const n = eventsByKey.get(k)?.length ?? 0;
     matched.set(i.id, n);
-    const v = (check: CheckName, message: string) => out.push({ check, phase: i.phase, intent: i.id, ...(i.ownershipId ? { ownershipId: i.ownershipId } : {}), message: `${i.op} intent #${i.id} (${i.attempts} attempt(s), ${i.outcome}${i.inDoubt ? ', in doubt' : ''}${i.code ? `, ${i.code}` : ''}): ${message}` });
+    const v = (check: CheckName, message: string) =>
+      out.push({
+        check,
+        phase: i.phase,
+        intent: i.id,
+        ...(i.ownershipId ? { ownershipId: i.ownershipId } : {}),
+        message: `${i.op} intent #${i.id} (${i.attempts} attempt(s), ${i.outcome}${i.inDoubt ? ', in doubt' : ''}${i.code ? `, ${i.code}` : ''}): ${message}`,
+      });
     if (i.outcome === 'acked' && n === 0 && droppedLanding(i)) droppedLandings.push({ phase: i.phase, intent: i.id, ownershipId: i.ownershipId ?? '' });
     else if (i.outcome === 'acked' && n === 0) v('lost', `acknowledged, no ${k} event in the log`);
     else if (n > 1 && retriedHandoff(i, eventsByKey.get(k)!)) retriedTwice.push({ phase: i.phase, intent: i.id, ownershipId: i.ownershipId ?? '' });
     else if (n > 1) v('duplicated', `${n} events for ${k}`);
-    else if (refusedOutright(i) && n === 1 && (intentsByKey.get(k) ?? []).every(refusedOutright)) v('refused_but_logged', `refused without doubt, yet ${k} is in the log`);
+    else if (refusedOutright(i) && n === 1 && (intentsByKey.get(k) ?? []).every(refusedOutright))
+      v('refused_but_logged', `refused without doubt, yet ${k} is in the log`);
     // A bind answers the ownership its claim is in.
     if (i.outcome === 'acked' && n === 1 && i.op === 'bind' && i.answer?.ownershipId && eventsByKey.get(k)![0]!.ownershipId !== i.answer.ownershipId) {
       v('lost', `answered ownership ${i.answer.ownershipId}, the claim is in ${eventsByKey.get(k)![0]!.ownershipId}`);
@@ -258,7 +280,8 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
   // Nothing unexplained, per event.
   const appliedUnacked: LogCheckResult['appliedUnacked'] = [];
   const noteUnacked = (mine: IntentRecord[], e: OwnershipEvent, phase: string) => {
-    if (mine.length > 0 && mine.every((i) => i.outcome !== 'acked' && i.inDoubt)) appliedUnacked.push({ phase, ownershipId: e.ownershipId, seq: e.seq, type: e.type });
+    if (mine.length > 0 && mine.every((i) => i.outcome !== 'acked' && i.inDoubt))
+      appliedUnacked.push({ phase, ownershipId: e.ownershipId, seq: e.seq, type: e.type });
   };
   for (const [id, events] of log.byOwnership) {
     const f = folds.get(id) ?? [];
@@ -272,27 +295,33 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
           const hb = intentsByKey.get(eventKey(e)!) ?? [];
           const sent = (i: IntentRecord) => (i.outcome === 'acked' || i.inDoubt) && i.t0 <= at + 1_000;
           // Sessions are fresh per intent: a tenure-giving answer to this very session is what the API recorded as heard.
-          const answered = () => intents.some((i) => (i.op === 'bind' || i.op === 'accept' || i.op === 'reclaim') && i.fields.session === e.data.executionSessionId && sent(i));
+          const answered = () =>
+            intents.some((i) => (i.op === 'bind' || i.op === 'accept' || i.op === 'reclaim') && i.fields.session === e.data.executionSessionId && sent(i));
           if (!hb.some(sent) && !answered()) unexplained('no heartbeat of that session and epoch before it');
           break;
         }
         case 'ownership.wip_preserved':
         case 'ownership.wip_not_preserved': {
           const next = events[idx + 1];
-          if (!next || next.type !== 'ownership.reclaimed' || next.data.owner.executionSessionId !== e.actor.executionSessionId) unexplained('not immediately followed by the reclaim of its actor');
+          if (!next || next.type !== 'ownership.reclaimed' || next.data.owner.executionSessionId !== e.actor.executionSessionId)
+            unexplained('not immediately followed by the reclaim of its actor');
           break;
         }
         case 'ownership.handoff_cancelled':
           if (e.data.reason === 'timeout') {
             const h = before?.handoff;
-            if (e.actor.principal !== 'system:workflow' || !h || h.handoffId !== e.data.handoffId || Date.parse(h.expiresAt) > at + 1_000) unexplained('a timeout of a handoff that had not expired');
+            if (e.actor.principal !== 'system:workflow' || !h || h.handoffId !== e.data.handoffId || Date.parse(h.expiresAt) > at + 1_000)
+              unexplained('a timeout of a handoff that had not expired');
             break;
           }
           noteUnacked(explainByIntent(e, intentsByKey, unexplained), e, phase);
           break;
         case 'ownership.stale': {
-          const last = [...events.slice(0, idx)].reverse().find((x) => x.type === 'ownership.heartbeat' || x.type === 'ownership.claimed' || x.type === 'ownership.reclaimed');
-          if (e.actor.principal !== 'system:liveness' || !last || at - Date.parse(last.at) < STACK_SETTINGS.leaseTtlMs) unexplained('stale within the lease TTL of the last sign of life');
+          const last = [...events.slice(0, idx)]
+            .reverse()
+            .find((x) => x.type === 'ownership.heartbeat' || x.type === 'ownership.claimed' || x.type === 'ownership.reclaimed');
+          if (e.actor.principal !== 'system:liveness' || !last || at - Date.parse(last.at) < STACK_SETTINGS.leaseTtlMs)
+            unexplained('stale within the lease TTL of the last sign of life');
           break;
         }
         default:
@@ -306,7 +335,8 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
   for (const c of calls) {
     if (c.status < 200 || c.status >= 300 || !c.answer?.ownershipId || c.answer.seq === undefined || c.answer.state === undefined) continue;
     const f = folds.get(c.answer.ownershipId);
-    const v = (m: string) => out.push({ check: 'answer_not_in_log', phase: c.phase, call: c.n, ownershipId: c.answer!.ownershipId!, message: `${c.op} call #${c.n}: ${m}` });
+    const v = (m: string) =>
+      out.push({ check: 'answer_not_in_log', phase: c.phase, call: c.n, ownershipId: c.answer!.ownershipId!, message: `${c.op} call #${c.n}: ${m}` });
     if (!f) {
       v('answered an ownership the log does not hold');
       continue;
@@ -332,7 +362,11 @@ function explainByIntent(e: OwnershipEvent, intentsByKey: Map<string, IntentReco
 }
 
 /** The row, the GET view and the fold of the log, for every ownership. */
-export async function checkAgreement(log: Log, getView: (ownershipId: string) => Promise<{ status: number; body: unknown }>, phase: string): Promise<Violation[]> {
+export async function checkAgreement(
+  log: Log,
+  getView: (ownershipId: string) => Promise<{ status: number; body: unknown }>,
+  phase: string,
+): Promise<Violation[]> {
   const out: Violation[] = [];
   for (const [id, events] of log.byOwnership) {
     let fold: OwnershipRecord | null = null;
@@ -347,15 +381,43 @@ export async function checkAgreement(log: Log, getView: (ownershipId: string) =>
       out.push({ check: 'row_disagrees', phase, ownershipId: id, message: `${id}: no ownerships row` });
       continue;
     }
-    if (canonical(row.record) !== canonical(fold) || row.state !== fold.state || row.epoch !== fold.epoch || row.seq !== fold.seq || row.owner_session_id !== (fold.owner?.executionSessionId ?? null)) {
-      out.push({ check: 'row_disagrees', phase, ownershipId: id, message: `${id}: row state ${row.state} epoch ${row.epoch} seq ${row.seq}, log fold ${fold.state} ${fold.epoch} ${fold.seq}` });
+    if (
+      canonical(row.record) !== canonical(fold) ||
+      row.state !== fold.state ||
+      row.epoch !== fold.epoch ||
+      row.seq !== fold.seq ||
+      row.owner_session_id !== (fold.owner?.executionSessionId ?? null)
+    ) {
+      out.push({
+        check: 'row_disagrees',
+        phase,
+        ownershipId: id,
+        message: `${id}: row state ${row.state} epoch ${row.epoch} seq ${row.seq}, log fold ${fold.state} ${fold.epoch} ${fold.seq}`,
+      });
     }
     const v = await getView(id);
-    const b = v.body as { state?: string; epoch?: number; seq?: number; owner?: { executionSessionId?: string } | null; handoff?: { handoffId?: string } | null } | null;
+    const b = v.body as {
+      state?: string;
+      epoch?: number;
+      seq?: number;
+      owner?: { executionSessionId?: string } | null;
+      handoff?: { handoffId?: string } | null;
+    } | null;
     const got = { state: b?.state, epoch: b?.epoch, seq: b?.seq, owner: b?.owner?.executionSessionId ?? null, handoff: b?.handoff?.handoffId ?? null };
-    const want = { state: fold.state, epoch: fold.epoch, seq: fold.seq, owner: fold.owner?.executionSessionId ?? null, handoff: fold.handoff?.handoffId ?? null };
+    const want = {
+      state: fold.state,
+      epoch: fold.epoch,
+      seq: fold.seq,
+      owner: fold.owner?.executionSessionId ?? null,
+      handoff: fold.handoff?.handoffId ?? null,
+    };
     if (v.status !== 200 || JSON.stringify(got) !== JSON.stringify(want)) {
-      out.push({ check: 'view_disagrees', phase, ownershipId: id, message: `${id}: GET answered ${v.status} ${JSON.stringify(got)}, the log folds to ${JSON.stringify(want)}` });
+      out.push({
+        check: 'view_disagrees',
+        phase,
+        ownershipId: id,
+        message: `${id}: GET answered ${v.status} ${JSON.stringify(got)}, the log folds to ${JSON.stringify(want)}`,
+      });
     }
   }
   return out;
@@ -363,7 +425,9 @@ export async function checkAgreement(log: Log, getView: (ownershipId: string) =>
 
 function canonical(x: unknown): string {
   return JSON.stringify(x, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -383,7 +447,19 @@ export function rebuildCheck(databaseUrl: string, phase: string): Promise<{ clea
           /* not JSON: not clean */
         }
         const clean = err === null && consistent;
-        resolve({ clean, output, violations: clean ? [] : [{ check: 'rebuild_check', phase, message: `rebuild-projection --check: exit ${err ? (err as { code?: unknown }).code : 0}: ${output.slice(0, 500)}` }] });
+        resolve({
+          clean,
+          output,
+          violations: clean
+            ? []
+            : [
+                {
+                  check: 'rebuild_check',
+                  phase,
+                  message: `rebuild-projection --check: exit ${err ? (err as { code?: unknown }).code : 0}: ${output.slice(0, 500)}`,
+                },
+              ],
+        });
       },
     );
   });
@@ -398,7 +474,8 @@ const RECOVERY_MS = 20_000;
 export function checkAnswers(calls: readonly CallRecord[], timeline: Timeline): Violation[] {
   const out: Violation[] = [];
   for (const c of calls) {
-    const v = (check: CheckName, m: string) => out.push({ check, phase: c.phase, call: c.n, message: `${c.op} call #${c.n} (${c.method} ${c.path.replace(/\?.*$/, '')}): ${m}` });
+    const v = (check: CheckName, m: string) =>
+      out.push({ check, phase: c.phase, call: c.n, message: `${c.op} call #${c.n} (${c.method} ${c.path.replace(/\?.*$/, '')}): ${m}` });
     const ms = c.t1 - c.t0;
     if (c.status === 0) v('no_answer', `no answer within ${ms} ms`);
     if (ms > deadlineOf(c.op) + DEADLINE_SLACK_MS) v('slow_answer', `answered after ${ms} ms (bound ${deadlineOf(c.op) + DEADLINE_SLACK_MS} ms)`);
@@ -408,7 +485,10 @@ export function checkAnswers(calls: readonly CallRecord[], timeline: Timeline): 
     if (c.unsafeBody) v('unsafe_body', c.unsafeBody);
     const workflowAway = timeline.overlaps(['temporal', 'worker', 'postgres'], c.t0, c.t1, RECOVERY_MS);
     if (c.status === 503 && c.code === 'unavailable' && ms >= deadlineOf(c.op) - 1_500 && !workflowAway) {
-      v('workflow_unbounded', `503 unavailable after ${ms} ms, the API's own deadline, while Temporal, the worker and PostgreSQL were up: the workflow did not answer within its bounds`);
+      v(
+        'workflow_unbounded',
+        `503 unavailable after ${ms} ms, the API's own deadline, while Temporal, the worker and PostgreSQL were up: the workflow did not answer within its bounds`,
+      );
     }
   }
   return out;
@@ -427,16 +507,31 @@ export interface HealthFinding {
  * PostgreSQL; `healthLagMs` for the worker and host agent, whose liveness Temporal reports by
  * their last poll) is named down, with 503 unless it is the host agent; one that is up is not.
  */
-export function checkHealth(samples: readonly HealthSample[], timeline: Timeline, healthLagMs: number, phaseOf: (t: number) => string): { violations: Violation[]; findings: HealthFinding[] } {
+export function checkHealth(
+  samples: readonly HealthSample[],
+  timeline: Timeline,
+  healthLagMs: number,
+  phaseOf: (t: number) => string,
+): { violations: Violation[]; findings: HealthFinding[] } {
   const out: Violation[] = [];
   const lag: Record<Component, number> = { temporal: 5_000, postgres: 5_000, worker: healthLagMs, hostAgent: healthLagMs, api: 0 };
-  const field: Partial<Record<Component, keyof NonNullable<HealthSample['body']>>> = { temporal: 'temporal', postgres: 'postgres', worker: 'worker', hostAgent: 'hostAgent' };
+  const field: Partial<Record<Component, keyof NonNullable<HealthSample['body']>>> = {
+    temporal: 'temporal',
+    postgres: 'postgres',
+    worker: 'worker',
+    hostAgent: 'hostAgent',
+  };
   const findings: HealthFinding[] = [];
   for (const d of timeline.intervals) {
     const f = field[d.component];
     if (!f) continue;
     const first = samples.find((s) => s.t0 >= d.from && s.t1 <= d.to && s.body?.[f] === 'down');
-    findings.push({ component: d.component, phase: d.phase, downMs: (Number.isFinite(d.to) ? d.to : Date.now()) - d.from, reportedAfterMs: first ? first.t1 - d.from : null });
+    findings.push({
+      component: d.component,
+      phase: d.phase,
+      downMs: (Number.isFinite(d.to) ? d.to : Date.now()) - d.from,
+      reportedAfterMs: first ? first.t1 - d.from : null,
+    });
   }
   for (const s of samples) {
     const phase = phaseOf(s.t0);
@@ -451,8 +546,13 @@ export function checkHealth(samples: readonly HealthSample[], timeline: Timeline
       const f = field[c]!;
       const surelyDown = timeline.intervals.some((d) => d.component === c && d.from + lag[c] <= s.t0 && s.t1 <= d.to);
       // The worker's and host agent's beacons live in PostgreSQL: right after it is back they may be a beat behind.
-      const surelyUp = !timeline.overlaps(c === 'worker' || c === 'hostAgent' ? [c, 'postgres'] : [c], s.t0, s.t1, RECOVERY_MS) && !(c !== 'temporal' && c !== 'postgres' && temporalAway);
-      if (surelyDown && s.body[f] !== 'down') v(`${c} down for ${s.t0 - timeline.intervals.find((d) => d.component === c && d.from <= s.t0 && s.t1 <= d.to)!.from} ms, reported ${String(s.body[f])}`);
+      const surelyUp =
+        !timeline.overlaps(c === 'worker' || c === 'hostAgent' ? [c, 'postgres'] : [c], s.t0, s.t1, RECOVERY_MS) &&
+        !(c !== 'temporal' && c !== 'postgres' && temporalAway);
+      if (surelyDown && s.body[f] !== 'down')
+        v(
+          `${c} down for ${s.t0 - timeline.intervals.find((d) => d.component === c && d.from <= s.t0 && s.t1 <= d.to)!.from} ms, reported ${String(s.body[f])}`,
+        );
       if (surelyDown && c !== 'hostAgent') mustBe503 = true;
       if (surelyUp && s.body[f] !== 'up') v(`${c} up, reported ${String(s.body[f])}`);
     }

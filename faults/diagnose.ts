@@ -9,7 +9,13 @@ import type { Pool } from 'pg';
  * its history) and the worker's log lines that name it. A wedge reported as "unavailable after
  * 30 s" says nothing of its cause; this does, in the run's output and in violations.jsonl.
  */
-export async function diagnoseWedge(opts: { pool: Pool; temporalAddress: string; runDir: string; worktreePath: string; ownershipId: string | null }): Promise<string[]> {
+export async function diagnoseWedge(opts: {
+  pool: Pool;
+  temporalAddress: string;
+  runDir: string;
+  worktreePath: string;
+  ownershipId: string | null;
+}): Promise<string[]> {
   const out: string[] = [];
   const row = await opts.pool
     .query<{ ownership_id: string; workflow_id: string; state: string; epoch: number; seq: number; owner_session_id: string | null }>(
@@ -37,7 +43,8 @@ export async function diagnoseWedge(opts: { pool: Pool; temporalAddress: string;
     const history = await handle.fetchHistory();
     const failures = (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes);
     const last = failures.at(-1)?.workflowTaskFailedEventAttributes;
-    if (last) out.push(`last workflow task failure (${failures.length} in history): cause=${String(last.cause)} ${(last.failure?.message ?? '').slice(0, 300)}`);
+    if (last)
+      out.push(`last workflow task failure (${failures.length} in history): cause=${String(last.cause)} ${(last.failure?.message ?? '').slice(0, 300)}`);
     const tail = (history.events ?? []).slice(-8).map((e) => `${String(e.eventId)}:${eventName(e)}`);
     out.push(`history tail: ${tail.join(' ')}`);
   } catch (e) {

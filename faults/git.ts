@@ -67,7 +67,10 @@ export function landOnMain(wt: Worktree, sourceHead: string): Promise<string> {
 const repoChains = new Map<string, Promise<unknown>>();
 function onRepo<T>(repoRoot: string, fn: () => Promise<T>): Promise<T> {
   const next = (repoChains.get(repoRoot) ?? Promise.resolve()).then(fn, fn);
-  repoChains.set(repoRoot, next.catch(() => undefined));
+  repoChains.set(
+    repoRoot,
+    next.catch(() => undefined),
+  );
   return next;
 }
 

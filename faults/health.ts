@@ -48,7 +48,11 @@ export class HealthMonitor {
   private timer: NodeJS.Timeout | null = null;
   private inFlight = false;
 
-  constructor(private readonly url: string, private readonly periodMs = 1_000, private readonly timeoutMs = 6_000) {}
+  constructor(
+    private readonly url: string,
+    private readonly periodMs = 1_000,
+    private readonly timeoutMs = 6_000,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.sample(), this.periodMs);

@@ -63,7 +63,16 @@ export interface CallMeta {
 }
 
 /** One call; never throws: no answer is status 0. */
-export async function call(log: CallLog, baseUrl: string, method: 'GET' | 'POST', pathAndQuery: string, token: string, body: unknown, meta: CallMeta, timeoutMs: number): Promise<Answer> {
+export async function call(
+  log: CallLog,
+  baseUrl: string,
+  method: 'GET' | 'POST',
+  pathAndQuery: string,
+  token: string,
+  body: unknown,
+  meta: CallMeta,
+  timeoutMs: number,
+): Promise<Answer> {
   const t0 = Date.now();
   const res = await send(baseUrl, method, pathAndQuery, token, body, timeoutMs);
   const t1 = Date.now();

@@ -159,7 +159,16 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
             await drv.stop();
             const ready = await drv.ensureActive(30_000);
             if (!ready) {
-              ctx.deletions.push({ phase: ctx.phase, slot: drv.wt.k, variant, hit: false, ownershipId: drv.belief.ownershipId, result: null, session: null, setupFailed: true });
+              ctx.deletions.push({
+                phase: ctx.phase,
+                slot: drv.wt.k,
+                variant,
+                hit: false,
+                ownershipId: drv.belief.ownershipId,
+                result: null,
+                session: null,
+                setupFailed: true,
+              });
               drv.start();
               return;
             }
@@ -180,8 +189,19 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
               drv.deleteWorktree();
               result = await pending;
             }
-            ctx.deletions.push({ phase: ctx.phase, slot: drv.wt.k, variant, hit, ownershipId, result, session: result?.outcome === 'acked' ? drv.belief.ownerSession : null, setupFailed: false });
-            ctx.log(`e: ${drv.wt.name} deleted ${variant} its reclaim${hit ? ' (git was preserving its WIP)' : ''}: ${result?.outcome ?? 'not sent'}${result?.code ? ` ${result.code}` : ''} in ${result?.ms ?? 0} ms`);
+            ctx.deletions.push({
+              phase: ctx.phase,
+              slot: drv.wt.k,
+              variant,
+              hit,
+              ownershipId,
+              result,
+              session: result?.outcome === 'acked' ? drv.belief.ownerSession : null,
+              setupFailed: false,
+            });
+            ctx.log(
+              `e: ${drv.wt.name} deleted ${variant} its reclaim${hit ? ' (git was preserving its WIP)' : ''}: ${result?.outcome ?? 'not sent'}${result?.code ? ` ${result.code}` : ''} in ${result?.ms ?? 0} ms`,
+            );
             drv.start();
           }),
         );
@@ -223,7 +243,9 @@ export function faultList(holds: Holds, short: boolean): Fault[] {
           await ctx.stack.startTemporal();
           ctx.timeline.up(d);
           const split = hit ? await diverged(ctx, ownershipId) : null;
-          ctx.log(`g: try ${attempt}: claim ${hit ? 'in the log' : 'not seen'} at the kill, bind ${answered.outcome}${answered.code ? ` ${answered.code}` : ''}; ${split ?? 'workflow and log agree'}`);
+          ctx.log(
+            `g: try ${attempt}: claim ${hit ? 'in the log' : 'not seen'} at the kill, bind ${answered.outcome}${answered.code ? ` ${answered.code}` : ''}; ${split ?? 'workflow and log agree'}`,
+          );
           if (split) return;
         }
       },
@@ -246,8 +268,15 @@ async function watchLog(stack: FaultStack, ownershipId: string, seq: number, tim
 async function diverged(ctx: FaultContext, ownershipId: string): Promise<string | null> {
   const headers = { authorization: `Bearer ${ctx.stack.tokens.reader}` };
   for (let i = 0; i < 20; i++) {
-    const live = await fetch(`${ctx.stack.url}/v1/ownerships/${ownershipId}`, { headers }).then((r) => (r.ok ? (r.json() as Promise<View>) : null)).catch(() => null);
-    const row = await ctx.stack.pool.query<{ owner_session_id: string | null; epoch: number; seq: number; state: string }>('SELECT owner_session_id, epoch, seq, state FROM ownerships WHERE ownership_id = $1', [ownershipId]).catch(() => null);
+    const live = await fetch(`${ctx.stack.url}/v1/ownerships/${ownershipId}`, { headers })
+      .then((r) => (r.ok ? (r.json() as Promise<View>) : null))
+      .catch(() => null);
+    const row = await ctx.stack.pool
+      .query<{ owner_session_id: string | null; epoch: number; seq: number; state: string }>(
+        'SELECT owner_session_id, epoch, seq, state FROM ownerships WHERE ownership_id = $1',
+        [ownershipId],
+      )
+      .catch(() => null);
     const r = row?.rows[0];
     if (live && r && live.liveness) {
       if (live.seq === r.seq) return null;

@@ -242,8 +242,21 @@ export class Driver {
     const token = this.ownerToken();
     if (!b.ownershipId || !b.ownerSession || !token) return null;
     const to = this.newSession();
-    const body = { executionSessionId: b.ownerSession, epoch: b.epoch, toExecutionSessionId: to.session, toWorkerId: this.ctx.tokens.executors[to.worker]!.workerId, reason: 'faults: handoff' };
-    const r = await this.exec('handoff', `/v1/ownerships/${b.ownershipId}/handoff`, token, body, { session: b.ownerSession, epoch: b.epoch, toSession: to.session }, b.ownershipId);
+    const body = {
+      executionSessionId: b.ownerSession,
+      epoch: b.epoch,
+      toExecutionSessionId: to.session,
+      toWorkerId: this.ctx.tokens.executors[to.worker]!.workerId,
+      reason: 'faults: handoff',
+    };
+    const r = await this.exec(
+      'handoff',
+      `/v1/ownerships/${b.ownershipId}/handoff`,
+      token,
+      body,
+      { session: b.ownerSession, epoch: b.epoch, toSession: to.session },
+      b.ownershipId,
+    );
     if (r.outcome === 'acked' && this.belief.handoff) this.belief.handoff.toWorker = to.worker;
     return r;
   }
@@ -253,7 +266,14 @@ export class Driver {
     if (!b.ownershipId || !b.handoff) return null;
     const h = b.handoff;
     const body = { executionSessionId: h.toSession, handoffId: h.handoffId, runtime: 'faults' };
-    return this.exec('accept', `/v1/ownerships/${b.ownershipId}/handoff/accept`, this.ctx.tokens.executors[h.toWorker]!.token, body, { session: h.toSession, handoffId: h.handoffId }, b.ownershipId);
+    return this.exec(
+      'accept',
+      `/v1/ownerships/${b.ownershipId}/handoff/accept`,
+      this.ctx.tokens.executors[h.toWorker]!.token,
+      body,
+      { session: h.toSession, handoffId: h.handoffId },
+      b.ownershipId,
+    );
   }
 
   async cancel(): Promise<IntentResult | null> {
@@ -261,7 +281,14 @@ export class Driver {
     const token = this.ownerToken();
     if (!b.ownershipId || !b.ownerSession || !b.handoff || !token) return null;
     const body = { executionSessionId: b.ownerSession, epoch: b.epoch };
-    return this.exec('cancel', `/v1/ownerships/${b.ownershipId}/handoff/cancel`, token, body, { session: b.ownerSession, epoch: b.epoch, handoffId: b.handoff.handoffId }, b.ownershipId);
+    return this.exec(
+      'cancel',
+      `/v1/ownerships/${b.ownershipId}/handoff/cancel`,
+      token,
+      body,
+      { session: b.ownerSession, epoch: b.epoch, handoffId: b.handoff.handoffId },
+      b.ownershipId,
+    );
   }
 
   async release(): Promise<IntentResult | null> {
@@ -277,7 +304,13 @@ export class Driver {
     const b = this.belief;
     if (!b.ownershipId) return null;
     const to = this.newSession();
-    const body = { executionSessionId: to.session, worker: { workerId: this.ctx.tokens.executors[to.worker]!.workerId }, force: true, reason: 'faults: forced reclaim', runtime: 'faults' };
+    const body = {
+      executionSessionId: to.session,
+      worker: { workerId: this.ctx.tokens.executors[to.worker]!.workerId },
+      force: true,
+      reason: 'faults: forced reclaim',
+      runtime: 'faults',
+    };
     return this.exec('reclaim', `/v1/ownerships/${b.ownershipId}/reclaim`, this.ctx.tokens.admin, body, { session: to.session }, b.ownershipId);
   }
 
@@ -305,7 +338,14 @@ export class Driver {
   async worktreeRemoved(): Promise<IntentResult | null> {
     const b = this.belief;
     if (!b.ownershipId) return null;
-    return this.exec('worktreeRemoved', `/v1/ownerships/${b.ownershipId}/worktree-removed`, this.ctx.tokens.landing, { reason: 'faults: removed' }, {}, b.ownershipId);
+    return this.exec(
+      'worktreeRemoved',
+      `/v1/ownerships/${b.ownershipId}/worktree-removed`,
+      this.ctx.tokens.landing,
+      { reason: 'faults: removed' },
+      {},
+      b.ownershipId,
+    );
   }
 
   /** After a landing (or a release): the removal message, the lifecycle's end, the next worktree. */
@@ -423,17 +463,45 @@ export class Driver {
 
   // --- plumbing -----------------------------------------------------------------------------
 
-  private async exec(op: Op, urlPath: string, token: string, body: Record<string, unknown>, fields: Record<string, unknown>, ownershipId: string | null): Promise<IntentResult> {
+  private async exec(
+    op: Op,
+    urlPath: string,
+    token: string,
+    body: Record<string, unknown>,
+    fields: Record<string, unknown>,
+    ownershipId: string | null,
+  ): Promise<IntentResult> {
     const id = this.ctx.intents.nextId();
     const phase = this.ctx.phase();
     const t0 = Date.now();
     const giveUp = this.giveUpOverride ?? this.ctx.giveUpMs;
     let inDoubt = false;
     for (let attempt = 1; ; attempt++) {
-      const a = await call(this.ctx.calls, this.ctx.url, 'POST', urlPath, token, body, { op, slot: this.wt.k, intent: id, attempt, fields }, this.ctx.clientTimeoutMs);
+      const a = await call(
+        this.ctx.calls,
+        this.ctx.url,
+        'POST',
+        urlPath,
+        token,
+        body,
+        { op, slot: this.wt.k, intent: id, attempt, fields },
+        this.ctx.clientTimeoutMs,
+      );
       const rec = a.record;
       const done = (outcome: Outcome): IntentResult => {
-        const out: IntentRecord = { id, phase, slot: this.wt.k, op, fields, ownershipId: ownershipId ?? rec.answer?.ownershipId ?? null, t0, t1: Date.now(), attempts: attempt, outcome, inDoubt };
+        const out: IntentRecord = {
+          id,
+          phase,
+          slot: this.wt.k,
+          op,
+          fields,
+          ownershipId: ownershipId ?? rec.answer?.ownershipId ?? null,
+          t0,
+          t1: Date.now(),
+          attempts: attempt,
+          outcome,
+          inDoubt,
+        };
         if (rec.code) out.code = rec.code;
         if (rec.answer) out.answer = rec.answer;
         this.ctx.intents.add(out);
@@ -476,7 +544,16 @@ export class Driver {
     const useId = this.belief.ownershipId !== null && !byPath;
     const q = useId ? `/v1/ownerships/${this.belief.ownershipId}` : `/v1/ownership?worktreePath=${encodeURIComponent(this.wt.path)}`;
     for (;;) {
-      const a = await call(this.ctx.calls, this.ctx.url, 'GET', q, this.ctx.tokens.reader, undefined, { op: 'get', slot: this.wt.k, intent: -1, attempt: 1, fields: {} }, this.ctx.clientTimeoutMs);
+      const a = await call(
+        this.ctx.calls,
+        this.ctx.url,
+        'GET',
+        q,
+        this.ctx.tokens.reader,
+        undefined,
+        { op: 'get', slot: this.wt.k, intent: -1, attempt: 1, fields: {} },
+        this.ctx.clientTimeoutMs,
+      );
       const s = a.record.status;
       if (is2xx(s)) {
         const v = summarizeView(a.body);

@@ -148,12 +148,20 @@ export async function runFaults(opts: FaultsOptions, cleanup: Cleanup): Promise<
     // the fault healed: the load stops retrying what is in doubt, and each driver sends it.
     await Promise.all(drivers.map((d) => d.stop({ abandon: true })));
     const probes = await Promise.all(drivers.map((d) => d.probe(opts.probeBoundMs, healed)));
-    log(`${fault.id}: healed after ${fmtMs(healed - t0)}; next message taken by all within ${fmtMs(Math.max(0, ...probes.map((x) => x.ms)))}; load goes on for ${fmtMs(opts.settleMs)}`);
+    log(
+      `${fault.id}: healed after ${fmtMs(healed - t0)}; next message taken by all within ${fmtMs(Math.max(0, ...probes.map((x) => x.ms)))}; load goes on for ${fmtMs(opts.settleMs)}`,
+    );
     // A wedge is diagnosed while it still stands: before the load goes on and may move it.
     for (const [k, pr] of probes.entries()) {
       if (pr.ok) continue;
       const d = drivers[k]!;
-      const lines = await diagnoseWedge({ pool: stack.pool, temporalAddress: `127.0.0.1:${stack.temporalPort}`, runDir: stack.runDir, worktreePath: d.wt.path, ownershipId: d.belief.ownershipId });
+      const lines = await diagnoseWedge({
+        pool: stack.pool,
+        temporalAddress: `127.0.0.1:${stack.temporalPort}`,
+        runDir: stack.runDir,
+        worktreePath: d.wt.path,
+        ownershipId: d.belief.ownershipId,
+      });
       for (const l of lines) log(`  wedge ${fault.id} ${d.wt.name}: ${l}`);
     }
     drivers.forEach((d) => d.start());
@@ -169,8 +177,21 @@ export async function runFaults(opts: FaultsOptions, cleanup: Cleanup): Promise<
   health.stop();
   writeFileSync(path.join(stack.runDir, 'timeline.json'), `${JSON.stringify(timeline.intervals, null, 1)}\n`);
   writeFileSync(path.join(stack.runDir, 'healthz.jsonl'), health.samples.map((x) => JSON.stringify(x)).join('\n') + '\n');
-  writeFileSync(path.join(stack.runDir, 'violations.jsonl'), phases.flatMap((p) => p.violations).map((v) => JSON.stringify(v)).join('\n') + '\n');
-  writeFileSync(path.join(stack.runDir, 'summary.json'), `${JSON.stringify(phases.map(({ violations, ...p }) => ({ ...p, violations: violations.length })), null, 2)}\n`);
+  writeFileSync(
+    path.join(stack.runDir, 'violations.jsonl'),
+    phases
+      .flatMap((p) => p.violations)
+      .map((v) => JSON.stringify(v))
+      .join('\n') + '\n',
+  );
+  writeFileSync(
+    path.join(stack.runDir, 'summary.json'),
+    `${JSON.stringify(
+      phases.map(({ violations, ...p }) => ({ ...p, violations: violations.length })),
+      null,
+      2,
+    )}\n`,
+  );
   const ok = phases.length === faults.length && phases.every((p) => p.violations.length === 0);
   return { ok, phases, runDir: stack.root };
 }
@@ -194,10 +215,14 @@ async function quiesce(stack: FaultStack, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let stableRounds = 0;
   while (Date.now() < deadline && stableRounds < 2) {
-    const rows = await stack.pool.query<{ ownership_id: string; seq: number; state: string }>("SELECT ownership_id, seq, state FROM ownerships WHERE state <> 'closed'");
+    const rows = await stack.pool.query<{ ownership_id: string; seq: number; state: string }>(
+      "SELECT ownership_id, seq, state FROM ownerships WHERE state <> 'closed'",
+    );
     let settled = true;
     for (const r of rows.rows) {
-      const res = await fetch(`${stack.url}/v1/ownerships/${r.ownership_id}`, { headers: { authorization: `Bearer ${stack.tokens.reader}` } }).catch(() => null);
+      const res = await fetch(`${stack.url}/v1/ownerships/${r.ownership_id}`, { headers: { authorization: `Bearer ${stack.tokens.reader}` } }).catch(
+        () => null,
+      );
       const v = res && res.ok ? ((await res.json()) as { seq?: number; projectionSync?: { durableSeq?: number; localSeq?: number } | null }) : null;
       if (!v || v.seq !== r.seq || (v.projectionSync && v.projectionSync.durableSeq !== r.seq)) settled = false;
     }
@@ -234,7 +259,16 @@ async function checkPhase(p: PhaseInput): Promise<PhaseFigures> {
     ...(await checkAgreement(
       logData,
       async (id) => {
-        const a = await call(p.calls, stack.url, 'GET', `/v1/ownerships/${id}`, stack.tokens.reader, undefined, { op: 'get', slot: -1, intent: -1, attempt: 1, fields: {} }, 30_000);
+        const a = await call(
+          p.calls,
+          stack.url,
+          'GET',
+          `/v1/ownerships/${id}`,
+          stack.tokens.reader,
+          undefined,
+          { op: 'get', slot: -1, intent: -1, attempt: 1, fields: {} },
+          30_000,
+        );
         return { status: a.record.status, body: a.body };
       },
       fault.id,
@@ -243,11 +277,21 @@ async function checkPhase(p: PhaseInput): Promise<PhaseFigures> {
   const rebuild = await rebuildCheck(stack.databaseUrl, fault.id);
   all.push(...rebuild.violations);
   p.probes.forEach((pr, k) => {
-    if (!pr.ok) all.push({ check: 'wedged', phase: fault.id, message: `${p.drivers[k]!.wt.name}: the next message (${pr.op}) was not taken within ${p.opts.probeBoundMs} ms (${pr.code ?? 'no 2xx'} after ${pr.ms} ms)` });
+    if (!pr.ok)
+      all.push({
+        check: 'wedged',
+        phase: fault.id,
+        message: `${p.drivers[k]!.wt.name}: the next message (${pr.op}) was not taken within ${p.opts.probeBoundMs} ms (${pr.code ?? 'no 2xx'} after ${pr.ms} ms)`,
+      });
   });
   for (const d of p.deletions.filter((x) => x.phase === fault.id)) {
     if (d.setupFailed) all.push({ check: 'driver_error', phase: fault.id, message: `e: wt-${d.slot} could not be owned before its deletion` });
-    else if (d.result?.outcome !== 'acked') all.push({ check: 'wedged', phase: fault.id, message: `e: reclaim of wt-${d.slot} (deleted ${d.variant}) was not acknowledged: ${d.result?.outcome ?? 'not sent'} ${d.result?.code ?? ''}` });
+    else if (d.result?.outcome !== 'acked')
+      all.push({
+        check: 'wedged',
+        phase: fault.id,
+        message: `e: reclaim of wt-${d.slot} (deleted ${d.variant}) was not acknowledged: ${d.result?.outcome ?? 'not sent'} ${d.result?.code ?? ''}`,
+      });
   }
   p.drivers.forEach((d) => {
     for (const e of d.errors.splice(0)) all.push({ check: 'driver_error', phase: fault.id, message: `${d.wt.name}: ${e}` });
@@ -313,7 +357,12 @@ async function checkPhase(p: PhaseInput): Promise<PhaseFigures> {
     const last503 = myCalls.filter((c) => c.status === 503 && c.t1 >= d.to).at(-1);
     return `, back: 200 after ${ok ? fmtMs(ok.t1 - d.to) : 'never'}${last503 ? `, last 503 +${fmtMs(last503.t1 - d.to)}` : ''}`;
   };
-  const hx = healthFindings.map((h) => `${h.component} down ${fmtMs(h.downMs)}: ${h.reportedAfterMs === null ? 'never reported' : `reported after ${fmtMs(h.reportedAfterMs)}`}${recovery(h)}`).join('; ');
+  const hx = healthFindings
+    .map(
+      (h) =>
+        `${h.component} down ${fmtMs(h.downMs)}: ${h.reportedAfterMs === null ? 'never reported' : `reported after ${fmtMs(h.reportedAfterMs)}`}${recovery(h)}`,
+    )
+    .join('; ');
   const byCheck = new Map<string, number>();
   for (const v of fresh) byCheck.set(v.check, (byCheck.get(v.check) ?? 0) + 1);
   // What the reclaim of a deleted worktree logged before its reclaimed event: WIP kept (git was quicker) or not.
@@ -325,7 +374,10 @@ async function checkPhase(p: PhaseInput): Promise<PhaseFigures> {
   };
   const dx = p.deletions
     .filter((d) => d.phase === fault.id)
-    .map((d) => `wt-${d.slot}/${d.variant}${d.hit ? '(in git)' : ''}:${d.result?.outcome ?? 'none'}${d.result ? `@${fmtMs(d.result.ms)}` : ''}${d.session ? `/${wipOf(d)}` : ''}`)
+    .map(
+      (d) =>
+        `wt-${d.slot}/${d.variant}${d.hit ? '(in git)' : ''}:${d.result?.outcome ?? 'none'}${d.result ? `@${fmtMs(d.result.ms)}` : ''}${d.session ? `/${wipOf(d)}` : ''}`,
+    )
     .join(',');
   f.line =
     `[faults] ${fault.id} ${fresh.length === 0 ? 'PASS' : 'FAIL'} acked=${f.acked} lost=${f.lost} duplicated=${f.duplicated} unexplained=${f.unexplained + f.refusedLogged} ` +

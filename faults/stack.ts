@@ -123,7 +123,9 @@ export class FaultStack {
     this.api = this.proc('api', { OD_HOST_ID: this.hostId });
     // The worker bundles the workflow code at start: the slowest; the others start meanwhile.
     await Promise.all([this.worker.start(), this.hostAgent.start(), this.api.start()]);
-    this.log(`worker (pid ${this.worker.pid}), host agent (pid ${this.hostAgent.pid}) and API ${this.url} (pid ${this.api.pid}) up after ${Date.now() - t0} ms`);
+    this.log(
+      `worker (pid ${this.worker.pid}), host agent (pid ${this.hostAgent.pid}) and API ${this.url} (pid ${this.api.pid}) up after ${Date.now() - t0} ms`,
+    );
   }
 
   temporalDbFile(): string {
@@ -138,7 +140,9 @@ export class FaultStack {
   async killTemporal(): Promise<void> {
     const s = this.temporal;
     if (!s) return;
-    const gone = new Promise<void>((resolve) => (s.process.exitCode !== null || s.process.signalCode !== null ? resolve() : s.process.once('exit', () => resolve())));
+    const gone = new Promise<void>((resolve) =>
+      s.process.exitCode !== null || s.process.signalCode !== null ? resolve() : s.process.once('exit', () => resolve()),
+    );
     try {
       process.kill(-s.process.pid!, 'SIGKILL');
     } catch {
@@ -199,8 +203,22 @@ export class FaultStack {
   /** The environment every service process of the stack shares (src/config.ts variables). */
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     return serviceEnv(
-      { temporalAddress: this.temporalAddress, taskQueue: this.taskQueue, databaseUrl: this.databaseUrl, tokensFile: this.tokensFile(), liveness: 'none', settings: this.settings },
-      { OD_DATA_DIR: path.join(this.root, 'data'), OD_ALLOWED_ROOTS: this.root, OD_API_HOST: '127.0.0.1', OD_API_PORT: String(this.apiPort), OD_SERVICE_KEY_FILE: this.serviceKeyFile(), ...extra },
+      {
+        temporalAddress: this.temporalAddress,
+        taskQueue: this.taskQueue,
+        databaseUrl: this.databaseUrl,
+        tokensFile: this.tokensFile(),
+        liveness: 'none',
+        settings: this.settings,
+      },
+      {
+        OD_DATA_DIR: path.join(this.root, 'data'),
+        OD_ALLOWED_ROOTS: this.root,
+        OD_API_HOST: '127.0.0.1',
+        OD_API_PORT: String(this.apiPort),
+        OD_SERVICE_KEY_FILE: this.serviceKeyFile(),
+        ...extra,
+      },
     );
   }
 

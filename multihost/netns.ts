@@ -67,7 +67,12 @@ export function createNetwork(tag: string, count: number, octet = 77): Network {
   const quiet = (...args: string[]) => spawnSync(ip, args, { stdio: 'ignore' });
   const bridge = `odbr${tag}`;
   const hubIp = `10.${octet}.0.1`;
-  const hosts: NetHost[] = Array.from({ length: count }, (_, i) => ({ name: `h${i + 1}`, ns: `od${tag}h${i + 1}`, ip: `10.${octet}.0.${11 + i}`, link: `od${tag}h${i + 1}r` }));
+  const hosts: NetHost[] = Array.from({ length: count }, (_, i) => ({
+    name: `h${i + 1}`,
+    ns: `od${tag}h${i + 1}`,
+    ip: `10.${octet}.0.${11 + i}`,
+    link: `od${tag}h${i + 1}r`,
+  }));
   const cut = new Set<string>();
   let destroyed = false;
   const destroy = () => {

@@ -166,7 +166,14 @@ class Context {
     const { command, args: argv } = inHost(host.net, [process.execPath, path.join(PROJECT_ROOT, 'bin', 'od-worktree.js'), ...args]);
     const res = spawnSync(command, argv, {
       encoding: 'utf8',
-      env: { ...process.env, OD_API_URL: this.stack.url, OD_TOKEN: this.stack.tokens.reader, OD_HOST_ID: host.id, DATABASE_URL: this.stack.databaseUrl, ...env },
+      env: {
+        ...process.env,
+        OD_API_URL: this.stack.url,
+        OD_TOKEN: this.stack.tokens.reader,
+        OD_HOST_ID: host.id,
+        DATABASE_URL: this.stack.databaseUrl,
+        ...env,
+      },
       timeout: 60_000,
     });
     return { code: res.status ?? -1, stdout: res.stdout ?? '', stderr: res.stderr ?? '' };
@@ -179,7 +186,15 @@ class Context {
     const res = spawnSync(command, argv, {
       cwd: wt.path,
       encoding: 'utf8',
-      env: { ...process.env, PATH: `${gate}:${process.env.PATH ?? ''}`, GIT_AUTHOR_NAME: 'agent', GIT_AUTHOR_EMAIL: 'agent@example.invalid', GIT_COMMITTER_NAME: 'agent', GIT_COMMITTER_EMAIL: 'agent@example.invalid', ...env },
+      env: {
+        ...process.env,
+        PATH: `${gate}:${process.env.PATH ?? ''}`,
+        GIT_AUTHOR_NAME: 'agent',
+        GIT_AUTHOR_EMAIL: 'agent@example.invalid',
+        GIT_COMMITTER_NAME: 'agent',
+        GIT_COMMITTER_EMAIL: 'agent@example.invalid',
+        ...env,
+      },
       timeout: 60_000,
     });
     return { code: res.status ?? -1, out: `${res.stdout ?? ''}${res.stderr ?? ''}` };
@@ -206,7 +221,14 @@ class Context {
    * (stopping by itself when cut off, as a real agent's would) and is the process the local
    * liveness authority looks at.
    */
-  async sessionProcess(host: Host, session: string): Promise<{ proc: ChildProcess; process: Awaited<ReturnType<typeof currentProcessIdentity>>; heartbeat(ownershipId: string, epoch: number, token: string): void }> {
+  async sessionProcess(
+    host: Host,
+    session: string,
+  ): Promise<{
+    proc: ChildProcess;
+    process: Awaited<ReturnType<typeof currentProcessIdentity>>;
+    heartbeat(ownershipId: string, epoch: number, token: string): void;
+  }> {
     const script = `
       let target = null;
       process.stdin.on('data', (b) => { for (const l of String(b).split('\\n')) if (l.trim()) target = JSON.parse(l); });
@@ -219,7 +241,10 @@ class Context {
         }).catch(() => undefined);
       }, 2000);`;
     const { command, args } = inHost(host.net, [process.execPath, '-e', script]);
-    const proc = spawn(command, args, { stdio: ['pipe', 'ignore', 'ignore'], env: { ...process.env, OD_API_URL: this.stack.url, OVERDECK_EXECUTION_SESSION_ID: session } });
+    const proc = spawn(command, args, {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { ...process.env, OD_API_URL: this.stack.url, OVERDECK_EXECUTION_SESSION_ID: session },
+    });
     this.agents.push(proc);
     await sleep(100);
     const identity = await currentProcessIdentity(host.id, proc.pid!);
@@ -243,7 +268,10 @@ class Context {
     return out;
   }
 
-  private readonly owners = new Map<string, { ownershipId: string; session: string; epoch: number; secret: string; env: Record<string, string>; executor: number }>();
+  private readonly owners = new Map<
+    string,
+    { ownershipId: string; session: string; epoch: number; secret: string; env: Record<string, string>; executor: number }
+  >();
 
   private tenureEnv(body: Record<string, unknown>): { secret: string; env: Record<string, string> } {
     const t = body.tenure as { secret: string; env: Record<string, string> } | null;
@@ -262,7 +290,14 @@ class Context {
       const session = `mh-${this.stack.tag}-${h.net.name}-a`;
       const proc = await this.sessionProcess(h, session);
       const token = this.stack.tokens.executors[i]!.token;
-      const r = await this.api('POST', '/v1/bind', token, { worktreePath: wt.path, branch: wt.branch, hostId: h.id, executionSessionId: session, runtime: 'multihost', process: proc.process });
+      const r = await this.api('POST', '/v1/bind', token, {
+        worktreePath: wt.path,
+        branch: wt.branch,
+        hostId: h.id,
+        executionSessionId: session,
+        runtime: 'multihost',
+        process: proc.process,
+      });
       if (r.status !== 200) {
         fail(`bind on ${h.net.name}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
         continue;
@@ -292,16 +327,30 @@ class Context {
       const o = this.owners.get(wt.path);
       const sha = shas[i];
       if (!o || !sha) continue;
-      const sub = await this.api('POST', `/v1/ownerships/${o.ownershipId}/submit`, this.stack.tokens.executors[o.executor]!.token, { executionSessionId: o.session, epoch: o.epoch, head: sha });
+      const sub = await this.api('POST', `/v1/ownerships/${o.ownershipId}/submit`, this.stack.tokens.executors[o.executor]!.token, {
+        executionSessionId: o.session,
+        epoch: o.epoch,
+        head: sha,
+      });
       const landedHead = await landOnMain(wt, sha);
-      const landed = await this.api('POST', `/v1/ownerships/${o.ownershipId}/landed`, this.stack.tokens.landing, { sourceHead: sha, landedBranch: 'main', landedHead, landedAt: new Date().toISOString() });
-      if (sub.status !== 200 || landed.status >= 300) fail(`submit/landed of ${wt.name}: ${sub.status} ${landed.status} ${JSON.stringify(landed.body).slice(0, 200)}`);
+      const landed = await this.api('POST', `/v1/ownerships/${o.ownershipId}/landed`, this.stack.tokens.landing, {
+        sourceHead: sha,
+        landedBranch: 'main',
+        landedHead,
+        landedAt: new Date().toISOString(),
+      });
+      if (sub.status !== 200 || landed.status >= 300)
+        fail(`submit/landed of ${wt.name}: ${sub.status} ${landed.status} ${JSON.stringify(landed.body).slice(0, 200)}`);
     }
     // The journals ship asynchronously (after each projection write and every 5 s): wait until the history shows each commit.
     for (const [i] of this.h.entries()) {
       const wt = w[i]![0]!;
       if (!shas[i]) continue;
-      const seen = await this.until(() => this.cli(this.h[0]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']).stdout.includes(shas[i]!), 30_000, 1_000);
+      const seen = await this.until(
+        () => this.cli(this.h[0]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']).stdout.includes(shas[i]!),
+        30_000,
+        1_000,
+      );
       if (!seen) fail(`history never showed ${wt.name}'s commit ${shas[i]!.slice(0, 8)}`);
     }
     // The same answers from every host (volatile fields aside: ages and clocks of the moment).
@@ -330,16 +379,45 @@ class Context {
     const from = await this.sessionProcess(h2, `mh-${this.stack.tag}-h2-from`);
     const to = await this.sessionProcess(h2, `mh-${this.stack.tag}-h2-to`);
     const [e3, e4] = [this.stack.tokens.executors[3]!, this.stack.tokens.executors[4]!];
-    const b = await this.api('POST', '/v1/bind', e3.token, { worktreePath: wt.path, branch: wt.branch, hostId: h2.id, executionSessionId: `mh-${this.stack.tag}-h2-from`, runtime: 'multihost', process: from.process });
-    const ho = b.status === 200 ? await this.api('POST', `/v1/ownerships/${String(b.body.ownershipId)}/handoff`, e3.token, { executionSessionId: `mh-${this.stack.tag}-h2-from`, epoch: b.body.epoch, toExecutionSessionId: `mh-${this.stack.tag}-h2-to`, toWorkerId: e4.workerId }) : b;
-    const acc = ho.status === 200 ? await this.api('POST', `/v1/ownerships/${String(b.body.ownershipId)}/handoff/accept`, e4.token, { handoffId: (ho.body.handoff as { handoffId?: string } | null)?.handoffId, executionSessionId: `mh-${this.stack.tag}-h2-to`, runtime: 'multihost', process: to.process }) : ho;
+    const b = await this.api('POST', '/v1/bind', e3.token, {
+      worktreePath: wt.path,
+      branch: wt.branch,
+      hostId: h2.id,
+      executionSessionId: `mh-${this.stack.tag}-h2-from`,
+      runtime: 'multihost',
+      process: from.process,
+    });
+    const ho =
+      b.status === 200
+        ? await this.api('POST', `/v1/ownerships/${String(b.body.ownershipId)}/handoff`, e3.token, {
+            executionSessionId: `mh-${this.stack.tag}-h2-from`,
+            epoch: b.body.epoch,
+            toExecutionSessionId: `mh-${this.stack.tag}-h2-to`,
+            toWorkerId: e4.workerId,
+          })
+        : b;
+    const acc =
+      ho.status === 200
+        ? await this.api('POST', `/v1/ownerships/${String(b.body.ownershipId)}/handoff/accept`, e4.token, {
+            handoffId: (ho.body.handoff as { handoffId?: string } | null)?.handoffId,
+            executionSessionId: `mh-${this.stack.tag}-h2-to`,
+            runtime: 'multihost',
+            process: to.process,
+          })
+        : ho;
     if (acc.status !== 200) fail(`handoff on h2: ${acc.status} ${JSON.stringify(acc.body).slice(0, 300)}`);
     else {
       await this.until(() => this.localEpoch(wt) === 2, 15_000);
       const enforced = (acc.body.enforcement as { state?: string } | undefined)?.state;
       if (this.localEpoch(wt) !== 2) fail('the accepted handoff never reached h2’s hooks');
       else d.push(`handoff on h2 between ${e3.workerId} and ${e4.workerId}: accepted (${acc.ms} ms, enforcement ${enforced}), h2's hooks enforce epoch 2`);
-      this.owners.set(wt.path, { ownershipId: b.body.ownershipId as string, session: `mh-${this.stack.tag}-h2-to`, epoch: 2, ...this.tenureEnv(acc.body), executor: 4 });
+      this.owners.set(wt.path, {
+        ownershipId: b.body.ownershipId as string,
+        session: `mh-${this.stack.tag}-h2-to`,
+        epoch: 2,
+        ...this.tenureEnv(acc.body),
+        executor: 4,
+      });
       to.heartbeat(b.body.ownershipId as string, 2, e4.token);
     }
     // A bind for a host no agent serves.
@@ -350,7 +428,8 @@ class Context {
       executionSessionId: `mh-${this.stack.tag}-nowhere`,
       runtime: 'multihost',
     });
-    if (nowhere.status !== 503 || nowhere.body.code !== 'host_unavailable') fail(`bind for a host no agent serves: ${nowhere.status} ${JSON.stringify(nowhere.body).slice(0, 200)}`);
+    if (nowhere.status !== 503 || nowhere.body.code !== 'host_unavailable')
+      fail(`bind for a host no agent serves: ${nowhere.status} ${JSON.stringify(nowhere.body).slice(0, 200)}`);
     if (!this.bound('bind for a host no agent serves (503 host_unavailable)', BOUNDS.bindAwayHost, nowhere.ms)) ok = false;
     return { id: '1', title: 'owners on three hosts; the same answers from any host; a handoff on one host; a bind for a host nobody serves', ok, details: d };
   }
@@ -369,8 +448,19 @@ class Context {
     const session = `mh-${this.stack.tag}-h3-cut`;
     const proc = await this.sessionProcess(h3, session);
     const ownerEx = this.stack.tokens.executors[2]!;
-    const bound = await this.api('POST', '/v1/bind', ownerEx.token, { worktreePath: wt.path, branch: wt.branch, hostId: h3.id, executionSessionId: session, runtime: 'multihost', process: proc.process });
-    if (bound.status !== 200) return [{ id: '2', title: 'a host cut off', ok: false, details: [`bind on h3: ${bound.status} ${JSON.stringify(bound.body).slice(0, 300)}`] }, { id: '3', title: 'the link back', ok: false, details: ['skipped'] }];
+    const bound = await this.api('POST', '/v1/bind', ownerEx.token, {
+      worktreePath: wt.path,
+      branch: wt.branch,
+      hostId: h3.id,
+      executionSessionId: session,
+      runtime: 'multihost',
+      process: proc.process,
+    });
+    if (bound.status !== 200)
+      return [
+        { id: '2', title: 'a host cut off', ok: false, details: [`bind on h3: ${bound.status} ${JSON.stringify(bound.body).slice(0, 300)}`] },
+        { id: '3', title: 'the link back', ok: false, details: ['skipped'] },
+      ];
     const owner = { ownershipId: bound.body.ownershipId as string, session, epoch: bound.body.epoch as number, ...this.tenureEnv(bound.body), executor: 2 };
     proc.heartbeat(owner.ownershipId, owner.epoch, ownerEx.token);
     await this.until(() => this.localEpoch(wt) === owner.epoch, 15_000);
@@ -380,7 +470,12 @@ class Context {
     const cutAt = Date.now();
     this.stack.net.cut(h3.net);
     // The owner falls silent: its heartbeats no longer arrive, its lease runs out.
-    const silent = await this.until(async () => ((await this.api('GET', `/v1/ownerships/${owner.ownershipId}`, this.stack.tokens.reader)).body.liveness as { status?: string } | null)?.status === 'silent', 60_000);
+    const silent = await this.until(
+      async () =>
+        ((await this.api('GET', `/v1/ownerships/${owner.ownershipId}`, this.stack.tokens.reader)).body.liveness as { status?: string } | null)?.status ===
+        'silent',
+      60_000,
+    );
     if (!silent) fail2('the cut-off owner never went silent');
     else d2.push(`owner silent ${Date.now() - cutAt} ms after the cut (lease ${MULTIHOST_SETTINGS.leaseTtlMs} ms)`);
     // On h3 the hooks and the gate still enforce the owner they know.
@@ -388,7 +483,8 @@ class Context {
     const copied = this.agentCommit(h3, wt, 'copied-id', { OVERDECK_EXECUTION_SESSION_ID: owner.session, OVERDECK_EPOCH: String(owner.epoch) });
     if (intruder.code === 0) fail2('another session committed on the cut-off host');
     if (copied.code === 0) fail2("the owner's session id without its secret committed on the cut-off host");
-    if (intruder.code !== 0 && copied.code !== 0) d2.push(`h3's gate and hooks refused another session (${firstLine(intruder.out)}) and the owner's id without its secret (${firstLine(copied.out)})`);
+    if (intruder.code !== 0 && copied.code !== 0)
+      d2.push(`h3's gate and hooks refused another session (${firstLine(intruder.out)}) and the owner's id without its secret (${firstLine(copied.out)})`);
     // Still its tenure (nobody has taken it yet): its own commit, made while cut off.
     const before = this.agentCommit(h3, wt, 'cut-before-reclaim', owner.env);
     if (!before.sha) fail2(`the owner it knows could not commit on the cut-off host: ${before.out.slice(0, 200)}`);
@@ -398,8 +494,13 @@ class Context {
     const succ = this.stack.tokens.executors[1]!;
     const succSession = `mh-${this.stack.tag}-h2-successor`;
     const h2proc = await this.sessionProcess(this.h[1]!, succSession);
-    const refused = await this.api('POST', `/v1/ownerships/${owner.ownershipId}/reclaim`, succ.token, { executionSessionId: succSession, runtime: 'multihost', process: h2proc.process });
-    if (refused.status !== 409 || refused.body.code !== 'liveness_unknown') fail2(`successor's reclaim: ${refused.status} ${JSON.stringify(refused.body).slice(0, 200)}`);
+    const refused = await this.api('POST', `/v1/ownerships/${owner.ownershipId}/reclaim`, succ.token, {
+      executionSessionId: succSession,
+      runtime: 'multihost',
+      process: h2proc.process,
+    });
+    if (refused.status !== 409 || refused.body.code !== 'liveness_unknown')
+      fail2(`successor's reclaim: ${refused.status} ${JSON.stringify(refused.body).slice(0, 200)}`);
     else d2.push(`successor's reclaim from h2 refused ${refused.body.code}`);
     if (!this.bound("successor's reclaim of a cut-off owner refused (liveness_unknown)", BOUNDS.reclaimRefused, refused.ms)) ok2 = false;
     // Past the beacon's staleness the API knows h3 is away.
@@ -414,13 +515,23 @@ class Context {
     });
     const enforcement = forced.body.enforcement as { state?: string; hostId?: string } | undefined;
     if (forced.status !== 200) fail2(`admin's forced reclaim: ${forced.status} ${JSON.stringify(forced.body).slice(0, 300)}`);
-    else if (enforcement?.state !== 'not_enforced' || forced.body.projection !== 'pending') fail2(`forced reclaim answered without saying it is not yet enforced: ${JSON.stringify({ projection: forced.body.projection, enforcement })}`);
-    else d2.push(`admin's forced reclaim recorded at epoch ${String(forced.body.epoch)}: projection ${String(forced.body.projection)}, enforcement ${enforcement.state} on ${enforcement.hostId}`);
+    else if (enforcement?.state !== 'not_enforced' || forced.body.projection !== 'pending')
+      fail2(`forced reclaim answered without saying it is not yet enforced: ${JSON.stringify({ projection: forced.body.projection, enforcement })}`);
+    else
+      d2.push(
+        `admin's forced reclaim recorded at epoch ${String(forced.body.epoch)}: projection ${String(forced.body.projection)}, enforcement ${enforcement.state} on ${enforcement.hostId}`,
+      );
     if (!this.bound("admin's forced reclaim of a worktree on a cut-off host", BOUNDS.forcedReclaimAway, forced.ms)) ok2 = false;
     const newEpoch = forced.status === 200 ? Number(forced.body.epoch) : NaN;
     const who = this.cli(this.h[0]!, ['who', wt.branch, '--repo', wt.repoRoot]);
     if (!/Enforced:\s+NOT YET on host/.test(who.stdout)) fail2(`who on h1 does not say the reclaim is not yet enforced:\n${who.stdout}`);
-    else d2.push(`who on h1: "${who.stdout.split('\n').find((l) => l.includes('NOT YET'))?.trim()}"`);
+    else
+      d2.push(
+        `who on h1: "${who.stdout
+          .split('\n')
+          .find((l) => l.includes('NOT YET'))
+          ?.trim()}"`,
+      );
     // The owner h3 knows commits again while cut off, and leaves uncommitted work.
     // Late: made after its tenure was taken, still passing h3's hooks (they know no newer owner).
     const late1 = this.agentCommit(h3, wt, 'late-1', owner.env);
@@ -457,25 +568,43 @@ class Context {
     const lateListed = (h: unknown): string[] =>
       collect(collect(h, 'lateAttempts'), 'commits').flatMap((cs) => (Array.isArray(cs) ? cs.map((c) => String((c as { commit?: unknown }).commit)) : []));
     let history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
-    await this.until(() => {
-      history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
-      return history.code === 0 && lateShas.every((sha) => lateListed(JSON.parse(history.stdout)).includes(sha));
-    }, 30_000, 1_000);
+    await this.until(
+      () => {
+        history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
+        return history.code === 0 && lateShas.every((sha) => lateListed(JSON.parse(history.stdout)).includes(sha));
+      },
+      30_000,
+      1_000,
+    );
     const histJson = history.code === 0 ? (JSON.parse(history.stdout) as unknown) : null;
     for (const sha of lateShas) if (!lateListed(histJson).includes(sha)) fail3(`history does not list ${sha.slice(0, 8)} among the late attempts`);
     if (before.sha && lateListed(histJson).includes(before.sha)) fail3(`history lists ${before.sha.slice(0, 8)}, made before the reclaim, as late`);
     for (const sha of mine) {
       const who = sessionsNaming(histJson, sha);
-      if (lateShas.includes(sha) && !who.has(owner.session)) fail3(`history does not attribute ${sha.slice(0, 8)} to ${owner.session} (${[...who].join(', ') || 'nobody'})`);
+      if (lateShas.includes(sha) && !who.has(owner.session))
+        fail3(`history does not attribute ${sha.slice(0, 8)} to ${owner.session} (${[...who].join(', ') || 'nobody'})`);
       if (who.has(succSession)) fail3(`history attributes ${sha.slice(0, 8)} to the new owner ${succSession}`);
     }
-    if (ok3) d3.push(`history lists the commits made after the reclaim as late attempts of the old tenure; the late ones attributed to ${owner.session}; none to ${succSession}`);
+    if (ok3)
+      d3.push(
+        `history lists the commits made after the reclaim as late attempts of the old tenure; the late ones attributed to ${owner.session}; none to ${succSession}`,
+      );
     const rebuild = this.cli(this.h[0]!, ['admin', 'rebuild-projection', '--check', '--json']);
     if (rebuild.code !== 0) fail3(`rebuild-projection --check: ${rebuild.stdout.slice(0, 300)}`);
     else d3.push('admin rebuild-projection --check: consistent');
     return [
-      { id: '2', title: 'a host cut off past the lease: its hooks keep the owner they know; reclaim fails closed; a forced reclaim is recorded, not yet enforced', ok: ok2, details: d2 },
-      { id: '3', title: 'the link returns: the projection converges; late commits preserved, shown late, attributed to the old session; rebuild clean', ok: ok3, details: d3 },
+      {
+        id: '2',
+        title: 'a host cut off past the lease: its hooks keep the owner they know; reclaim fails closed; a forced reclaim is recorded, not yet enforced',
+        ok: ok2,
+        details: d2,
+      },
+      {
+        id: '3',
+        title: 'the link returns: the projection converges; late commits preserved, shown late, attributed to the old session; rebuild clean',
+        ok: ok3,
+        details: d3,
+      },
     ];
   }
 
@@ -490,8 +619,20 @@ class Context {
     const wt = w[1]![2]!;
     const ex = this.stack.tokens.executors[2]!;
     const ses = (n: string) => `mh-${this.stack.tag}-h2-gone-${n}`;
-    const first = await this.api('POST', '/v1/bind', ex.token, { worktreePath: wt.path, branch: wt.branch, hostId: h2.id, executionSessionId: ses('a'), runtime: 'multihost' });
-    if (first.status !== 200) return { id: '4', title: 'a host agent gone past every bound', ok: false, details: [`bind before the kill: ${first.status} ${JSON.stringify(first.body).slice(0, 200)}`] };
+    const first = await this.api('POST', '/v1/bind', ex.token, {
+      worktreePath: wt.path,
+      branch: wt.branch,
+      hostId: h2.id,
+      executionSessionId: ses('a'),
+      runtime: 'multihost',
+    });
+    if (first.status !== 200)
+      return {
+        id: '4',
+        title: 'a host agent gone past every bound',
+        ok: false,
+        details: [`bind before the kill: ${first.status} ${JSON.stringify(first.body).slice(0, 200)}`],
+      };
     const id = first.body.ownershipId as string;
     const killedAt = Date.now();
     await h2.worker.kill9();
@@ -511,27 +652,85 @@ class Context {
         epoch = r.body.epoch as number;
       }
     };
-    const ho0 = await timed('handoff (right away)', () => this.api('POST', `/v1/ownerships/${id}/handoff`, ex.token, { executionSessionId: session, epoch, toExecutionSessionId: ses('b'), toWorkerId: ex.workerId }));
-    accepted(await timed('accept (right away)', () => this.api('POST', `/v1/ownerships/${id}/handoff/accept`, ex.token, { handoffId: (ho0.body.handoff as { handoffId?: string } | null)?.handoffId, executionSessionId: ses('b'), runtime: 'multihost' })), ses('b'));
+    const ho0 = await timed('handoff (right away)', () =>
+      this.api('POST', `/v1/ownerships/${id}/handoff`, ex.token, {
+        executionSessionId: session,
+        epoch,
+        toExecutionSessionId: ses('b'),
+        toWorkerId: ex.workerId,
+      }),
+    );
+    accepted(
+      await timed('accept (right away)', () =>
+        this.api('POST', `/v1/ownerships/${id}/handoff/accept`, ex.token, {
+          handoffId: (ho0.body.handoff as { handoffId?: string } | null)?.handoffId,
+          executionSessionId: ses('b'),
+          runtime: 'multihost',
+        }),
+      ),
+      ses('b'),
+    );
     // …then each kind of call once it is.
     await sleep(Math.max(0, killedAt + BEACON_STALE_MS + 1_000 - Date.now()));
     await timed('plan', () => this.api('POST', `/v1/ownerships/${id}/plan`, ex.token, { executionSessionId: session, epoch, lane: 'host-away' }));
-    const ho = await timed('handoff', () => this.api('POST', `/v1/ownerships/${id}/handoff`, ex.token, { executionSessionId: session, epoch, toExecutionSessionId: ses('c'), toWorkerId: ex.workerId }));
-    accepted(await timed('accept', () => this.api('POST', `/v1/ownerships/${id}/handoff/accept`, ex.token, { handoffId: (ho.body.handoff as { handoffId?: string } | null)?.handoffId, executionSessionId: ses('c'), runtime: 'multihost' })), ses('c'));
-    const reclaimed = await timed('reclaim (not forced)', () => this.api('POST', `/v1/ownerships/${id}/reclaim`, this.stack.tokens.executors[5]!.token, { executionSessionId: ses('x'), runtime: 'multihost' }));
+    const ho = await timed('handoff', () =>
+      this.api('POST', `/v1/ownerships/${id}/handoff`, ex.token, {
+        executionSessionId: session,
+        epoch,
+        toExecutionSessionId: ses('c'),
+        toWorkerId: ex.workerId,
+      }),
+    );
+    accepted(
+      await timed('accept', () =>
+        this.api('POST', `/v1/ownerships/${id}/handoff/accept`, ex.token, {
+          handoffId: (ho.body.handoff as { handoffId?: string } | null)?.handoffId,
+          executionSessionId: ses('c'),
+          runtime: 'multihost',
+        }),
+      ),
+      ses('c'),
+    );
+    const reclaimed = await timed('reclaim (not forced)', () =>
+      this.api('POST', `/v1/ownerships/${id}/reclaim`, this.stack.tokens.executors[5]!.token, { executionSessionId: ses('x'), runtime: 'multihost' }),
+    );
     if (reclaimed.status === 200) d.push('FAIL a reclaim without proof of death went through');
-    accepted(await timed('forced reclaim', () => this.api('POST', `/v1/ownerships/${id}/reclaim`, this.stack.tokens.admin, { executionSessionId: ses('d'), runtime: 'multihost', workerId: ex.workerId, force: true, reason: 'h2 agent gone' })), ses('d'));
+    accepted(
+      await timed('forced reclaim', () =>
+        this.api('POST', `/v1/ownerships/${id}/reclaim`, this.stack.tokens.admin, {
+          executionSessionId: ses('d'),
+          runtime: 'multihost',
+          workerId: ex.workerId,
+          force: true,
+          reason: 'h2 agent gone',
+        }),
+      ),
+      ses('d'),
+    );
     await timed('release', () => this.api('POST', `/v1/ownerships/${id}/release`, ex.token, { executionSessionId: session, epoch }));
     // A first bind of another of h2's worktrees: h2's agent must inspect it first, so it is refused at once.
     const other = w[1]![0]!;
-    await timed('bind (first claim on the away host)', () => this.api('POST', '/v1/bind', ex.token, { worktreePath: `${other.path}-new`, branch: 'wt/new', hostId: h2.id, executionSessionId: ses('e'), runtime: 'multihost' }));
+    await timed('bind (first claim on the away host)', () =>
+      this.api('POST', '/v1/bind', ex.token, {
+        worktreePath: `${other.path}-new`,
+        branch: 'wt/new',
+        hostId: h2.id,
+        executionSessionId: ses('e'),
+        runtime: 'multihost',
+      }),
+    );
     let worstKnown = 0;
     let worstVanishing = 0;
     for (const c of calls) {
       const enforcement = (c.r.body.enforcement as { state?: string } | undefined)?.state;
-      const answered = c.r.status === 200 ? `200 projection ${String(c.r.body.projection)}${enforcement ? `, ${enforcement}` : ''}` : `${c.r.status} ${String(c.r.body.code)}`;
+      const answered =
+        c.r.status === 200 ? `200 projection ${String(c.r.body.projection)}${enforcement ? `, ${enforcement}` : ''}` : `${c.r.status} ${String(c.r.body.code)}`;
       d.push(`${c.op}: ${answered} in ${c.r.ms} ms`);
-      const expected = c.op.startsWith('bind') ? c.r.status === 503 && c.r.body.code === 'host_unavailable' : c.op.startsWith('reclaim (not') ? c.r.status === 409 : c.r.status === 200;
+      const expected = c.op.startsWith('bind')
+        ? c.r.status === 503 && c.r.body.code === 'host_unavailable'
+        : c.op.startsWith('reclaim (not')
+          ? c.r.status === 409
+          : c.r.status === 200;
       if (!expected) fail(`${c.op}: ${c.r.status} ${JSON.stringify(c.r.body).slice(0, 200)}`);
       if (c.known) worstKnown = Math.max(worstKnown, c.r.ms);
       else worstVanishing = Math.max(worstVanishing, c.r.ms);
@@ -547,9 +746,18 @@ class Context {
     let again: Api;
     let refusedFirst = 0;
     // Each answer after the return, with when it came (from the ready line), so a slow one says which and why.
-    const after = (op: string, r: Api) => d.push(`after the return, ${op}: ${r.status === 200 ? `200 projection ${String(r.body.projection)}` : `${r.status} ${String(r.body.code)}`} in ${r.ms} ms, at +${Date.now() - backAt} ms`);
+    const after = (op: string, r: Api) =>
+      d.push(
+        `after the return, ${op}: ${r.status === 200 ? `200 projection ${String(r.body.projection)}` : `${r.status} ${String(r.body.code)}`} in ${r.ms} ms, at +${Date.now() - backAt} ms`,
+      );
     for (;;) {
-      again = await this.api('POST', '/v1/bind', ex.token, { worktreePath: wt.path, branch: wt.branch, hostId: h2.id, executionSessionId: ses('f'), runtime: 'multihost' });
+      again = await this.api('POST', '/v1/bind', ex.token, {
+        worktreePath: wt.path,
+        branch: wt.branch,
+        hostId: h2.id,
+        executionSessionId: ses('f'),
+        runtime: 'multihost',
+      });
       if (again.status !== 503 || Date.now() - backAt > BOUNDS.nextMessageAfterReturn) break;
       refusedFirst++;
       await sleep(500);
@@ -565,13 +773,22 @@ class Context {
     worstNext = Math.max(worstNext, Date.now() - backAt);
     const o = this.owners.get(w[1]![1]!.path);
     if (o) {
-      const r = await this.api('POST', `/v1/ownerships/${o.ownershipId}/plan`, this.stack.tokens.executors[o.executor]!.token, { executionSessionId: o.session, epoch: o.epoch, lane: 'after-return' });
+      const r = await this.api('POST', `/v1/ownerships/${o.ownershipId}/plan`, this.stack.tokens.executors[o.executor]!.token, {
+        executionSessionId: o.session,
+        epoch: o.epoch,
+        lane: 'after-return',
+      });
       after(`plan of ${o.ownershipId}`, r);
       if (r.status !== 200) fail(`plan on ${o.ownershipId} after h2 returned: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       worstNext = Math.max(worstNext, Date.now() - backAt);
     }
     if (!this.bound("the next message after the host agent's return", BOUNDS.nextMessageAfterReturn, worstNext)) ok = false;
-    return { id: '4', title: 'a host agent gone past every bound: every call answered within its bound; the next message taken after its return', ok, details: d };
+    return {
+      id: '4',
+      title: 'a host agent gone past every bound: every call answered within its bound; the next message taken after its return',
+      ok,
+      details: d,
+    };
   }
 
   /** Check 5: h3's worker killed mid-load on h1's and h2's worktrees. */
@@ -592,7 +809,17 @@ class Context {
       loadWts.push(...wts);
     }
     const drivers = makeDrivers(
-      { url: this.stack.url, tokens: this.stack.tokens, calls, intents, tag: this.stack.tag, giveUpMs: 60_000, clientTimeoutMs: 95_000, log: (l) => this.log(`  ${l}`), phase: () => phase },
+      {
+        url: this.stack.url,
+        tokens: this.stack.tokens,
+        calls,
+        intents,
+        tag: this.stack.tag,
+        giveUpMs: 60_000,
+        clientTimeoutMs: 95_000,
+        log: (l) => this.log(`  ${l}`),
+        phase: () => phase,
+      },
       loadWts,
       new Rng(this.opts.seed),
     );
@@ -615,14 +842,20 @@ class Context {
     // Only the load's ownerships: the other checks' messages are not its intents.
     const mine = new Set(intents.intents.map((i) => i.ownershipId).filter((x): x is string => x !== null));
     for (const c of calls.records) if (c.answer?.ownershipId) mine.add(c.answer.ownershipId);
-    const only: Log = { ...log, byOwnership: new Map([...log.byOwnership].filter(([id]) => mine.has(id))), rows: new Map([...log.rows].filter(([id]) => mine.has(id))) };
+    const only: Log = {
+      ...log,
+      byOwnership: new Map([...log.byOwnership].filter(([id]) => mine.has(id))),
+      rows: new Map([...log.rows].filter(([id]) => mine.has(id))),
+    };
     const starts = [{ t: 0, id: 'load' }];
     const checked = checkLog(only, intents.intents, calls.records, (t) => starts.find((s) => s.t <= t)?.id ?? 'load');
     const violations: Violation[] = [...checked.violations, ...checkAnswers(calls.records, timeline)];
     const rebuild = await rebuildCheck(this.stack.databaseUrl, 'load');
     violations.push(...rebuild.violations);
     const acked = intents.intents.filter((i) => i.outcome === 'acked').length;
-    d.push(`${intents.intents.length} intents (${acked} acknowledged), ${calls.records.length} calls on 4 worktrees of h1 and h2, h3's worker killed for ${loadMs / 4} ms; rebuild ${rebuild.clean ? 'clean' : 'NOT clean'}`);
+    d.push(
+      `${intents.intents.length} intents (${acked} acknowledged), ${calls.records.length} calls on 4 worktrees of h1 and h2, h3's worker killed for ${loadMs / 4} ms; rebuild ${rebuild.clean ? 'clean' : 'NOT clean'}`,
+    );
     for (const v of violations.slice(0, 20)) fail(`${v.check}: ${v.message}`);
     if (violations.length > 20) fail(`… ${violations.length - 20} more violations`);
     if (acked === 0) fail('no intent was acknowledged: the load did not run');
@@ -679,4 +912,3 @@ function stable(x: unknown): unknown {
   }
   return out;
 }
-

@@ -102,13 +102,19 @@ export class MultiHostStack {
     // On every address: the dev server's own services dial each other on 127.0.0.1, so bound to the
     // bridge's address alone it cannot start a workflow. The hosts reach it at the bridge's address.
     await startTemporal(this.cleanup, { ip: '0.0.0.0', port: this.temporalPort, uiPort: null, dbFile: path.join(this.root, 'temporal', 'temporal.sqlite') });
-    const { serverUrl } = await startPostgres(this.cleanup, { dir: this.root, port: this.pgPort, alsoListen: { address: this.hub, network: `${this.hub.replace(/\.1$/, '.0')}/24` } });
+    const { serverUrl } = await startPostgres(this.cleanup, {
+      dir: this.root,
+      port: this.pgPort,
+      alsoListen: { address: this.hub, network: `${this.hub.replace(/\.1$/, '.0')}/24` },
+    });
     const local = await migratedDatabase(null, serverUrl, 'ownership');
     // Every service process reaches PostgreSQL over its link, at the bridge's address.
     this.databaseUrl = local.replace('@127.0.0.1:', `@${this.hub}:`);
     this.pool = createPool(this.databaseUrl, { max: 4 });
     this.cleanup.add('close checker pool', () => this.pool.end());
-    this.log(`Temporal ${this.temporalAddress} and PostgreSQL ${this.hub}:${this.pgPort} up after ${Date.now() - t0} ms; hosts ${this.hosts.map((h) => `${h.net.name}=${h.net.ip}`).join(' ')}`);
+    this.log(
+      `Temporal ${this.temporalAddress} and PostgreSQL ${this.hub}:${this.pgPort} up after ${Date.now() - t0} ms; hosts ${this.hosts.map((h) => `${h.net.name}=${h.net.ip}`).join(' ')}`,
+    );
     this.writeTokens();
     const h1 = this.hosts[0]!;
     this.api = this.proc(
@@ -116,13 +122,27 @@ export class MultiHostStack {
       'api',
       'api',
       // The API answers for every host's worktrees (provenance opens repositories): its roots are all of them.
-      { OD_HOST_ID: h1.id, OD_ALLOWED_ROOTS: this.root, OD_API_HOST: h1.net.ip, OD_API_PORT: String(this.apiPort), OD_DATA_DIR: path.join(h1.dir, 'data'), OD_SERVICE_KEY_FILE: path.join(h1.dir, 'service.key') },
+      {
+        OD_HOST_ID: h1.id,
+        OD_ALLOWED_ROOTS: this.root,
+        OD_API_HOST: h1.net.ip,
+        OD_API_PORT: String(this.apiPort),
+        OD_DATA_DIR: path.join(h1.dir, 'data'),
+        OD_SERVICE_KEY_FILE: path.join(h1.dir, 'service.key'),
+      },
     );
     for (const h of this.hosts) {
-      h.worker = this.proc(h.net, 'worker', `worker-${h.net.name}`, { OD_HOST_ID: h.id, OD_ALLOWED_ROOTS: h.dir, OD_DATA_DIR: path.join(h.dir, 'data'), OD_SERVICE_KEY_FILE: path.join(h.dir, 'service.key') });
+      h.worker = this.proc(h.net, 'worker', `worker-${h.net.name}`, {
+        OD_HOST_ID: h.id,
+        OD_ALLOWED_ROOTS: h.dir,
+        OD_DATA_DIR: path.join(h.dir, 'data'),
+        OD_SERVICE_KEY_FILE: path.join(h.dir, 'service.key'),
+      });
     }
     await Promise.all([...this.hosts.map((h) => h.worker.start()), this.api.start()]);
-    this.log(`workers on ${this.hosts.map((h) => `${h.net.name} (${h.id}, pid ${h.worker.pid})`).join(', ')} and the API ${this.url} on h1 up after ${Date.now() - t0} ms`);
+    this.log(
+      `workers on ${this.hosts.map((h) => `${h.net.name} (${h.id}, pid ${h.worker.pid})`).join(', ')} and the API ${this.url} on h1 up after ${Date.now() - t0} ms`,
+    );
   }
 
   /** Stops the service processes (API first), then the shared services. */
@@ -144,7 +164,17 @@ export class MultiHostStack {
 
   /** The environment of a service process (or a CLI run) on `host`. */
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    return serviceEnv({ temporalAddress: this.temporalAddress, taskQueue: this.taskQueue, databaseUrl: this.databaseUrl, tokensFile: this.tokensFile(), liveness: 'local', settings: MULTIHOST_SETTINGS }, extra);
+    return serviceEnv(
+      {
+        temporalAddress: this.temporalAddress,
+        taskQueue: this.taskQueue,
+        databaseUrl: this.databaseUrl,
+        tokensFile: this.tokensFile(),
+        liveness: 'local',
+        settings: MULTIHOST_SETTINGS,
+      },
+      extra,
+    );
   }
 
   private writeTokens(): void {

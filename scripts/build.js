@@ -19,7 +19,10 @@ const step = (what) => process.stderr.write(`build: ${what} (${((Date.now() - st
 
 // A clean tree every time: a source that was deleted must not live on in the package.
 fs.rmSync(out, { recursive: true, force: true });
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'inherit', cwd: root });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], {
+  stdio: 'inherit',
+  cwd: root,
+});
 step('compiled');
 for (const dir of ['migrations', 'hooks']) fs.cpSync(path.join(root, dir), path.join(out, dir), { recursive: true });
 

@@ -63,7 +63,14 @@ function sh(cwd: string, args: string[], env: Record<string, string> = {}): stri
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'demo', GIT_AUTHOR_EMAIL: 'demo@example.invalid', GIT_COMMITTER_NAME: 'demo', GIT_COMMITTER_EMAIL: 'demo@example.invalid', ...env },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'demo',
+      GIT_AUTHOR_EMAIL: 'demo@example.invalid',
+      GIT_COMMITTER_NAME: 'demo',
+      GIT_COMMITTER_EMAIL: 'demo@example.invalid',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   }).trim();
 }
@@ -145,7 +152,10 @@ async function main(): Promise<void> {
   };
 
   step(`the service at ${url}`);
-  const health = await fetch(`${url}/healthz`).then((r) => r.json() as Promise<{ ok: boolean }>, () => null);
+  const health = await fetch(`${url}/healthz`).then(
+    (r) => r.json() as Promise<{ ok: boolean }>,
+    () => null,
+  );
   check(health?.ok === true, `the service at ${url} is not healthy (${JSON.stringify(health)}); is \`npm start\` running?`);
   const { repoRoot, a, b } = makeRepo(cfg.allowedRoots);
   say(`temporary repository ${repoRoot} with worktrees ${a.path} and ${b.path}`);
@@ -159,11 +169,20 @@ async function main(): Promise<void> {
       executorInstanceId: 'demo-extension',
       sessionGeneration: `demo-${Date.now()}`,
       sequence: 1,
-      conversation: { conversationId: observed, conversationUrl: `https://chatgpt.com/c/${observed}`, title: 'Demo: feature A', observedAt: new Date().toISOString() },
+      conversation: {
+        conversationId: observed,
+        conversationUrl: `https://chatgpt.com/c/${observed}`,
+        title: 'Demo: feature A',
+        observedAt: new Date().toISOString(),
+      },
     });
     const conversation = report.conversation;
     check(conversation, 'the worker has no bound conversation after the report');
-    say(report.firstBound ? `bound ${conversation.conversationId} to worker ${report.workerId}` : `worker ${report.workerId} keeps its first conversation ${conversation.conversationId} (this observation is kept as a conflict)`);
+    say(
+      report.firstBound
+        ? `bound ${conversation.conversationId} to worker ${report.workerId}`
+        : `worker ${report.workerId} keeps its first conversation ${conversation.conversationId} (this observation is kept as a conflict)`,
+    );
 
     step(`session A binds ${a.branch} (its process reported, lease ${LEASE_A_MS} ms)`);
     child = startSessionProcess();
@@ -187,19 +206,35 @@ async function main(): Promise<void> {
     await who(idA, a.branch);
 
     step(`session B binds ${b.branch}, then is refused ${a.branch}`);
-    const boundB = await executor.bind({ repoRoot, worktreePath: b.path, branch: b.branch, executionSessionId: SESSION_B, runtime: 'chatgpt-web', lane: 'feature-b' });
+    const boundB = await executor.bind({
+      repoRoot,
+      worktreePath: b.path,
+      branch: b.branch,
+      executionSessionId: SESSION_B,
+      runtime: 'chatgpt-web',
+      lane: 'feature-b',
+    });
     check(boundB.state === 'active', `B's bind answered ${boundB.state}`);
-    const denied = await refused(executor.bind({ repoRoot, worktreePath: a.path, branch: a.branch, executionSessionId: SESSION_B, runtime: 'chatgpt-web' }), 'worktree_owned');
+    const denied = await refused(
+      executor.bind({ repoRoot, worktreePath: a.path, branch: a.branch, executionSessionId: SESSION_B, runtime: 'chatgpt-web' }),
+      'worktree_owned',
+    );
     say(`refused: ${denied.code}: ${denied.message} (owner ${JSON.stringify(denied.body.details?.owner)})`);
     await who(boundB.ownershipId, b.branch);
 
     step('guard hooks installed: A may commit in its worktree, B may not');
     const hooks = await installHooks(repoRoot);
     say(`installed ${hooks.hooks.join(', ')} in ${hooks.hooksPath}`);
-    await poll('A’s local projection', () => executor.ownership(idA), (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq);
+    await poll(
+      'A’s local projection',
+      () => executor.ownership(idA),
+      (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
     writeFileSync(path.join(a.path, 'feature.txt'), 'feature A, first part\n');
     check(boundA.tenure, 'A’s bind answered no tenure proof');
-    say(`A runs git with its tenure’s environment from the bind answer: ${Object.keys(boundA.tenure.env).join(', ')} (the worktree holds only the secret’s SHA-256)`);
+    say(
+      `A runs git with its tenure’s environment from the bind answer: ${Object.keys(boundA.tenure.env).join(', ')} (the worktree holds only the secret’s SHA-256)`,
+    );
     const byA = commitAs(a.path, boundA.tenure.env, 'feature.txt', 'feature A: first part');
     check(byA.ok, `A's commit was refused: ${byA.output}`);
     say(`A: ${byA.output}`);
@@ -220,13 +255,23 @@ async function main(): Promise<void> {
     child.kill('SIGKILL');
     await exited;
     child = null;
-    const stale = await poll('the ownership to go stale', () => executor.ownership(idA), (v) => v.state === 'stale', 60_000);
+    const stale = await poll(
+      'the ownership to go stale',
+      () => executor.ownership(idA),
+      (v) => v.state === 'stale',
+      60_000,
+    );
     check(stale.liveness?.verdict === 'dead', `liveness verdict ${stale.liveness?.verdict}`);
     await who(idA, a.branch);
 
     step('B reclaims A’s worktree: A’s uncommitted work is preserved first');
     const processB = await currentProcessIdentity(cfg.hostId, process.pid);
-    const reclaimed = await executor.reclaim(idA, { executionSessionId: SESSION_B, runtime: 'chatgpt-web', process: processB, parentExecutionSessionId: SESSION_A });
+    const reclaimed = await executor.reclaim(idA, {
+      executionSessionId: SESSION_B,
+      runtime: 'chatgpt-web',
+      process: processB,
+      parentExecutionSessionId: SESSION_A,
+    });
     check(reclaimed.state === 'active' && reclaimed.epoch === 2, `reclaim answered ${reclaimed.state}, epoch ${reclaimed.epoch}`);
     check(reclaimed.latestWip, 'no WIP receipt after reclaiming a dirty worktree');
     const wipFiles = sh(a.path, ['show', '--name-only', '--format=', reclaimed.latestWip.sha]);
@@ -235,7 +280,11 @@ async function main(): Promise<void> {
     await who(idA, a.branch);
 
     step('B finishes the work and submits it');
-    await poll('B’s local projection', () => executor.ownership(idA), (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq);
+    await poll(
+      'B’s local projection',
+      () => executor.ownership(idA),
+      (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
     writeFileSync(path.join(a.path, 'feature.txt'), 'feature A, first part\nfeature A, second part\n');
     check(reclaimed.tenure, 'the reclaim answered no tenure proof');
     const byB2 = commitAs(a.path, reclaimed.tenure.env, 'feature.txt', 'feature A: finished');
@@ -257,11 +306,19 @@ async function main(): Promise<void> {
     await who(idA, a.branch);
 
     step('the worktree is removed');
-    await poll('the landed projection', () => executor.ownership(idA), (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq);
+    await poll(
+      'the landed projection',
+      () => executor.ownership(idA),
+      (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
     sh(repoRoot, ['worktree', 'remove', a.path]);
     const removed = await landing.worktreeRemoved(idA, { reason: 'landed; worktree removed' });
     check(removed.accepted, 'worktree-removed was not accepted');
-    await poll('the ownership to close', () => executor.ownership(idA), (v: OwnershipViewOut) => v.state === 'closed');
+    await poll(
+      'the ownership to close',
+      () => executor.ownership(idA),
+      (v: OwnershipViewOut) => v.state === 'closed',
+    );
     await who(idA, a.branch);
 
     step(`od-worktree provenance ${landedHead.slice(0, 12)}`);
@@ -286,7 +343,14 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    const msg = err instanceof DemoFailure ? err.message : err instanceof ApiError ? `the service answered ${err.status} ${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
+    const msg =
+      err instanceof DemoFailure
+        ? err.message
+        : err instanceof ApiError
+          ? `the service answered ${err.status} ${err.code}: ${err.message}`
+          : err instanceof Error
+            ? err.message
+            : String(err);
     process.stderr.write(`\ndemo FAILED: ${msg}\n`);
     process.exit(1);
   },

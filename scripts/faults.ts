@@ -60,7 +60,12 @@ function parse(argv: string[]): FaultsOptions | 'help' {
     return n === undefined ? dflt : n * 1000;
   };
   const ids = ['a1', 'a2', 'b', 'b2', 'c', 'd1', 'd2', 'e', 'f', 'g'];
-  const only = values.only ? values.only.split(',').map((s) => s.trim()).filter(Boolean) : null;
+  const only = values.only
+    ? values.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : null;
   if (only?.some((x) => !ids.includes(x))) throw new Error(`--only takes fault ids among ${ids.join(',')}`);
   const seed = num(values.seed ?? process.env.FAULTS_SEED, 'seed') ?? DEFAULT_SEED;
   return {

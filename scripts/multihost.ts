@@ -18,7 +18,10 @@ const USAGE = `usage: npm run multihost -- [--short] [--seed N] [--keep]
 async function main(): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: process.argv.slice(2), options: { short: { type: 'boolean' }, seed: { type: 'string' }, keep: { type: 'boolean' }, help: { type: 'boolean' } } }));
+    ({ values } = parseArgs({
+      args: process.argv.slice(2),
+      options: { short: { type: 'boolean' }, seed: { type: 'string' }, keep: { type: 'boolean' }, help: { type: 'boolean' } },
+    }));
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
     return 2;
@@ -45,9 +48,12 @@ async function main(): Promise<number> {
     process.stdout.write(`[multihost] ${c.id} ${c.ok ? 'PASS' : 'FAIL'} ${c.title}\n`);
     for (const d of c.details) process.stdout.write(`[multihost]     ${d}\n`);
   }
-  for (const b of result.bounds) process.stdout.write(`[multihost] bound ${b.measuredMs <= b.boundMs ? 'met' : 'MISSED'}: ${b.name}: ${b.measuredMs} ms (bound ${b.boundMs} ms)\n`);
+  for (const b of result.bounds)
+    process.stdout.write(`[multihost] bound ${b.measuredMs <= b.boundMs ? 'met' : 'MISSED'}: ${b.name}: ${b.measuredMs} ms (bound ${b.boundMs} ms)\n`);
   const ok = result.checks.length === 5 && result.checks.every((c) => c.ok);
-  process.stdout.write(`[multihost] ${ok ? 'PASS' : 'FAIL'} ${result.checks.filter((c) => c.ok).length}/5 checks in ${Math.round((Date.now() - t0) / 1000)} s\n`);
+  process.stdout.write(
+    `[multihost] ${ok ? 'PASS' : 'FAIL'} ${result.checks.filter((c) => c.ok).length}/5 checks in ${Math.round((Date.now() - t0) / 1000)} s\n`,
+  );
   return ok ? 0 : 1;
 }
 

@@ -22,7 +22,19 @@ import type { Tenure } from '../src/domain/tenure';
  * recall = correct / all.
  */
 
-export const STYLES = ['merge', 'squash', 'rebase', 'fast_forward', 'cherry_pick_x', 'cherry_pick', 'merge_queue', 'autosquash', 'amend_after_handoff', 'revert', 'force_push'] as const;
+export const STYLES = [
+  'merge',
+  'squash',
+  'rebase',
+  'fast_forward',
+  'cherry_pick_x',
+  'cherry_pick',
+  'merge_queue',
+  'autosquash',
+  'amend_after_handoff',
+  'revert',
+  'force_push',
+] as const;
 export type Style = (typeof STYLES)[number];
 
 export interface CorpusDeps {
@@ -97,7 +109,8 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
   const main = (...args: string[]) => gitIn(repoRoot, {}, ...args);
   const head = () => main('rev-parse', 'HEAD');
   const truth = new Map<string, Truth>();
-  const expect = (sha: string, style: Style, receipt: boolean, ...owners: Owned[]) => truth.set(sha, { style, receipt, expected: owners.map((o) => `${o.ownershipId} ${o.session}`).sort() });
+  const expect = (sha: string, style: Style, receipt: boolean, ...owners: Owned[]) =>
+    truth.set(sha, { style, receipt, expected: owners.map((o) => `${o.ownershipId} ${o.session}`).sort() });
   let n = 0;
   let landings = 0;
   let landedCommits = 0;
@@ -120,7 +133,14 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
     main('worktree', 'add', '-q', '-b', branch, wt, 'main');
     const ref = { repoRoot: root, worktreePath: await deps.client.normalize(wt) };
     const session = `corpus-${tag}-${n}`;
-    const view = await deps.client.bind({ ...ref, branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId: `corpus-w${n}` }, principal: executor(`corpus-w${n}`) });
+    const view = await deps.client.bind({
+      ...ref,
+      branch,
+      executionSessionId: session,
+      runtime: 'codex-cli',
+      worker: { runId: null, workerId: `corpus-w${n}` },
+      principal: executor(`corpus-w${n}`),
+    });
     await waitView(ref, caughtUp);
     return { ownershipId: view.ownershipId, path: ref.worktreePath, branch, session, epoch: view.epoch, ref };
   };
@@ -242,8 +262,21 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
       } else if (style === 'amend_after_handoff') {
         const a = await open('amend');
         work(a, 'h1');
-        const started = await deps.client.handoff(a.ref, { executionSessionId: a.session, epoch: 1, principal: executor(`corpus-w${n}`), toExecutionSessionId: `${a.session}-b`, toWorkerId: `corpus-w${n}` });
-        await deps.client.acceptHandoff(a.ref, { handoffId: started.handoff!.handoffId, executionSessionId: `${a.session}-b`, runtime: 'codex-cli', parentExecutionSessionId: a.session, worker: { runId: null, workerId: `corpus-w${n}` }, principal: executor(`corpus-w${n}`) });
+        const started = await deps.client.handoff(a.ref, {
+          executionSessionId: a.session,
+          epoch: 1,
+          principal: executor(`corpus-w${n}`),
+          toExecutionSessionId: `${a.session}-b`,
+          toWorkerId: `corpus-w${n}`,
+        });
+        await deps.client.acceptHandoff(a.ref, {
+          handoffId: started.handoff!.handoffId,
+          executionSessionId: `${a.session}-b`,
+          runtime: 'codex-cli',
+          parentExecutionSessionId: a.session,
+          worker: { runId: null, workerId: `corpus-w${n}` },
+          principal: executor(`corpus-w${n}`),
+        });
         await waitView(a.ref, (v) => v.epoch === 2 && caughtUp(v));
         const b: Owned = { ...a, session: `${a.session}-b`, epoch: 2 };
         writeFileSync(path.join(b.path, 'h1'), `amended ${Math.random()}\n`);
@@ -278,7 +311,9 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
   for (const [sha, t] of truth) {
     if (++scored % 200 === 0) log(`scored ${scored}/${truth.size}`);
     const p = await provenance(deps.pool, repoRoot, sha);
-    const got = [...new Set((p?.authors ?? []).filter((a) => a.via !== 'unknown' && a.ownershipId !== null).map((a) => `${a.ownershipId} ${a.executionSessionId}`))].sort();
+    const got = [
+      ...new Set((p?.authors ?? []).filter((a) => a.via !== 'unknown' && a.ownershipId !== null).map((a) => `${a.ownershipId} ${a.executionSessionId}`)),
+    ].sort();
     const key = `${t.style}|${t.receipt}`;
     const row = tally.get(key) ?? { style: t.style, receipt: t.receipt, commits: 0, correct: 0, wrong: 0, unknown: 0, precision: 1, recall: 0 };
     row.commits++;
@@ -290,7 +325,11 @@ export async function buildAndScore(deps: CorpusDeps, opts: { rounds: number }):
     }
     tally.set(key, row);
   }
-  const rows = [...tally.values()].map((r) => ({ ...r, precision: r.correct + r.wrong === 0 ? 1 : r.correct / (r.correct + r.wrong), recall: r.correct / r.commits }));
+  const rows = [...tally.values()].map((r) => ({
+    ...r,
+    precision: r.correct + r.wrong === 0 ? 1 : r.correct / (r.correct + r.wrong),
+    recall: r.correct / r.commits,
+  }));
   rows.sort((a, b) => STYLES.indexOf(a.style) - STYLES.indexOf(b.style) || Number(b.receipt) - Number(a.receipt));
   return { landings, landedCommits, scored: truth.size, rows, wrong };
 }
@@ -303,7 +342,9 @@ export function renderScore(s: CorpusScore): string {
     '',
     '| style | receipt | commits | correct | unknown | wrong | precision | recall |',
     '|---|---|---|---|---|---|---|---|',
-    ...s.rows.map((r) => `| ${r.style} | ${r.receipt ? 'yes' : 'no'} | ${r.commits} | ${r.correct} | ${r.unknown} | ${r.wrong} | ${pct(r.precision)} | ${pct(r.recall)} |`),
+    ...s.rows.map(
+      (r) => `| ${r.style} | ${r.receipt ? 'yes' : 'no'} | ${r.commits} | ${r.correct} | ${r.unknown} | ${r.wrong} | ${pct(r.precision)} | ${pct(r.recall)} |`,
+    ),
   ];
   return lines.join('\n');
 }

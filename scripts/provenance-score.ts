@@ -17,7 +17,15 @@ async function main(): Promise<void> {
   try {
     const stack = await startStack(cleanup);
     const score = await buildAndScore(
-      { client: stack.ownership, pool: stack.pool, hostId: stack.hostId, allowedRoots: [stack.root], dir: stack.root, tenureSecret: stack.tenureSecret, log: (l) => log(l) },
+      {
+        client: stack.ownership,
+        pool: stack.pool,
+        hostId: stack.hostId,
+        allowedRoots: [stack.root],
+        dir: stack.root,
+        tenureSecret: stack.tenureSecret,
+        log: (l) => log(l),
+      },
       { rounds },
     );
     process.stdout.write(`${renderScore(score)}\n\n(${Math.round((Date.now() - started) / 1000)} s)\n`);

@@ -82,14 +82,18 @@ async function main(): Promise<number> {
       worktrees: intArg(values.worktrees, 'worktrees', 6),
       concurrency: intArg(values.concurrency, 'concurrency', 8),
       runDir: values.out ? path.resolve(values.out) : mkdtempSync(path.join(os.tmpdir(), 'od-torture-')),
-      ...(values.rounds !== undefined || values.burst !== undefined ? { rounds: intArg(values.rounds, 'rounds', 3), burst: intArg(values.burst, 'burst', 200) } : {}),
+      ...(values.rounds !== undefined || values.burst !== undefined
+        ? { rounds: intArg(values.rounds, 'rounds', 3), burst: intArg(values.burst, 'burst', 200) }
+        : {}),
       restartWorker: values['restart-worker'] === true,
       killWorker: values['kill-worker'] === true,
       stack: stackArg(values.stack),
       ...(values['cache-size'] !== undefined ? { cacheSize: intArg(values['cache-size'], 'cache-size', 0) } : {}),
     };
-    if (opts.restartWorker && opts.stack === 'processes') throw new Error('--restart-worker replaces the in-process workers; with --stack processes use --kill-worker (a SIGKILL of the worker process)');
-    if (opts.killWorker && opts.stack !== 'processes') throw new Error('--kill-worker kills the worker process: it needs --stack processes (the in-process stack has --restart-worker)');
+    if (opts.restartWorker && opts.stack === 'processes')
+      throw new Error('--restart-worker replaces the in-process workers; with --stack processes use --kill-worker (a SIGKILL of the worker process)');
+    if (opts.killWorker && opts.stack !== 'processes')
+      throw new Error('--kill-worker kills the worker process: it needs --stack processes (the in-process stack has --restart-worker)');
     if (opts.restartWorker && opts.rounds === undefined) throw new Error('--restart-worker needs burst mode (--rounds N --burst M)');
     if (opts.killWorker && opts.rounds === undefined) throw new Error('--kill-worker needs burst mode (--rounds N --burst M)');
     if (opts.rounds !== undefined && opts.workers < 2) throw new Error('burst mode needs --workers >= 2 (sessions of at least two agent workers)');
@@ -154,7 +158,16 @@ async function inProcess(cleanup: Cleanup, opts: { workers: number; restartWorke
     allowedRoots: [stack.root],
     settings: { leaseTtlMs: 60 * 60_000, heartbeatLogIntervalMs: 2_000, handoffTimeoutMs: 5_000 },
   });
-  const api = await startTortureApi({ temporal: stack.temporal, client, pool: stack.pool, taskQueue: stack.taskQueue, hostId: stack.hostId, allowedRoots: [stack.root], dir: stack.root, workers: opts.workers });
+  const api = await startTortureApi({
+    temporal: stack.temporal,
+    client,
+    pool: stack.pool,
+    taskQueue: stack.taskQueue,
+    hostId: stack.hostId,
+    allowedRoots: [stack.root],
+    dir: stack.root,
+    workers: opts.workers,
+  });
   cleanup.add('stop API server', () => api.stop());
   const baseDir = path.join(stack.root, 'torture');
   mkdirSync(baseDir, { recursive: true });

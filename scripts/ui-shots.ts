@@ -78,7 +78,14 @@ function shot(browser: string, url: string, file: string): Promise<void> {
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (code !== 0 || !existsSync(file) || statSync(file).size === 0) {
-        const why = signal ? 'Chromium did not finish within 90 s (a running workflow keeps the page busy: pick a completed one with --workflow-id)' : stderr.trim().split('\n').filter((l) => !l.includes('dbus')).slice(-2).join(' ');
+        const why = signal
+          ? 'Chromium did not finish within 90 s (a running workflow keeps the page busy: pick a completed one with --workflow-id)'
+          : stderr
+              .trim()
+              .split('\n')
+              .filter((l) => !l.includes('dbus'))
+              .slice(-2)
+              .join(' ');
         fail(`no screenshot of ${url}: ${why || `exit ${code}`}`, 70);
       }
       resolve();

@@ -18,23 +18,53 @@ export const ENV = {
   TEMPORAL_PORT: { default: '7233', doc: 'gRPC port of the dev server that `npm start` runs.' },
   TEMPORAL_UI_PORT: { default: '8233', doc: 'Web UI port of the dev server that `npm start` runs.' },
   TEMPORAL_TASK_QUEUE: { default: 'ownership', doc: 'Task queue of the ownership workflows and their durable-store activities.' },
-  OD_HOST_ID: { default: os.hostname(), doc: 'This host\'s id; git activities for its worktrees run on task queue `ownership-host-<id>`.' },
+  OD_HOST_ID: { default: os.hostname(), doc: "This host's id; git activities for its worktrees run on task queue `ownership-host-<id>`." },
   OD_API_HOST: { default: '127.0.0.1', doc: 'Interface the HTTP API listens on.' },
   OD_API_PORT: { default: String(DEFAULT_API_PORT), doc: 'Port of the HTTP API (and MCP endpoint).' },
-  OD_ALLOWED_ROOTS: { default: `${os.homedir()}${path.delimiter}${os.tmpdir()}`, doc: 'Path-delimited roots that repositories and worktrees must sit under (realpath); anything else is refused.' },
-  OD_LEASE_TTL_MS: { default: String(DEFAULT_SETTINGS.leaseTtlMs), doc: 'Heartbeat lease: an owner silent this long is asked about at the liveness authority.' },
-  OD_HEARTBEAT_LOG_INTERVAL_MS: { default: String(DEFAULT_SETTINGS.heartbeatLogIntervalMs), doc: 'At most one durable heartbeat event per owner per this interval (plus liveness transitions).' },
+  OD_ALLOWED_ROOTS: {
+    default: `${os.homedir()}${path.delimiter}${os.tmpdir()}`,
+    doc: 'Path-delimited roots that repositories and worktrees must sit under (realpath); anything else is refused.',
+  },
+  OD_LEASE_TTL_MS: {
+    default: String(DEFAULT_SETTINGS.leaseTtlMs),
+    doc: 'Heartbeat lease: an owner silent this long is asked about at the liveness authority.',
+  },
+  OD_HEARTBEAT_LOG_INTERVAL_MS: {
+    default: String(DEFAULT_SETTINGS.heartbeatLogIntervalMs),
+    doc: 'At most one durable heartbeat event per owner per this interval (plus liveness transitions).',
+  },
   OD_HANDOFF_TIMEOUT_MS: { default: String(DEFAULT_SETTINGS.handoffTimeoutMs), doc: 'A handoff not accepted within this time falls back to the owner.' },
-  OD_MAX_HISTORY_EVENTS: { default: String(DEFAULT_SETTINGS.maxHistoryEvents), doc: 'Continue-as-new past this many history events (or when Temporal suggests it).' },
+  OD_MAX_HISTORY_EVENTS: {
+    default: String(DEFAULT_SETTINGS.maxHistoryEvents),
+    doc: 'Continue-as-new past this many history events (or when Temporal suggests it).',
+  },
   OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
-  OD_TOKENS_FILE: { default: '', doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.' },
-  OD_PAYLOAD_KEY_FILE: { default: '', doc: 'File holding a 32-byte key (base64, e.g. `openssl rand -base64 32`): every payload sent to Temporal is encrypted with it (AES-256-GCM) and the API serves `POST /codec/decode` to admins, for the Temporal UI and `temporal workflow show --codec-endpoint`. Every worker, API and client of one deployment needs the same file. Empty: payloads in clear.' },
-  OD_SERVICE_KEY_FILE: { default: '', doc: 'File of the service key that seals every message service processes send to Temporal (one base64 32-byte key per line; the first seals, all verify, so a rotated key stays on its second line). Messages without a valid seal are refused. Every worker, API and client process of one deployment needs the same file, and no agent may read it. Empty: OD_DATA_DIR/service.key, created with a new key when missing (one machine only).' },
+  OD_TOKENS_FILE: {
+    default: '',
+    doc: 'JSON file of principals and bearer-token SHA-256 hashes (never clear tokens); must not be world-writable. Empty with `npm start` (and no OD_TOKENS): dev tokens are generated under OD_DATA_DIR.',
+  },
+  OD_PAYLOAD_KEY_FILE: {
+    default: '',
+    doc: 'File holding a 32-byte key (base64, e.g. `openssl rand -base64 32`): every payload sent to Temporal is encrypted with it (AES-256-GCM) and the API serves `POST /codec/decode` to admins, for the Temporal UI and `temporal workflow show --codec-endpoint`. Every worker, API and client of one deployment needs the same file. Empty: payloads in clear.',
+  },
+  OD_SERVICE_KEY_FILE: {
+    default: '',
+    doc: 'File of the service key that seals every message service processes send to Temporal (one base64 32-byte key per line; the first seals, all verify, so a rotated key stays on its second line). Messages without a valid seal are refused. Every worker, API and client process of one deployment needs the same file, and no agent may read it. Empty: OD_DATA_DIR/service.key, created with a new key when missing (one machine only).',
+  },
   OD_TOKENS: { default: '', doc: 'Principals JSON inline (same format as OD_TOKENS_FILE); merged with the file, ids and hashes unique across both.' },
-  OD_MAX_CACHED_WORKFLOWS: { default: '0', doc: 'Cap on ownership workflows kept in the worker cache (each costs ~1.7 MiB; evicted ones replay on their next message). 0: the SDK default, sized from memory.' },
-  OD_LANDINGS_SCAN_INTERVAL_MS: { default: '0', doc: 'Every this many ms the host agent runs `landings scan` on the main branch (and every landed branch) of each repository of its worktrees, recording inferred receipts for landings without one. 0: off.' },
-  OD_PROVENANCE_NOTES: { default: '0', doc: 'When `1`, the host agent writes the provenance of each landed head (ownership, lander, authors\' session, epoch, worker and conversation ids; no titles or URLs) as a git note under `refs/notes/overdeck-provenance`, and `od-worktree provenance` answers from it when the service is unreachable. `0`: off.' },
+  OD_MAX_CACHED_WORKFLOWS: {
+    default: '0',
+    doc: 'Cap on ownership workflows kept in the worker cache (each costs ~1.7 MiB; evicted ones replay on their next message). 0: the SDK default, sized from memory.',
+  },
+  OD_LANDINGS_SCAN_INTERVAL_MS: {
+    default: '0',
+    doc: 'Every this many ms the host agent runs `landings scan` on the main branch (and every landed branch) of each repository of its worktrees, recording inferred receipts for landings without one. 0: off.',
+  },
+  OD_PROVENANCE_NOTES: {
+    default: '0',
+    doc: "When `1`, the host agent writes the provenance of each landed head (ownership, lander, authors' session, epoch, worker and conversation ids; no titles or URLs) as a git note under `refs/notes/overdeck-provenance`, and `od-worktree provenance` answers from it when the service is unreachable. `0`: off.",
+  },
   LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
 } as const;
 
@@ -135,5 +165,7 @@ export { hostTaskQueue } from './domain/queues';
 
 /** Search attributes the workflows upsert (names: src/domain/search-attributes.ts); registered on every Temporal server the project starts. */
 export const SEARCH_ATTRIBUTES: Readonly<Record<SearchAttributeName, 'Keyword' | 'KeywordList'>> = Object.fromEntries(
-  (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((field) => [SEARCH_ATTRIBUTE_NAMES[field], SEARCH_ATTRIBUTE_TYPES[field]] as const),
+  (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map(
+    (field) => [SEARCH_ATTRIBUTE_NAMES[field], SEARCH_ATTRIBUTE_TYPES[field]] as const,
+  ),
 ) as Record<SearchAttributeName, 'Keyword' | 'KeywordList'>;

@@ -29,7 +29,16 @@ export function serviceProcess(cleanup: Cleanup, kind: keyof typeof SERVICES, o:
   const s = SERVICES[kind];
   const argv = [path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ...s.args];
   const { command, args } = o.wrap ? o.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
-  const p = new ManagedProcess({ name: o.name, command, args, cwd: PROJECT_ROOT, env: o.env, logFile: path.join(o.logDir, `${o.name}.log`), readyLine: s.readyLine, readyTimeoutMs: s.readyTimeoutMs });
+  const p = new ManagedProcess({
+    name: o.name,
+    command,
+    args,
+    cwd: PROJECT_ROOT,
+    env: o.env,
+    logFile: path.join(o.logDir, `${o.name}.log`),
+    readyLine: s.readyLine,
+    readyTimeoutMs: s.readyTimeoutMs,
+  });
   cleanup.addLastResort(() => p.killSync());
   return p;
 }

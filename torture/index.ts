@@ -123,7 +123,9 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
   const slots = await makeSlots(target.baseDir, opts.worktrees);
   const features = await detectFeatures(target.url);
   const world = new World(target, slots, opts.sessionsPerWorker, features, opts.seed.toString(36));
-  const shape = bursts ? `${opts.rounds} rounds of ${opts.burst} at once (~${Math.round(opts.burst! / slots.length)} per worktree)` : `${opts.concurrency} in flight`;
+  const shape = bursts
+    ? `${opts.rounds} rounds of ${opts.burst} at once (~${Math.round(opts.burst! / slots.length)} per worktree)`
+    : `${opts.concurrency} in flight`;
   log(
     `seed ${opts.seed}: ${target.executors.length} workers x ${opts.sessionsPerWorker} sessions x ${slots.length} worktrees, ${shape}` +
       `${opts.disturb ? `, ${opts.disturb.name} mid-round` : ''}${opts.cacheSize ? `, workflow cache ${opts.cacheSize}` : ''}, contract ${JSON.stringify(features)}`,
@@ -137,9 +139,15 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
   } finally {
     await calls.close();
   }
-  log(`traffic done: ${run.calls} calls in ${(run.elapsedMs / 1000).toFixed(1)} s; quiescing and checking${opts.temporal ? ' (log, worktrees, live workflows, histories, replay)' : ''}`);
+  log(
+    `traffic done: ${run.calls} calls in ${(run.elapsedMs / 1000).toFixed(1)} s; quiescing and checking${opts.temporal ? ' (log, worktrees, live workflows, histories, replay)' : ''}`,
+  );
   const t = Date.now();
-  const input: CheckInput = { target, calls: calls.records, worktrees: slots.map((s) => s.path), homeWorker: world.homeWorkerIds(),
+  const input: CheckInput = {
+    target,
+    calls: calls.records,
+    worktrees: slots.map((s) => s.path),
+    homeWorker: world.homeWorkerIds(),
     ...(opts.temporal ? { temporal: opts.temporal } : {}),
     ...(opts.runDir ? { historyDir: path.join(opts.runDir, 'histories') } : {}),
     ...(opts.disturb?.outages ? { workerOutages: opts.disturb.outages() } : {}),
@@ -207,7 +215,8 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
   }
   figures.rate5xx = figures.calls ? figures.status5xx / figures.calls : 0;
   for (const v of checked.violations) count(figures.violationsByCheck, v.check);
-  if (checked.messages.unattributedExamples.length) log(`ack_unattributed (replay or lost, the log cannot tell): ${checked.messages.unattributedExamples.join('; ')}`);
+  if (checked.messages.unattributedExamples.length)
+    log(`ack_unattributed (replay or lost, the log cannot tell): ${checked.messages.unattributedExamples.join('; ')}`);
   // With a worker killed or restarted mid-round, a 503 is an honest answer (nothing took effect: the
   // checker's unavailable_took_effect and unanswered_applied say so); without one, any 5xx fails.
   const ok = figures.violations === 0 && figures.noAnswer === 0 && (figures.status5xx === 0 || figures.disturbance !== null);
@@ -226,7 +235,10 @@ export async function runTorture(given: Target, opts: TortureOptions): Promise<T
     temporalPart +
     `violations=${figures.violations}${figures.violations ? ` (${fmt(figures.violationsByCheck)})` : ''}`;
   if (opts.runDir) {
-    writeFileSync(path.join(opts.runDir, 'violations.jsonl'), checked.violations.map((v) => JSON.stringify(v)).join('\n') + (checked.violations.length ? '\n' : ''));
+    writeFileSync(
+      path.join(opts.runDir, 'violations.jsonl'),
+      checked.violations.map((v) => JSON.stringify(v)).join('\n') + (checked.violations.length ? '\n' : ''),
+    );
     writeFileSync(path.join(opts.runDir, 'summary.json'), `${JSON.stringify({ summary, figures }, null, 2)}\n`);
   }
   return { figures, checked: input, violations: checked.violations, summary, ok };

@@ -62,7 +62,14 @@ function executorCall(ctx: OpContext, w: number, spec: Omit<CallSpec, 'caller' |
 function bindBody(ctx: OpContext, slot: Slot, session: string, x: { path: number; root: number }): Record<string, unknown> {
   const f = ctx.world.features;
   const worktreePath = x.path < 0.5 ? slot.path : pick(slot.spellings, (x.path - 0.5) * 2);
-  const body: Record<string, unknown> = { worktreePath, branch: slot.branch, executionSessionId: session, runtime: 'codex-cli', lane: `lane-${slot.k}`, planRef: `docs/plans/${slot.name}.md` };
+  const body: Record<string, unknown> = {
+    worktreePath,
+    branch: slot.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    lane: `lane-${slot.k}`,
+    planRef: `docs/plans/${slot.name}.md`,
+  };
   if (!(f.repoRootOptional && x.root < 0.15)) body.repoRoot = x.root < 0.6 ? slot.repoRoot : pick(slot.repoRootSpellings, (x.root - 0.6) / 0.4);
   return body;
 }
@@ -74,7 +81,14 @@ async function bind(ctx: OpContext): Promise<void> {
   const replay = ctx.r[1]! < 0.3 && b.ownerSession !== null && w.homeOf(b.ownerSession) !== undefined;
   const worker = replay ? w.homeOf(b.ownerSession!)! : Math.floor(ctx.r[2]! * w.workers);
   const session = replay ? b.ownerSession! : w.sessionOf(worker, Math.floor(ctx.r[3]! * w.sessionsPerWorker));
-  await executorCall(ctx, worker, { op: 'bind', variant: replay ? 'replay' : 'bind', slot: slot.k, method: 'POST', path: '/v1/bind', body: bindBody(ctx, slot, session, { path: ctx.r[4]!, root: ctx.r[5]! }) });
+  await executorCall(ctx, worker, {
+    op: 'bind',
+    variant: replay ? 'replay' : 'bind',
+    slot: slot.k,
+    method: 'POST',
+    path: '/v1/bind',
+    body: bindBody(ctx, slot, session, { path: ctx.r[4]!, root: ctx.r[5]! }),
+  });
 }
 
 /** Two or three workers bind one worktree at the same moment: at most one may win. */
@@ -86,7 +100,14 @@ async function bindRace(ctx: OpContext): Promise<void> {
   const calls = Array.from({ length: n }, (_, i) => {
     const worker = (first + i) % w.workers;
     const session = w.sessionOf(worker, Math.floor(ctx.r[3 + i]! * w.sessionsPerWorker));
-    return executorCall(ctx, worker, { op: 'bind', variant: 'race', slot: slot.k, method: 'POST', path: '/v1/bind', body: bindBody(ctx, slot, session, { path: ctx.r[6 + i]!, root: 0 }) });
+    return executorCall(ctx, worker, {
+      op: 'bind',
+      variant: 'race',
+      slot: slot.k,
+      method: 'POST',
+      path: '/v1/bind',
+      body: bindBody(ctx, slot, session, { path: ctx.r[6 + i]!, root: 0 }),
+    });
   });
   await Promise.all(calls);
 }
@@ -124,18 +145,52 @@ async function heartbeat(ctx: OpContext): Promise<void> {
   const x = ctx.r[1]!;
   const path = own(o.id, 'heartbeat');
   if (x < 0.55) {
-    await executorCall(ctx, o.worker, { op: 'heartbeat', variant: 'owner', slot: slot.k, target: o.id, method: 'POST', path, body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) } });
+    await executorCall(ctx, o.worker, {
+      op: 'heartbeat',
+      variant: 'owner',
+      slot: slot.k,
+      target: o.id,
+      method: 'POST',
+      path,
+      body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) },
+    });
   } else if (x < 0.75) {
     const e = epochFor(ctx, b, 0, 1);
-    await executorCall(ctx, o.worker, { op: 'heartbeat', variant: e.variant, mustRefuse: e.mustRefuse, slot: slot.k, target: o.id, method: 'POST', path, body: { executionSessionId: o.session, epoch: e.epoch } });
+    await executorCall(ctx, o.worker, {
+      op: 'heartbeat',
+      variant: e.variant,
+      mustRefuse: e.mustRefuse,
+      slot: slot.k,
+      target: o.id,
+      method: 'POST',
+      path,
+      body: { executionSessionId: o.session, epoch: e.epoch },
+    });
   } else if (x < 0.88) {
     // Another session of the owner's own worker: not the owner (unless the belief is behind).
     const other = w.sessionOf(o.worker, Math.floor(ctx.r[2]! * w.sessionsPerWorker));
-    await executorCall(ctx, o.worker, { op: 'heartbeat', variant: 'non_owner', slot: slot.k, target: o.id, method: 'POST', path, body: { executionSessionId: other, epoch: Math.max(1, b.epoch) } });
+    await executorCall(ctx, o.worker, {
+      op: 'heartbeat',
+      variant: 'non_owner',
+      slot: slot.k,
+      target: o.id,
+      method: 'POST',
+      path,
+      body: { executionSessionId: other, epoch: Math.max(1, b.epoch) },
+    });
   } else if (w.workers > 1) {
     // Another worker's executor naming the owner's session: an impersonation.
     const intruder = (o.worker + 1 + Math.floor(ctx.r[2]! * (w.workers - 1))) % w.workers;
-    await executorCall(ctx, intruder, { op: 'heartbeat', variant: 'other_worker', mustRefuse: true, slot: slot.k, target: o.id, method: 'POST', path, body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) } });
+    await executorCall(ctx, intruder, {
+      op: 'heartbeat',
+      variant: 'other_worker',
+      mustRefuse: true,
+      slot: slot.k,
+      target: o.id,
+      method: 'POST',
+      path,
+      body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) },
+    });
   }
 }
 
@@ -151,7 +206,16 @@ async function handoff(ctx: OpContext): Promise<void> {
   const e = epochFor(ctx, b, ctx.r[1]!, 0.15);
   const body: Record<string, unknown> = { executionSessionId: o.session, epoch: e.epoch, toExecutionSessionId: to, reason: 'torture handoff' };
   if (w.features.handoffToWorker && (crossWorker || ctx.r[5]! < 0.5)) body.toWorkerId = w.executor(toWorker).workerId;
-  await executorCall(ctx, o.worker, { op: 'handoff', variant: `${crossWorker ? 'other_worker' : 'same_worker'}${e.variant === 'owner' ? '' : `:${e.variant}`}`, mustRefuse: e.mustRefuse, slot: slot.k, target: o.id, method: 'POST', path: own(o.id, 'handoff'), body });
+  await executorCall(ctx, o.worker, {
+    op: 'handoff',
+    variant: `${crossWorker ? 'other_worker' : 'same_worker'}${e.variant === 'owner' ? '' : `:${e.variant}`}`,
+    mustRefuse: e.mustRefuse,
+    slot: slot.k,
+    target: o.id,
+    method: 'POST',
+    path: own(o.id, 'handoff'),
+    body,
+  });
 }
 
 /** By the successor's own worker; or the hijack: another worker's executor naming the successor's session. */
@@ -166,12 +230,29 @@ async function accept(ctx: OpContext): Promise<void> {
   const path = own(b.ownershipId, 'handoff/accept');
   const body = { executionSessionId: h.toSession, handoffId: h.handoffId, runtime: 'claude-code' };
   if (x < 0.65 || w.workers < 2) {
-    await executorCall(ctx, home, { op: 'accept', variant: b.handoff ? 'successor' : 'late_successor', slot: slot.k, target: b.ownershipId, method: 'POST', path, body });
+    await executorCall(ctx, home, {
+      op: 'accept',
+      variant: b.handoff ? 'successor' : 'late_successor',
+      slot: slot.k,
+      target: b.ownershipId,
+      method: 'POST',
+      path,
+      body,
+    });
   } else if (x < 0.9) {
     const intruder = (home + 1 + Math.floor(ctx.r[2]! * (w.workers - 1))) % w.workers;
     await executorCall(ctx, intruder, { op: 'accept', variant: 'hijack', mustRefuse: true, slot: slot.k, target: b.ownershipId, method: 'POST', path, body });
   } else {
-    await executorCall(ctx, home, { op: 'accept', variant: 'wrong_handoff_id', mustRefuse: true, slot: slot.k, target: b.ownershipId, method: 'POST', path, body: { ...body, handoffId: `hof_bogus_${ctx.intent}` } });
+    await executorCall(ctx, home, {
+      op: 'accept',
+      variant: 'wrong_handoff_id',
+      mustRefuse: true,
+      slot: slot.k,
+      target: b.ownershipId,
+      method: 'POST',
+      path,
+      body: { ...body, handoffId: `hof_bogus_${ctx.intent}` },
+    });
   }
 }
 
@@ -179,7 +260,15 @@ async function cancel(ctx: OpContext): Promise<void> {
   const { slot, b } = slotOf(ctx);
   const o = ownerOf(ctx, b);
   if (!o) return look(ctx);
-  await executorCall(ctx, o.worker, { op: 'cancel', variant: b.handoff ? 'pending' : 'none_known', slot: slot.k, target: o.id, method: 'POST', path: own(o.id, 'handoff/cancel'), body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) } });
+  await executorCall(ctx, o.worker, {
+    op: 'cancel',
+    variant: b.handoff ? 'pending' : 'none_known',
+    slot: slot.k,
+    target: o.id,
+    method: 'POST',
+    path: own(o.id, 'handoff/cancel'),
+    body: { executionSessionId: o.session, epoch: Math.max(1, b.epoch) },
+  });
 }
 
 async function release(ctx: OpContext): Promise<void> {
@@ -187,7 +276,16 @@ async function release(ctx: OpContext): Promise<void> {
   const o = ownerOf(ctx, b);
   if (!o) return bind(ctx);
   const e = epochFor(ctx, b, ctx.r[1]!, 0.2);
-  await executorCall(ctx, o.worker, { op: 'release', variant: e.variant, mustRefuse: e.mustRefuse, slot: slot.k, target: o.id, method: 'POST', path: own(o.id, 'release'), body: { executionSessionId: o.session, epoch: e.epoch, reason: 'torture release' } });
+  await executorCall(ctx, o.worker, {
+    op: 'release',
+    variant: e.variant,
+    mustRefuse: e.mustRefuse,
+    slot: slot.k,
+    target: o.id,
+    method: 'POST',
+    path: own(o.id, 'release'),
+    body: { executionSessionId: o.session, epoch: e.epoch, reason: 'torture release' },
+  });
 }
 
 async function reclaim(ctx: OpContext): Promise<void> {
@@ -199,13 +297,25 @@ async function reclaim(ctx: OpContext): Promise<void> {
   const path = own(b.ownershipId, 'reclaim');
   const x = ctx.r[1]!;
   const base = { slot: slot.k, target: b.ownershipId, method: 'POST' as const, path, op: 'reclaim' as const };
-  const admin = (variant: string, body: Record<string, unknown>, mustRefuse = false) => ctx.call({ ...base, variant, mustRefuse, caller: { kind: 'admin' }, token: w.target.admin, body });
+  const admin = (variant: string, body: Record<string, unknown>, mustRefuse = false) =>
+    ctx.call({ ...base, variant, mustRefuse, caller: { kind: 'admin' }, token: w.target.admin, body });
   if (x < 0.6) {
-    await admin('forced', { executionSessionId: session, worker: { workerId: w.executor(worker).workerId }, runtime: 'codex-cli', force: true, reason: 'torture: forced reclaim' });
+    await admin('forced', {
+      executionSessionId: session,
+      worker: { workerId: w.executor(worker).workerId },
+      runtime: 'codex-cli',
+      force: true,
+      reason: 'torture: forced reclaim',
+    });
   } else if (x < 0.75) {
     await executorCall(ctx, worker, { ...base, variant: 'unforced', body: { executionSessionId: session, runtime: 'codex-cli' } });
   } else if (x < 0.88) {
-    await executorCall(ctx, worker, { ...base, variant: 'executor_force', mustRefuse: true, body: { executionSessionId: session, force: true, reason: 'not an admin' } });
+    await executorCall(ctx, worker, {
+      ...base,
+      variant: 'executor_force',
+      mustRefuse: true,
+      body: { executionSessionId: session, force: true, reason: 'not an admin' },
+    });
   } else {
     await admin('force_without_reason', { executionSessionId: session, worker: { workerId: w.executor(worker).workerId }, force: true }, true);
   }
@@ -223,7 +333,16 @@ async function submit(ctx: OpContext): Promise<void> {
   } catch {
     return; // the worktree is being recycled
   }
-  await executorCall(ctx, o.worker, { op: 'submit', variant: e.variant, mustRefuse: e.mustRefuse, slot: slot.k, target: o.id, method: 'POST', path: own(o.id, 'submit'), body: { executionSessionId: o.session, epoch: e.epoch, head } });
+  await executorCall(ctx, o.worker, {
+    op: 'submit',
+    variant: e.variant,
+    mustRefuse: e.mustRefuse,
+    slot: slot.k,
+    target: o.id,
+    method: 'POST',
+    path: own(o.id, 'submit'),
+    body: { executionSessionId: o.session, epoch: e.epoch, head },
+  });
 }
 
 /** The landing controller records a landing of the worktree's real head (fast-forward onto main). */
@@ -255,14 +374,36 @@ async function plan(ctx: OpContext): Promise<void> {
   const o = ownerOf(ctx, b);
   if (!o) return look(ctx);
   const e = epochFor(ctx, b, ctx.r[1]!, 0.15);
-  const body = { executionSessionId: o.session, epoch: e.epoch, lane: `lane-${slot.k}-${ctx.intent % 7}`, planRef: `docs/plans/${slot.name}-${ctx.intent % 5}.md` };
-  await executorCall(ctx, o.worker, { op: 'plan', variant: e.variant, mustRefuse: e.mustRefuse, slot: slot.k, target: o.id, method: 'POST', path: own(o.id, 'plan'), body });
+  const body = {
+    executionSessionId: o.session,
+    epoch: e.epoch,
+    lane: `lane-${slot.k}-${ctx.intent % 7}`,
+    planRef: `docs/plans/${slot.name}-${ctx.intent % 5}.md`,
+  };
+  await executorCall(ctx, o.worker, {
+    op: 'plan',
+    variant: e.variant,
+    mustRefuse: e.mustRefuse,
+    slot: slot.k,
+    target: o.id,
+    method: 'POST',
+    path: own(o.id, 'plan'),
+    body,
+  });
 }
 
 /** Refreshes the belief from the durable record (most recent ownership of the worktree path). */
 async function look(ctx: OpContext): Promise<void> {
   const { slot } = slotOf(ctx);
-  await ctx.call({ op: 'get', variant: 'by_path', caller: { kind: 'reader' }, token: ctx.world.target.reader, slot: slot.k, method: 'GET', path: `/v1/ownership?worktreePath=${encodeURIComponent(slot.path)}` });
+  await ctx.call({
+    op: 'get',
+    variant: 'by_path',
+    caller: { kind: 'reader' },
+    token: ctx.world.target.reader,
+    slot: slot.k,
+    method: 'GET',
+    path: `/v1/ownership?worktreePath=${encodeURIComponent(slot.path)}`,
+  });
 }
 
 /**
@@ -276,13 +417,33 @@ async function recycle(ctx: OpContext): Promise<void> {
   b.recycling = true;
   const w = ctx.world;
   const id = b.ownershipId;
-  const get = () => ctx.call({ op: 'get', variant: 'recycle', caller: { kind: 'reader' }, token: w.target.reader, slot: slot.k, target: id, method: 'GET', path: `/v1/ownerships/${id}` });
+  const get = () =>
+    ctx.call({
+      op: 'get',
+      variant: 'recycle',
+      caller: { kind: 'reader' },
+      token: w.target.reader,
+      slot: slot.k,
+      target: id,
+      method: 'GET',
+      path: `/v1/ownerships/${id}`,
+    });
   try {
     const now = await get();
     if (now.answer?.state === 'closed') return w.forget(slot.k); // recycled already
     if (now.answer?.state !== 'landed') return;
     await removeWorktree(slot);
-    await ctx.call({ op: 'worktreeRemoved', variant: 'after_landing', caller: { kind: 'landing' }, token: w.target.landing, slot: slot.k, target: id, method: 'POST', path: own(id, 'worktree-removed'), body: { reason: 'torture: landed and removed' } });
+    await ctx.call({
+      op: 'worktreeRemoved',
+      variant: 'after_landing',
+      caller: { kind: 'landing' },
+      token: w.target.landing,
+      slot: slot.k,
+      target: id,
+      method: 'POST',
+      path: own(id, 'worktree-removed'),
+      body: { reason: 'torture: landed and removed' },
+    });
     for (let i = 0; i < 50; i++) {
       const r = await get();
       if (r.answer?.state === 'closed') break;

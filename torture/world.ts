@@ -91,7 +91,8 @@ export class World {
       return;
     }
     // A refusal that disclosed the owner (worktree_owned, not_owner) or the current epoch (stale_epoch).
-    const d = a.details as { owner?: { ownershipId?: string; state?: string; epoch?: number; executionSessionId?: string | null }; currentEpoch?: number } | undefined;
+    const d = a.details as
+      { owner?: { ownershipId?: string; state?: string; epoch?: number; executionSessionId?: string | null }; currentEpoch?: number } | undefined;
     const o = d?.owner;
     if (o?.ownershipId && typeof o.epoch === 'number') {
       this.maxEpoch.set(o.ownershipId, Math.max(this.maxEpochOf(o.ownershipId), o.epoch));

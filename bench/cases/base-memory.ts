@@ -103,13 +103,27 @@ export async function benchBaseMemory(ctx: BenchContext, cleanup: Cleanup, pkg: 
     OD_API_PORT: String(await freePort()),
     OD_TOKENS: JSON.stringify({ principals: [{ id: `bench-mem-${label}`, kind: 'reader', tokenSha256: hashToken(generateToken()) }] }),
   });
-  const apiCompiled = await sampleService(cleanup, ctx.scale, 'api (compiled)', [path.join(pkg.dir, 'dist/src/api/main.js')], await apiEnv('ac'), 'api listening');
+  const apiCompiled = await sampleService(
+    cleanup,
+    ctx.scale,
+    'api (compiled)',
+    [path.join(pkg.dir, 'dist/src/api/main.js')],
+    await apiEnv('ac'),
+    'api listening',
+  );
   const apiTsx = await sampleService(cleanup, ctx.scale, 'api (tsx)', [TSX_CLI, path.join(REPO_ROOT, 'src/api/main.ts')], await apiEnv('at'), 'api listening');
 
   return [
-    memoryPair('worker-base-rss', 'worker base RSS, no ownership: node dist/worker.js (MiB)', workerCompiled, workerTsx, 'tsx worker.ts (TypeScript and workflow bundle built at start)', {
-      compiledBundlingAtStart: workerBundling,
-    }),
+    memoryPair(
+      'worker-base-rss',
+      'worker base RSS, no ownership: node dist/worker.js (MiB)',
+      workerCompiled,
+      workerTsx,
+      'tsx worker.ts (TypeScript and workflow bundle built at start)',
+      {
+        compiledBundlingAtStart: workerBundling,
+      },
+    ),
     memoryPair('api-base-rss', 'API base RSS, no ownership: node dist/src/api/main.js (MiB)', apiCompiled, apiTsx, 'tsx src/api/main.ts'),
   ];
 }

@@ -73,11 +73,19 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
   };
   // The baseline workflows are done with: stop them so they do not count as live workflows later.
   await mapLimit(noopIds, 16, (id) => stack.temporal.workflow.getHandle(id).signal(noopStop));
-  const row = latencyRow('bind', 'bind (update-with-start, new ownership)', ours, base, 'executeUpdateWithStart(noopUpdate)', { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' }, {
-    oursMean: ours.mean,
-    baseMean: base.mean,
-    breakdown,
-    workerMetrics,
-  });
+  const row = latencyRow(
+    'bind',
+    'bind (update-with-start, new ownership)',
+    ours,
+    base,
+    'executeUpdateWithStart(noopUpdate)',
+    { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' },
+    {
+      oursMean: ours.mean,
+      baseMean: base.mean,
+      breakdown,
+      workerMetrics,
+    },
+  );
   return { row, bound };
 }

@@ -88,7 +88,8 @@ export async function benchCli(ctx: BenchContext, cleanup: Cleanup, pkg: BuiltPa
     const version = await exec(cmds.version, env, cwd);
     if (version.code !== 0 || version.stdout.trim() !== PACKAGE_VERSION) throw new Error(`od-worktree --version answered ${JSON.stringify(version)}`);
     const who = await exec(cmds.who, env, cwd);
-    if (who.code !== 0 || !who.stdout.includes(target.ownershipId)) throw new Error(`od-worktree who answered ${who.code}: ${who.stdout.slice(0, 500)} ${who.stderr.slice(0, 500)}`);
+    if (who.code !== 0 || !who.stdout.includes(target.ownershipId))
+      throw new Error(`od-worktree who answered ${who.code}: ${who.stdout.slice(0, 500)} ${who.stderr.slice(0, 500)}`);
 
     const rounds = Math.max(10, Math.round(40 * ctx.scale));
     const warmup = 2;
@@ -115,15 +116,23 @@ export async function benchCli(ctx: BenchContext, cleanup: Cleanup, pkg: BuiltPa
     return [
       latencyRow('cli-version', 'od-worktree --version, installed (compiled)', s.version, s.node, base, { on: 'absolute', op: '<=', value: 150 }),
       latencyRow('cli-help', 'od-worktree --help (every command defined)', s.help, s.node, base, null),
-      latencyRow('cli-who', 'od-worktree who <path> --json over HTTP', s.who, s.node, base, { on: 'absolute', op: '<=', value: round(budget) }, {
-        goalIs: '2 x p50(node -e 1) + p50(one HTTP round trip)',
-        nodeP50Ms: round(s.node.p50),
-        roundTripP50Ms: round(s.rtt.p50),
-        budgetMs: round(budget),
-        // who asks once: GET /v1/ownership/live (the record from PostgreSQL, liveness from a Temporal query)
-        httpRequestsPerWho: 1,
-        recordOnlyRoundTripP50Ms: round(s.rttRecord.p50),
-      }),
+      latencyRow(
+        'cli-who',
+        'od-worktree who <path> --json over HTTP',
+        s.who,
+        s.node,
+        base,
+        { on: 'absolute', op: '<=', value: round(budget) },
+        {
+          goalIs: '2 x p50(node -e 1) + p50(one HTTP round trip)',
+          nodeP50Ms: round(s.node.p50),
+          roundTripP50Ms: round(s.rtt.p50),
+          budgetMs: round(budget),
+          // who asks once: GET /v1/ownership/live (the record from PostgreSQL, liveness from a Temporal query)
+          httpRequestsPerWho: 1,
+          recordOnlyRoundTripP50Ms: round(s.rttRecord.p50),
+        },
+      ),
     ];
   } finally {
     await api.stop();

@@ -15,8 +15,11 @@ const OWNER = 'bench-commit-owner';
 
 function commit(cwd: string, env: NodeJS.ProcessEnv): Promise<{ ok: boolean; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('git', ['commit', '--allow-empty', '-q', '-m', 'x'], { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' }, (err, _o, stderr) =>
-      resolve({ ok: err === null, stderr }),
+    execFile(
+      'git',
+      ['commit', '--allow-empty', '-q', '-m', 'x'],
+      { cwd, env: { ...process.env, ...GIT_IDENTITY, ...env }, encoding: 'utf8' },
+      (err, _o, stderr) => resolve({ ok: err === null, stderr }),
     );
   });
 }
@@ -41,19 +44,33 @@ export async function benchCommit(ctx: BenchContext, guarded: Worktree, plain: W
     if (!r.ok) throw new Error(`commit failed in ${cwd}: ${r.stderr.trim()}`);
   };
   const { warmup, iterations } = ctx.sizes.commit;
-  const result = await runPair({ warmup, iterations, ours: () => must(guarded.path), base: () => must(plain.path), progress: progressLine('commit with guard vs plain') });
+  const result = await runPair({
+    warmup,
+    iterations,
+    ours: () => must(guarded.path),
+    base: () => must(plain.path),
+    progress: progressLine('commit with guard vs plain'),
+  });
 
   // Where a guarded commit's extra time goes: git's own trace (trace2) of the processes it started.
   const guardedTrace = await traceCommits(guarded, env, 10);
   const plainTrace = await traceCommits(plain, env, 10);
   const ours = summarize(result.ours);
   const base = summarize(result.base);
-  return latencyRow('commit', 'git commit with guard hooks', ours, base, 'git commit, no hooks', { on: 'ratio', op: '<=', value: 1.3, stat: 'p50' }, {
-    hooks: hooks.hooks,
-    oursMean: ours.mean,
-    baseMean: base.mean,
-    trace2P50: { guarded: guardedTrace, plain: plainTrace },
-  });
+  return latencyRow(
+    'commit',
+    'git commit with guard hooks',
+    ours,
+    base,
+    'git commit, no hooks',
+    { on: 'ratio', op: '<=', value: 1.3, stat: 'p50' },
+    {
+      hooks: hooks.hooks,
+      oursMean: ours.mean,
+      baseMean: base.mean,
+      trace2P50: { guarded: guardedTrace, plain: plainTrace },
+    },
+  );
 }
 
 /** Medians over `runs` traced commits: git's own run time, hook processes and other child processes. */

@@ -48,7 +48,14 @@ export interface Service {
  * A service process in its own process group (tsx runs the program in a child of its own), ready
  * once its log says `ready`; stopped with SIGTERM to the group, SIGKILL after 10 s.
  */
-export async function startService(cleanup: Cleanup, label: string, args: string[], env: NodeJS.ProcessEnv, ready: string, timeoutMs = 120_000): Promise<Service> {
+export async function startService(
+  cleanup: Cleanup,
+  label: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: string,
+  timeoutMs = 120_000,
+): Promise<Service> {
   const t0 = Date.now();
   const child: ChildProcess = spawn(process.execPath, args, { cwd: REPO, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const pid = child.pid!;

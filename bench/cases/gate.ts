@@ -42,8 +42,13 @@ export async function benchGate(ctx: BenchContext, reposDir: string): Promise<Ro
   const bare = { OVERDECK_EXECUTION_SESSION_ID: OWNER, OVERDECK_TENURE_SECRET: SECRET };
   const resolved = execFileSync('sh', ['-c', 'command -v git'], { env: { ...process.env, ...gated }, encoding: 'utf8' }).trim();
   if (resolved !== path.join(GATE_DIR, 'git')) throw new Error(`the gate is not the git found on its PATH (${resolved})`);
-  const intruder = await git(owned!.path, ['reset', '--hard'], { ...gated, OVERDECK_EXECUTION_SESSION_ID: OWNER, OVERDECK_TENURE_SECRET: 'odt1_copied-session-id-without-the-secret' });
-  if (intruder.ok || !intruder.stderr.includes('refused')) throw new Error('the gate is not in force: the owner session id without its secret ran reset --hard');
+  const intruder = await git(owned!.path, ['reset', '--hard'], {
+    ...gated,
+    OVERDECK_EXECUTION_SESSION_ID: OWNER,
+    OVERDECK_TENURE_SECRET: 'odt1_copied-session-id-without-the-secret',
+  });
+  if (intruder.ok || !intruder.stderr.includes('refused'))
+    throw new Error('the gate is not in force: the owner session id without its secret ran reset --hard');
 
   const must = (args: string[], env: NodeJS.ProcessEnv) => async () => {
     const r = await git(owned!.path, args, env);
@@ -60,7 +65,14 @@ export async function benchGate(ctx: BenchContext, reposDir: string): Promise<Ro
     const ours = summarize(result.ours);
     const base = summarize(result.base);
     const goal = { on: 'absolute' as const, op: '<=' as const, value: Math.round((base.p50 + GATE_BUDGET_MS) * 100) / 100 };
-    rows.push(latencyRow(c.id, c.name, ours, base, `bare git ${c.args[0]}`, goal, { addedP50Ms: ours.p50 - base.p50, budgetMs: GATE_BUDGET_MS, oursMean: ours.mean, baseMean: base.mean }));
+    rows.push(
+      latencyRow(c.id, c.name, ours, base, `bare git ${c.args[0]}`, goal, {
+        addedP50Ms: ours.p50 - base.p50,
+        budgetMs: GATE_BUDGET_MS,
+        oursMean: ours.mean,
+        baseMean: base.mean,
+      }),
+    );
   }
   return rows;
 }

@@ -28,7 +28,10 @@ interface Block {
  *    nothing in flight for 1 s); the accept-only rate is in the details. The accept latency is each
  *    signal RPC's own time under that load.
  */
-export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): Promise<{ throughput: Row; latency: Row; noops: WorkflowHandle<typeof noopWorkflow>[] }> {
+export async function benchHeartbeat(
+  ctx: BenchContext,
+  live: LiveOwnership[],
+): Promise<{ throughput: Row; latency: Row; noops: WorkflowHandle<typeof noopWorkflow>[] }> {
   const { stack, sizes } = ctx;
   const n = live.length;
   const run = Math.random().toString(36).slice(2, 8);
@@ -36,7 +39,8 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
   const noops = await mapLimit(
     Array.from({ length: n }, (_, j) => j),
     16,
-    (j) => stack.temporal.workflow.start<typeof noopWorkflow>('noopWorkflow', { workflowId: `bench-noop-sig-${run}-${j}`, taskQueue: stack.taskQueue, args: [] }),
+    (j) =>
+      stack.temporal.workflow.start<typeof noopWorkflow>('noopWorkflow', { workflowId: `bench-noop-sig-${run}-${j}`, taskQueue: stack.taskQueue, args: [] }),
   );
   await waitIdle(stack);
 
@@ -47,13 +51,26 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
     ours: (j: number) => {
       const o = live[j % n];
       // The API's path (what orchestrators call): the durable row checked, the heartbeat recorded; a tenure's first signalled (these ownerships were bound through the client, not the API).
-      return apiHeartbeat({ client: stack.ownership, temporal: stack.temporal, pool: stack.pool, keyring: () => keyringOf(stack.dataConverter)! }, o.principal, o.ownershipId, { executionSessionId: o.executionSessionId, epoch: o.epoch });
+      return apiHeartbeat(
+        { client: stack.ownership, temporal: stack.temporal, pool: stack.pool, keyring: () => keyringOf(stack.dataConverter)! },
+        o.principal,
+        o.ownershipId,
+        { executionSessionId: o.executionSessionId, epoch: o.epoch },
+      );
     },
     base: (j: number) => noops[j % n].signal(noopSignal, 1),
   };
   const warm = Math.min(n, 200);
-  await mapLimit(Array.from({ length: warm }, (_, j) => j), concurrency, (j) => send.ours(j));
-  await mapLimit(Array.from({ length: warm }, (_, j) => j), concurrency, (j) => send.base(j));
+  await mapLimit(
+    Array.from({ length: warm }, (_, j) => j),
+    concurrency,
+    (j) => send.ours(j),
+  );
+  await mapLimit(
+    Array.from({ length: warm }, (_, j) => j),
+    concurrency,
+    (j) => send.base(j),
+  );
   await waitIdle(stack);
 
   const blocks: Block[] = [];
@@ -61,14 +78,20 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
     const latencies: number[] = [];
     const before = await scrape(stack.metricsUrl);
     const t0 = performance.now();
-    await mapLimit(Array.from({ length: perBlock }, (_, j) => j), concurrency, async (j) => {
-      latencies.push(await timeOnce(() => send[side](j)));
-    });
+    await mapLimit(
+      Array.from({ length: perBlock }, (_, j) => j),
+      concurrency,
+      async (j) => {
+        latencies.push(await timeOnce(() => send[side](j)));
+      },
+    );
     const acceptMs = performance.now() - t0;
     const drainMs = await waitIdle(stack, 1_000);
     const workerMetrics = diff(before, await scrape(stack.metricsUrl));
     blocks.push({ side, signals: perBlock, acceptMs, drainMs, latencies, workerMetrics });
-    log(`heartbeat: ${side} block of ${perBlock} signals: ${((perBlock / acceptMs) * 1000).toFixed(0)}/s accepted, drained ${drainMs.toFixed(0)} ms later (${((perBlock / (acceptMs + drainMs)) * 1000).toFixed(0)}/s sustained)`);
+    log(
+      `heartbeat: ${side} block of ${perBlock} signals: ${((perBlock / acceptMs) * 1000).toFixed(0)}/s accepted, drained ${drainMs.toFixed(0)} ms later (${((perBlock / (acceptMs + drainMs)) * 1000).toFixed(0)}/s sustained)`,
+    );
   }
 
   const agg = (side: 'ours' | 'base') => {
@@ -97,8 +120,14 @@ export async function benchHeartbeat(ctx: BenchContext, live: LiveOwnership[]): 
     signalsPerSide: ours.signals,
     acceptedPerSecond: { ours: ours.acceptedPerSecond, base: base.acceptedPerSecond, ratio: ours.acceptedPerSecond / base.acceptedPerSecond },
     historyEventsPerSignal: {
-      ours: await eventsPerSignal(stack.temporal, live.slice(0, 5).map((o) => o.workflowId)),
-      base: await eventsPerSignal(stack.temporal, noops.slice(0, 5).map((h) => h.workflowId)),
+      ours: await eventsPerSignal(
+        stack.temporal,
+        live.slice(0, 5).map((o) => o.workflowId),
+      ),
+      base: await eventsPerSignal(
+        stack.temporal,
+        noops.slice(0, 5).map((h) => h.workflowId),
+      ),
     },
     blocks: blocks.map((b) => ({ side: b.side, signals: b.signals, acceptMs: b.acceptMs, drainMs: b.drainMs, workerMetrics: b.workerMetrics })),
   };

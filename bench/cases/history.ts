@@ -40,7 +40,13 @@ export async function benchLifecycleHistory(ctx: BenchContext, wt: Worktree, hea
   });
   await stack.ownership.submit(ref, { executionSessionId: 'bench-reclaimer', epoch: reclaimed.epoch, principal: executor('bench-reclaim-worker') });
   const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: wt.path, encoding: 'utf8' }).trim();
-  await stack.ownership.landed(ref, { sourceHead: head, landedBranch: 'main', landedHead: head, landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'bench-landing' } });
+  await stack.ownership.landed(ref, {
+    sourceHead: head,
+    landedBranch: 'main',
+    landedHead: head,
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing', id: 'bench-landing' },
+  });
   // The landing is a signal: wait until the record shows it, so its events are in the history.
   for (let i = 0; i < 100; i++) {
     const v = await stack.ownership.projection(ref);

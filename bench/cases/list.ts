@@ -138,10 +138,19 @@ export async function benchList(ctx: BenchContext): Promise<Row> {
   const ours = summarize(atLarge);
   const base = summarize(atSmall);
   const counts = await pool.query<{ o: string; e: string }>('SELECT (SELECT count(*) FROM ownerships) AS o, (SELECT count(*) FROM ownership_events) AS e');
-  return latencyRow('list', `listOwnerships by repoRoot, ${large.toLocaleString('en')} history`, ours, base, `the same with ${small.toLocaleString('en')} history`, { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' }, {
-    historicalOwnerships: { small, large },
-    rowsAtEnd: { ownerships: Number(counts.rows[0].o), ownershipEvents: Number(counts.rows[0].e) },
-    insertSeconds: { small: round(smallMs / 1000), large: round(largeMs / 1000) },
-    insertMethod: 'set-based INSERT … SELECT over generate_series, columns derived from event/record JSON built by the product reducer; samples verified (log folds to record)',
-  });
+  return latencyRow(
+    'list',
+    `listOwnerships by repoRoot, ${large.toLocaleString('en')} history`,
+    ours,
+    base,
+    `the same with ${small.toLocaleString('en')} history`,
+    { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' },
+    {
+      historicalOwnerships: { small, large },
+      rowsAtEnd: { ownerships: Number(counts.rows[0].o), ownershipEvents: Number(counts.rows[0].e) },
+      insertSeconds: { small: round(smallMs / 1000), large: round(largeMs / 1000) },
+      insertMethod:
+        'set-based INSERT … SELECT over generate_series, columns derived from event/record JSON built by the product reducer; samples verified (log folds to record)',
+    },
+  );
 }

@@ -81,7 +81,8 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
   };
   for (const o of targets.slice(0, 5)) {
     const viaStore = await getOwnership(pool, { branch: o.wt.branch, repoRoot: o.wt.repoRoot });
-    if (viaStore?.ownershipId !== o.ownershipId || (await raw(o))?.ownershipId !== o.ownershipId) throw new Error(`lookup by branch ${o.wt.branch}: wrong ownership`);
+    if (viaStore?.ownershipId !== o.ownershipId || (await raw(o))?.ownershipId !== o.ownershipId)
+      throw new Error(`lookup by branch ${o.wt.branch}: wrong ownership`);
   }
   const store = await runPair({
     warmup,
@@ -97,9 +98,17 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
   const rows: Row[] = [];
   const storeBase = summarize(store.base);
   rows.push(
-    latencyRow('lookup-store', 'lookup by branch: store fn', summarize(store.ours), storeBase, 'same SQL, raw pg', { on: 'ratio', op: '<=', value: 1.2, stat: 'p50' }, {
-      recordParseP50Ms: round(summarize(parse).p50, 3),
-    }),
+    latencyRow(
+      'lookup-store',
+      'lookup by branch: store fn',
+      summarize(store.ours),
+      storeBase,
+      'same SQL, raw pg',
+      { on: 'ratio', op: '<=', value: 1.2, stat: 'p50' },
+      {
+        recordParseP50Ms: round(summarize(parse).p50, 3),
+      },
+    ),
   );
 
   const http = await startHttpLookup(ctx, targets[0]);
@@ -144,15 +153,27 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
       },
     });
     rows.push(
-      latencyRow('lookup-http', 'lookup by branch: over HTTP', summarize(viaHttp.ours), summarize(viaHttp.base), 'same SQL, raw pg', { on: 'ratio', op: '<=', value: 2, stat: 'p50' }, {
-        route: `GET ${http.route}?branch=&repoRoot= (reader token)`,
-        client: 'ApiClient (node:http, keep-alive), the answer parsed',
-        viaFetch: { p50Ms: round(summarize(viaFetch.ours).p50, 3), rawSqlP50Ms: round(summarize(viaFetch.base).p50, 3), ratio: round(summarize(viaFetch.ours).p50 / summarize(viaFetch.base).p50, 2) },
-        breakdownP50Ms: {
-          apiViaInjectNoSocket: round(summarize(parts.ours).p50, 3),
-          bareNodeHttpSameSqlJsonViaApiClient: round(summarize(parts.base).p50, 3),
+      latencyRow(
+        'lookup-http',
+        'lookup by branch: over HTTP',
+        summarize(viaHttp.ours),
+        summarize(viaHttp.base),
+        'same SQL, raw pg',
+        { on: 'ratio', op: '<=', value: 2, stat: 'p50' },
+        {
+          route: `GET ${http.route}?branch=&repoRoot= (reader token)`,
+          client: 'ApiClient (node:http, keep-alive), the answer parsed',
+          viaFetch: {
+            p50Ms: round(summarize(viaFetch.ours).p50, 3),
+            rawSqlP50Ms: round(summarize(viaFetch.base).p50, 3),
+            ratio: round(summarize(viaFetch.ours).p50 / summarize(viaFetch.base).p50, 2),
+          },
+          breakdownP50Ms: {
+            apiViaInjectNoSocket: round(summarize(parts.ours).p50, 3),
+            bareNodeHttpSameSqlJsonViaApiClient: round(summarize(parts.base).p50, 3),
+          },
         },
-      }),
+      ),
     );
   } finally {
     await http.stop();

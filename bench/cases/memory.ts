@@ -65,7 +65,13 @@ export function memoryRow(n: number, before: MemorySample, withLive: MemorySampl
     ratio: withLive.rssMiB / before.rssMiB,
     goal,
     met: judge(goal, null, withLive.rssMiB),
-    details: { before, withLive, deltaMiB: round(withLive.rssMiB - before.rssMiB, 1), perOwnershipKiB: round(((withLive.rssMiB - before.rssMiB) * 1024) / n, 1), ...extra },
+    details: {
+      before,
+      withLive,
+      deltaMiB: round(withLive.rssMiB - before.rssMiB, 1),
+      perOwnershipKiB: round(((withLive.rssMiB - before.rssMiB) * 1024) / n, 1),
+      ...extra,
+    },
   };
 }
 
@@ -103,19 +109,36 @@ export async function perWorkflowCost(stack: BenchStack, k: number, minimalBundl
             workflowType === 'noopWorkflow'
               ? stack.temporal.workflow.executeUpdateWithStart(noopUpdate, {
                   args: [1],
-                  startWorkflowOperation: new WithStartWorkflowOperation<typeof noopWorkflow>('noopWorkflow', { workflowId, taskQueue, workflowIdConflictPolicy: 'USE_EXISTING' }),
+                  startWorkflowOperation: new WithStartWorkflowOperation<typeof noopWorkflow>('noopWorkflow', {
+                    workflowId,
+                    taskQueue,
+                    workflowIdConflictPolicy: 'USE_EXISTING',
+                  }),
                 })
               : stack.temporal.workflow.executeUpdateWithStart(minimalUpdate, {
                   args: [1],
-                  startWorkflowOperation: new WithStartWorkflowOperation<typeof minimalNoopWorkflow>('minimalNoopWorkflow', { workflowId, taskQueue, workflowIdConflictPolicy: 'USE_EXISTING' }),
+                  startWorkflowOperation: new WithStartWorkflowOperation<typeof minimalNoopWorkflow>('minimalNoopWorkflow', {
+                    workflowId,
+                    taskQueue,
+                    workflowIdConflictPolicy: 'USE_EXISTING',
+                  }),
                 }),
           ),
         );
       }
       const s1 = await settledSample(stack);
-      await mapLimit(Array.from({ length: k }, (_, i) => i), 16, (i) => stack.temporal.workflow.getHandle(`bench-${label}-${run}-${i}`).signal(workflowType === 'noopWorkflow' ? noopStop : minimalStop));
+      await mapLimit(
+        Array.from({ length: k }, (_, i) => i),
+        16,
+        (i) => stack.temporal.workflow.getHandle(`bench-${label}-${run}-${i}`).signal(workflowType === 'noopWorkflow' ? noopStop : minimalStop),
+      );
       log(`memory: ${k} ${label} noop workflows on a fresh worker: +${round(s1.rssMiB - s0.rssMiB, 1)} MiB RSS`);
-      return { perWorkflowKiB: round(((s1.rssMiB - s0.rssMiB) * 1024) / k, 1), updateWithStartP50Ms: round(summarize(firstActivation).p50), rssBeforeMiB: s0.rssMiB, rssAfterMiB: s1.rssMiB };
+      return {
+        perWorkflowKiB: round(((s1.rssMiB - s0.rssMiB) * 1024) / k, 1),
+        updateWithStartP50Ms: round(summarize(firstActivation).p50),
+        rssBeforeMiB: s0.rssMiB,
+        rssAfterMiB: s1.rssMiB,
+      };
     } finally {
       worker.shutdown();
       await running.catch(() => undefined);

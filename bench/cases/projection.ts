@@ -62,7 +62,13 @@ export async function benchProjection(ctx: BenchContext, wt: Worktree): Promise<
   // seq each time), plus the one git process the first step spawns, as the probe spawns it.
   const dirs = await worktreeDirs(wt.path);
   const probeArgs = ['config', '-z', '--file', path.join(dirs.privateDir, 'config.worktree'), '--includes', '--get-regexp', '^(include\\.path|overdeck\\..*)$'];
-  const parts = { writeProjectionIn: [] as number[], writeLockIn: [] as number[], lockWorktreeUnchanged: [] as number[], gitProbeSpawn: [] as number[], atomicWriteWithFsync: [] as number[] };
+  const parts = {
+    writeProjectionIn: [] as number[],
+    writeLockIn: [] as number[],
+    lockWorktreeUnchanged: [] as number[],
+    gitProbeSpawn: [] as number[],
+    atomicWriteWithFsync: [] as number[],
+  };
   const scratch = path.join(dirs.privateDir, 'bench-scratch');
   for (let i = 0; i < Math.min(50, iterations); i++) {
     const p = projectionFor(++seq, seq % 2 ? 'lane-a' : 'lane-b');
@@ -78,9 +84,17 @@ export async function benchProjection(ctx: BenchContext, wt: Worktree): Promise<
   for (const [k, v] of Object.entries(parts)) breakdownP50[k] = round(summarize(v).p50);
   const ours = summarize(result.ours);
   const base = summarize(result.base);
-  return latencyRow('projection', 'git projection write (steady state)', ours, base, "execFile('git', ['config','--get','core.bare'])", { on: 'ratio', op: '<=', value: 2, stat: 'p50' }, {
-    oursMean: ours.mean,
-    baseMean: base.mean,
-    breakdownP50,
-  });
+  return latencyRow(
+    'projection',
+    'git projection write (steady state)',
+    ours,
+    base,
+    "execFile('git', ['config','--get','core.bare'])",
+    { on: 'ratio', op: '<=', value: 2, stat: 'p50' },
+    {
+      oursMean: ours.mean,
+      baseMean: base.mean,
+      breakdownP50,
+    },
+  );
 }

@@ -55,7 +55,8 @@ export async function benchProvenance(ctx: BenchContext, samples = 300): Promise
       let got: Awaited<ReturnType<typeof provenance>> = null;
       const ms = await timeOnce(async () => (got = await provenance(pool, missingRepo, commit)));
       const p = got as Awaited<ReturnType<typeof provenance>>;
-      if (!p || p.via !== via || (p.authors ?? []).length !== authors) throw new Error(`provenance bench: ${commit} answered ${p ? `${p.via}, ${(p.authors ?? []).length} authors` : 'nothing'}`);
+      if (!p || p.via !== via || (p.authors ?? []).length !== authors)
+        throw new Error(`provenance bench: ${commit} answered ${p ? `${p.via}, ${(p.authors ?? []).length} authors` : 'nothing'}`);
       if (i >= 20) times.push(ms); // the first calls warm the pool and the plans
     }
     return summarize(times);

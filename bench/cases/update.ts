@@ -38,7 +38,10 @@ export async function benchUpdate(ctx: BenchContext, live: LiveOwnership[]): Pro
       const o = owners[j];
       const lane = calls[j]++ % 2 === 0 ? 'lane-a' : 'lane-b';
       const t0 = wallMs();
-      const view = await stack.ownership.bindPlan({ workflowId: o.workflowId }, { executionSessionId: o.executionSessionId, epoch: o.epoch, principal: o.principal, lane });
+      const view = await stack.ownership.bindPlan(
+        { workflowId: o.workflowId },
+        { executionSessionId: o.executionSessionId, epoch: o.epoch, principal: o.principal, lane },
+      );
       const t1 = wallMs();
       if (view.lane !== lane || view.seq <= lastSeq[j]) throw new Error(`bindPlan ${i}: no event appended (seq ${view.seq}, lane ${view.lane})`);
       lastSeq[j] = view.seq;
@@ -61,11 +64,19 @@ export async function benchUpdate(ctx: BenchContext, live: LiveOwnership[]): Pro
     noopUpdate: await historyBreakdown(stack.temporal, sample(baseCalls, sizes.breakdownSamples)),
   };
   await Promise.all(noops.map((h) => h.signal(noopStop)));
-  return latencyRow('update', 'owner-only update (bindPlan)', ours, base, 'executeUpdate(noopUpdate)', { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' }, {
-    ownerships: k,
-    oursMean: ours.mean,
-    baseMean: base.mean,
-    breakdown,
-    workerMetrics,
-  });
+  return latencyRow(
+    'update',
+    'owner-only update (bindPlan)',
+    ours,
+    base,
+    'executeUpdate(noopUpdate)',
+    { on: 'ratio', op: '<=', value: 1.5, stat: 'p50' },
+    {
+      ownerships: k,
+      oursMean: ours.mean,
+      baseMean: base.mean,
+      breakdown,
+      workerMetrics,
+    },
+  );
 }

@@ -127,7 +127,10 @@ export function createHostActivities(deps: {
       });
     } catch (err) {
       if (ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
-      ctx.log.warn('late work of the older tenure not preserved; writing the projection without it', { worktreePath, error: err instanceof Error ? err.message : String(err) });
+      ctx.log.warn('late work of the older tenure not preserved; writing the projection without it', {
+        worktreePath,
+        error: err instanceof Error ? err.message : String(err),
+      });
     }
   };
   return {
@@ -171,7 +174,8 @@ export function createHostActivities(deps: {
         const branch = await checkedOutBranch(id);
         // The branch a claim would record is git's on this host (src/domain/branch.ts): no retry changes that.
         const wrong = claimedBranch === undefined ? null : checkNamedBranch(claimedBranch, branch);
-        if (wrong) throw ApplicationFailure.create({ type: wrong.code, message: wrong.message, nonRetryable: true, details: wrong.details ? [wrong.details] : [] });
+        if (wrong)
+          throw ApplicationFailure.create({ type: wrong.code, message: wrong.message, nonRetryable: true, details: wrong.details ? [wrong.details] : [] });
         return { worktreePath: id.worktreePath, repoRoot: id.repoRoot, branch };
       } catch (err) {
         // The contract names three codes: a worktree whose git dir is gone is not a worktree.

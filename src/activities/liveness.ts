@@ -43,7 +43,8 @@ export function localProcessAuthority(hostId: string): LivenessAuthority {
       if (now.zombie) return { verdict: 'dead', detail: `process ${p.pid} has exited` };
       // A process that runs for another session proves nothing about this one.
       const session = procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID');
-      if (typeof session === 'string' && session !== owner.executionSessionId) return { verdict: 'unknown', detail: `process ${p.pid} runs for another session` };
+      if (typeof session === 'string' && session !== owner.executionSessionId)
+        return { verdict: 'unknown', detail: `process ${p.pid} runs for another session` };
       return { verdict: 'alive', detail: null };
     },
   };

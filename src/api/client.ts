@@ -227,7 +227,13 @@ export class ApiClient {
  * keeps sockets alive between requests of a long-lived caller; an idle one does not hold the
  * process open (Node unrefs free sockets).
  */
-function send(url: URL, method: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  payload: string | undefined,
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = transport.request(url, { method, headers }, (res) => {

@@ -28,7 +28,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 /** gRPC: CANCELLED, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE */
 const GRPC_UNAVAILABLE = new Set([1, 4, 8, 14]);
 const UNAVAILABLE_NAMES = new Set(['ServiceError', 'WorkflowUpdateRPCTimeoutOrCancelledError', 'TransportError', 'TimeoutError', 'AbortError']);
-const PG_UNAVAILABLE_MESSAGE = /connection terminated|timeout exceeded when trying to connect|connection error|Connection refused|the database system is (starting up|shutting down)|Client was closed|Cannot use a pool after calling end/i;
+const PG_UNAVAILABLE_MESSAGE =
+  /connection terminated|timeout exceeded when trying to connect|connection error|Connection refused|the database system is (starting up|shutting down)|Client was closed|Cannot use a pool after calling end/i;
 
 /**
  * Temporal or PostgreSQL not answering (down, restarting, overloaded, our deadline passed): the

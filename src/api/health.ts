@@ -9,7 +9,15 @@ import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands
 import { seenHosts, type SeenHost } from '../store/hosts';
 import { VERSION_INFO } from '../version';
 
-export { HealthVersionSchema, HEALTH_PROBLEM_CODES, HealthProblemSchema, HealthHostSchema, HealthReportSchema, type HealthProblem, type HealthReport } from '../contract/health';
+export {
+  HealthVersionSchema,
+  HEALTH_PROBLEM_CODES,
+  HealthProblemSchema,
+  HealthHostSchema,
+  HealthReportSchema,
+  type HealthProblem,
+  type HealthReport,
+} from '../contract/health';
 
 export interface HealthDeps {
   temporal: Client;
@@ -84,18 +92,39 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const problems: HealthProblem[] = [];
   if (temporalUp === 'down') problems.push({ code: 'temporal_unreachable', message: `Temporal did not answer within ${PROBE_TIMEOUT_MS / 1000} s` });
   if (postgres === 'down') problems.push({ code: 'postgres_unreachable', message: `PostgreSQL did not answer within ${PROBE_TIMEOUT_MS / 1000} s` });
-  if (ns && !ns.exists) problems.push({ code: 'namespace_missing', message: describeNamespaceProblem(ns), namespace: ns.namespace, commands: setupCommands(ns) });
+  if (ns && !ns.exists)
+    problems.push({ code: 'namespace_missing', message: describeNamespaceProblem(ns), namespace: ns.namespace, commands: setupCommands(ns) });
   if (ns && ns.exists && ns.missing.length > 0) {
-    problems.push({ code: 'search_attributes_missing', message: describeNamespaceProblem(ns), namespace: ns.namespace, names: ns.missing.map((a) => a.name), commands: setupCommands(ns) });
+    problems.push({
+      code: 'search_attributes_missing',
+      message: describeNamespaceProblem(ns),
+      namespace: ns.namespace,
+      names: ns.missing.map((a) => a.name),
+      commands: setupCommands(ns),
+    });
   }
-  if (temporalUp === 'up' && worker === 'down') problems.push({ code: 'task_queue_unserved', message: `no live worker polls the ownership workflows' task queue "${deps.taskQueue}"`, queue: deps.taskQueue });
+  if (temporalUp === 'up' && worker === 'down')
+    problems.push({
+      code: 'task_queue_unserved',
+      message: `no live worker polls the ownership workflows' task queue "${deps.taskQueue}"`,
+      queue: deps.taskQueue,
+    });
   if (temporalUp === 'up' && hostAgent === 'down') {
-    problems.push({ code: 'task_queue_unserved', message: `no live host agent polls this host's ("${deps.hostId}") task queue "${deps.hostTaskQueue}"`, queue: deps.hostTaskQueue });
+    problems.push({
+      code: 'task_queue_unserved',
+      message: `no live host agent polls this host's ("${deps.hostId}") task queue "${deps.hostTaskQueue}"`,
+      queue: deps.hostTaskQueue,
+    });
   }
   for (const h of hosts) {
     if (h.hostId === deps.hostId || h.agent === 'up') continue;
     const when = h.lastBeatAgoMs === null ? 'has no beacon and no live poller' : `last beat ${Math.round(h.lastBeatAgoMs / 1000)} s ago`;
-    problems.push({ code: 'host_agent_stale', message: `the agent of host "${h.hostId}" ${when}: its worktrees' projections wait for it`, hostId: h.hostId, lastBeatAgoMs: h.lastBeatAgoMs });
+    problems.push({
+      code: 'host_agent_stale',
+      message: `the agent of host "${h.hostId}" ${when}: its worktrees' projections wait for it`,
+      hostId: h.hostId,
+      lastBeatAgoMs: h.lastBeatAgoMs,
+    });
   }
   return {
     ok: temporalUp === 'up' && postgres === 'up' && worker === 'up' && (ns === null || namespaceReady(ns)),
@@ -108,4 +137,3 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
     hosts,
   };
 }
-

@@ -55,7 +55,8 @@ export const MessageHeadersSchema = z.looseObject({
  */
 export function messageOf(req: FastifyRequest, reply: FastifyReply, principal: Principal): MessageContext {
   const raw = req.headers[IDEMPOTENCY_KEY_HEADER];
-  if (raw !== undefined && (typeof raw !== 'string' || !IDEMPOTENCY_KEY.test(raw))) throw new OwnershipError('invalid_input', undefined, { fields: ['Idempotency-Key'] });
+  if (raw !== undefined && (typeof raw !== 'string' || !IDEMPOTENCY_KEY.test(raw)))
+    throw new OwnershipError('invalid_input', undefined, { fields: ['Idempotency-Key'] });
   const messageId = messageIdFor(principal, raw);
   void reply.header(MESSAGE_ID_HEADER, messageId);
   return { messageId };

@@ -108,7 +108,10 @@ function codesOf(status: number): string[] {
 function errorResponse(status: number, description: string): Json {
   const codes = codesOf(status);
   const properties = (errorBodyJson.properties ?? {}) as Json;
-  const schema = { ...errorBodyJson, properties: { ...properties, code: { type: 'string', enum: codes, description: 'a stable reason code (docs/reason-codes.md)' } } };
+  const schema = {
+    ...errorBodyJson,
+    properties: { ...properties, code: { type: 'string', enum: codes, description: 'a stable reason code (docs/reason-codes.md)' } },
+  };
   const headers = status === 503 ? { 'Retry-After': { description: 'seconds', schema: { type: 'integer', minimum: 1 } } } : undefined;
   return { description: `${description}. Codes: ${codes.join(', ')}`, ...(headers ? { headers } : {}), content: { 'application/json': { schema } } };
 }

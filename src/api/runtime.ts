@@ -44,7 +44,11 @@ export interface Backends {
 export async function connectBackends(cfg: Config): Promise<Backends> {
   const connection = await Connection.connect({ address: cfg.temporalAddress, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const keyring = loadKeyring(cfg);
-  const temporal = new Client({ connection, namespace: cfg.temporalNamespace, dataConverter: dataConverterOf({ keyring, payloadKeyFile: cfg.payloadKeyFile }) });
+  const temporal = new Client({
+    connection,
+    namespace: cfg.temporalNamespace,
+    dataConverter: dataConverterOf({ keyring, payloadKeyFile: cfg.payloadKeyFile }),
+  });
   const pool = createPool(cfg.databaseUrl);
   const client = new OwnershipClient({
     client: temporal,
@@ -71,7 +75,15 @@ export async function startApi(cfg: Config, opts: StartApiOptions = {}): Promise
   await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost);
   const backends = await connectBackends(cfg);
   const { temporal, client, pool } = backends;
-  const app = await buildServer({ config: cfg, temporal, client, pool, keyring: backends.keyring(), authenticator, logger: opts.logger ?? createLogger(cfg.logLevel) });
+  const app = await buildServer({
+    config: cfg,
+    temporal,
+    client,
+    pool,
+    keyring: backends.keyring(),
+    authenticator,
+    logger: opts.logger ?? createLogger(cfg.logLevel),
+  });
   await app.listen({ host: cfg.apiHost, port: cfg.apiPort });
   const shownHost = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
   return {

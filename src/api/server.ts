@@ -161,7 +161,9 @@ function refuseUnreadableRequest(err: Error & { code?: string }, socket: import(
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const body = JSON.stringify({ code: 'invalid_input', message: 'the request could not be read' });
   const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   socket.destroySoon();
 }
 
@@ -181,7 +183,7 @@ function failureOf(err: FastifyError): ApiFailure {
         .split('/')
         .filter(Boolean)
         .map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
-      keys: Array.isArray((v.params as { keys?: unknown }).keys) ? ((v.params as { keys: string[] }).keys) : undefined,
+      keys: Array.isArray((v.params as { keys?: unknown }).keys) ? (v.params as { keys: string[] }).keys : undefined,
     }));
     return toFailure(refusalFromIssues(issues));
   }

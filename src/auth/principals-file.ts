@@ -29,17 +29,16 @@ export const PrincipalEntrySchema = z
     }
     if (e.kind !== 'executor') {
       for (const k of ['workerId', 'runId'] as const) {
-        if (e[k] !== undefined) ctx.addIssue({ code: 'custom', path: [k], message: `only executor principals are bound to a worker; ${e.kind} must not have ${k}` });
+        if (e[k] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [k], message: `only executor principals are bound to a worker; ${e.kind} must not have ${k}` });
       }
     }
   });
 export type PrincipalEntry = z.infer<typeof PrincipalEntrySchema>;
 
-export const PrincipalsFileSchema = z
-  .strictObject({ principals: z.array(PrincipalEntrySchema).min(1).max(10_000) })
-  .superRefine((f, ctx) => {
-    for (const p of duplicateProblems(f.principals)) ctx.addIssue({ code: 'custom', path: ['principals'], message: p });
-  });
+export const PrincipalsFileSchema = z.strictObject({ principals: z.array(PrincipalEntrySchema).min(1).max(10_000) }).superRefine((f, ctx) => {
+  for (const p of duplicateProblems(f.principals)) ctx.addIssue({ code: 'custom', path: ['principals'], message: p });
+});
 export type PrincipalsFile = z.infer<typeof PrincipalsFileSchema>;
 
 /** Duplicate ids would make audit lines ambiguous; duplicate hashes would make one token two principals. */
@@ -90,7 +89,8 @@ export function readPrincipalsFile(file: string): PrincipalEntry[] {
   } catch {
     throw new PrincipalsConfigError(`OD_TOKENS_FILE ${file}: cannot be read`);
   }
-  if (!st.isFile() || st.size > MAX_FILE_BYTES) throw new PrincipalsConfigError(`OD_TOKENS_FILE ${file}: not a regular file of at most ${MAX_FILE_BYTES} bytes`);
+  if (!st.isFile() || st.size > MAX_FILE_BYTES)
+    throw new PrincipalsConfigError(`OD_TOKENS_FILE ${file}: not a regular file of at most ${MAX_FILE_BYTES} bytes`);
   // Anyone who can write this file can make themselves admin.
   if (process.platform !== 'win32' && (st.mode & 0o002) !== 0) throw new PrincipalsConfigError(`OD_TOKENS_FILE ${file}: is world-writable; chmod o-w it`);
   return parsePrincipals(readFileSync(file, 'utf8'), `OD_TOKENS_FILE ${file}`);

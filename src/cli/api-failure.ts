@@ -42,6 +42,7 @@ export function cliFailureOf(err: unknown, env: NodeJS.ProcessEnv = process.env)
   if (err instanceof ApiUnreachableError) {
     return { exit: EXIT.unreachable, code: 'unreachable', message: `the ownership service is unreachable at ${err.baseUrl} (is it running? set OD_API_URL)` };
   }
-  if (err instanceof ApiError) return { exit: exitForStatus(err.status), code: err.code, message: `${err.code}: ${err.body.message}${fieldsOf(err)}${hintFor(err, env)}` };
+  if (err instanceof ApiError)
+    return { exit: exitForStatus(err.status), code: err.code, message: `${err.code}: ${err.body.message}${fieldsOf(err)}${hintFor(err, env)}` };
   return null;
 }

@@ -56,7 +56,10 @@ export function translateError(err: unknown): unknown {
   }
   // The server aborted an update it had admitted (the task that carried it timed out: a worker died
   // with it, or the run closed): not applied by that attempt; the same message may be sent again.
-  if (err instanceof Error && /update (was|has been) aborted|workflow update was aborted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)) {
+  if (
+    err instanceof Error &&
+    /update (was|has been) aborted|workflow update was aborted/i.test(`${err.message} ${(err.cause as Error | undefined)?.message ?? ''}`)
+  ) {
     return new OwnershipError('unavailable', UNPROCESSED);
   }
   // The task that carried the update failed on the server (a continue-as-new completed while an

@@ -69,7 +69,6 @@ import type { ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
 import { PerOwnershipQueue } from './inflight';
 
-
 /**
  * The message an update is: every attempt of one request carries the same id (Temporal's update id),
  * so a retry after a seam or a lost task is the same message, answered from the event bearing it.
@@ -95,7 +94,10 @@ function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [
 }
 
 /** A signal as service processes send it: sealed for its workflow (signals have no id). */
-const sealedSignalArg = <I>(arg: I, messageId?: string): I => ({ ...arg, seal: { ...sealRequest(null, Date.now()), ...(messageId !== undefined ? { messageId } : {}) } });
+const sealedSignalArg = <I>(arg: I, messageId?: string): I => ({
+  ...arg,
+  seal: { ...sealRequest(null, Date.now()), ...(messageId !== undefined ? { messageId } : {}) },
+});
 
 export { OwnershipError } from './errors';
 export type { LivenessState, OwnershipView, ProjectionState, ProjectionSync } from '../workflows/messages';
@@ -190,7 +192,10 @@ async function throughContinueAsNew<T>(call: () => Promise<T>, waitMs = CONTINUE
     try {
       return await call();
     } catch (err) {
-      const seam = err instanceof OwnershipError && err.code === 'unavailable' && (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED || err.message === IN_FLIGHT);
+      const seam =
+        err instanceof OwnershipError &&
+        err.code === 'unavailable' &&
+        (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED || err.message === IN_FLIGHT);
       if (!seam || Date.now() + delay > deadline) throw err;
       await new Promise((r) => setTimeout(r, delay));
     }
@@ -214,7 +219,10 @@ function addressed<I>(ref: OwnershipRef, input: I): I {
  * (plus the host id): no conversation, no title, no lane or plan, nothing a caller wrote freely.
  * The branch is the one at the start; a rename is in the events and the current details.
  */
-export function ownershipStartMetadata(w: { ownershipId: string; repoRoot: string; worktreePath: string; branch: string; hostId: string }): { staticSummary: string; staticDetails: string } {
+export function ownershipStartMetadata(w: { ownershipId: string; repoRoot: string; worktreePath: string; branch: string; hostId: string }): {
+  staticSummary: string;
+  staticDetails: string;
+} {
   const name = (p: string) => p.split('/').filter(Boolean).pop() ?? p;
   return {
     staticSummary: `worktree ${name(w.worktreePath)} · branch ${w.branch} · repo ${name(w.repoRoot)}`,
@@ -255,7 +263,10 @@ export class OwnershipClient {
    * The worktree as git on this host sees it: its canonical path and repository root. A caller's
    * repoRoot that names anything else is refused rather than used.
    */
-  private async identify(worktreePath: string, claimedRoot: string | undefined): Promise<{ worktreePath: string; repoRoot: string; branch: string | null; dirs: WorktreeIdentity }> {
+  private async identify(
+    worktreePath: string,
+    claimedRoot: string | undefined,
+  ): Promise<{ worktreePath: string; repoRoot: string; branch: string | null; dirs: WorktreeIdentity }> {
     // The path first (nothing outside the roots is even looked at), then every git dir it leads to.
     const path = await this.normalize(worktreePath);
     let id: Awaited<ReturnType<typeof identifyWorktree>>;
@@ -301,7 +312,11 @@ export class OwnershipClient {
     const bootId = readBootIdSync();
     if (bootId === null) return;
     const stat = procStat(p.pid);
-    const problem = claimedProcessProblem(p, { bootId, startTime: stat?.startTime ?? null, sessionInEnviron: stat ? procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID') : undefined }, input.executionSessionId);
+    const problem = claimedProcessProblem(
+      p,
+      { bootId, startTime: stat?.startTime ?? null, sessionInEnviron: stat ? procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID') : undefined },
+      input.executionSessionId,
+    );
     if (problem !== null) throw new OwnershipError('process_not_session', undefined, { reason: problem });
   }
 
@@ -324,11 +339,16 @@ export class OwnershipClient {
     const branch = this.boundBranch(req.branch, seen);
     const { repoRoot: _r, worktreePath: _w, hostId: _h, branch: _b, ...rest } = req;
     const claim = { ...rest, branch };
-    const where: HeldOwnershipQuery = { hostId, worktreePath, projectedOwnershipId: seen && opts.heldOwnership ? await projectedOwnershipId(seen.dirs).catch(() => null) : null };
+    const where: HeldOwnershipQuery = {
+      hostId,
+      worktreePath,
+      projectedOwnershipId: seen && opts.heldOwnership ? await projectedOwnershipId(seen.dirs).catch(() => null) : null,
+    };
     const held = opts.heldOwnership ? await opts.heldOwnership(where) : null;
     // Moved while owned (git worktree move keeps the private git dir, and its projection, while the
     // ownership stays recorded at the old path): refused, never a second live owner.
-    if (held && held.record.worktreePath !== worktreePath) throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
+    if (held && held.record.worktreePath !== worktreePath)
+      throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
     if (!local && !held && opts.hostAway) {
       const away = await opts.hostAway(hostId);
       if (away) throw new OwnershipError('host_unavailable', undefined, away);
@@ -355,20 +375,26 @@ export class OwnershipClient {
       });
     };
     try {
-      const answer = await throughContinueAsNew(async () => {
-        try {
-          if (this.opts.updateWithStart === false) {
-            await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
-            return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()));
+      const answer = await throughContinueAsNew(
+        async () => {
+          try {
+            if (this.opts.updateWithStart === false) {
+              await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
+              return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()));
+            }
+            return await this.queue.run(workflowId, () =>
+              this.opts.client.workflow.executeUpdateWithStart(claimUpdate, {
+                ...sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()),
+                startWorkflowOperation: startOperation(),
+              }),
+            );
+          } catch (err) {
+            const translated = translateError(err);
+            throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
           }
-          return await this.queue.run(workflowId, () =>
-            this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { ...sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()), startWorkflowOperation: startOperation() }),
-          );
-        } catch (err) {
-          const translated = translateError(err);
-          throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
-        }
-      }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
+        },
+        opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS,
+      );
       return await this.enforced(workflowId, answer, opts.enforcementWaitMs);
     } catch (err) {
       throw await this.namingTheOwner(translateError(err), where, opts);
@@ -423,21 +449,36 @@ export class OwnershipClient {
     return answer;
   }
 
-  private async ownerChange<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions): Promise<OwnershipView> {
+  private async ownerChange<I>(
+    ref: OwnershipRef,
+    def: UpdateDefinition<OwnershipView, [I]>,
+    schema: z.ZodType<I>,
+    input: I,
+    opts: MessageOptions,
+  ): Promise<OwnershipView> {
     const answer = await this.update(ref, def, schema, input, opts);
     return this.enforced(await this.workflowIdOf(ref), answer, opts.enforcementWaitMs);
   }
 
-  private async update<I>(ref: OwnershipRef, def: UpdateDefinition<OwnershipView, [I]>, schema: z.ZodType<I>, input: I, opts: MessageOptions = {}): Promise<OwnershipView> {
+  private async update<I>(
+    ref: OwnershipRef,
+    def: UpdateDefinition<OwnershipView, [I]>,
+    schema: z.ZodType<I>,
+    input: I,
+    opts: MessageOptions = {},
+  ): Promise<OwnershipView> {
     const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
-    return throughContinueAsNew(async () => {
-      try {
-        return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg, this.now())));
-      } catch (err) {
-        throw await this.atTheSeam(workflowId, err);
-      }
-    }, opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS);
+    return throughContinueAsNew(
+      async () => {
+        try {
+          return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg, this.now())));
+        } catch (err) {
+          throw await this.atTheSeam(workflowId, err);
+        }
+      },
+      opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS,
+    );
   }
 
   private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I, messageId?: string): Promise<void> {

@@ -60,7 +60,8 @@ export interface Attribute {
 
 const REDUCER = 'folded from the events by applyEvent (src/domain/projection.ts), in the workflow and in PostgreSQL';
 const PROJECTED = 'written from the record by the projection loop (host applyLocalProjection, src/git/record.ts localProjectionOf) once the record is durable';
-const LOCKED = 'derived from overdeck.config by lockFromProjection in the same applyLocalProjection, under the writer lock, right after it; read for no decision';
+const LOCKED =
+  'derived from overdeck.config by lockFromProjection in the same applyLocalProjection, under the writer lock, right after it; read for no decision';
 const PUBLISHED = 'upserted from the record after every change that alters it (src/workflows/publish.ts)';
 const STAMPED = 'stamped on every event by emit (src/workflows/durable-log.ts) from the record';
 
@@ -100,7 +101,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [
       { surface: 'record', fields: ['seq'], refresh: REDUCER },
       { surface: 'git', fields: ['seq'], refresh: `${PROJECTED}; the compare-and-swap key of every write` },
-      { surface: 'api', fields: ['projectionSync.localSeq', 'projectionSync.durableSeq'], refresh: 'set by the workflow when the host agent (localSeq) or PostgreSQL (durableSeq) acknowledges a seq' },
+      {
+        surface: 'api',
+        fields: ['projectionSync.localSeq', 'projectionSync.durableSeq'],
+        refresh: 'set by the workflow when the host agent (localSeq) or PostgreSQL (durableSeq) acknowledges a seq',
+      },
     ],
   },
   {
@@ -126,7 +131,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: 'which lifecycle states hold, free or end a worktree',
     home: { surface: 'code', fields: ['src/domain/states.ts HELD_STATES, FREE_STATES, ENDED_STATES'] },
     copies: [
-      { surface: 'code', fields: ['hooks/overdeck-guard.sh od_free_states, od_conflict_states'], refresh: 'generated block; test/unit/guard-states.test.ts fails on drift, OD_WRITE_GUARD_STATES=1 rewrites it' },
+      {
+        surface: 'code',
+        fields: ['hooks/overdeck-guard.sh od_free_states, od_conflict_states'],
+        refresh: 'generated block; test/unit/guard-states.test.ts fails on drift, OD_WRITE_GUARD_STATES=1 rewrites it',
+      },
       {
         surface: 'code',
         fields: ['migrations/1700000000010_one-live-owner.sql ownerships_one_live_owner (held states)'],
@@ -138,7 +147,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: 'owner of the current tenure (session, runtime, parent, process) and its epoch',
     home: { surface: 'event', fields: ['claimed.owner', 'claimed.epoch', 'reclaimed.owner', 'reclaimed.epoch'] },
     copies: [
-      { surface: 'record', fields: ['owner.executionSessionId', 'owner.runtime', 'owner.parentExecutionSessionId', 'owner.process', 'epoch'], refresh: REDUCER },
+      {
+        surface: 'record',
+        fields: ['owner.executionSessionId', 'owner.runtime', 'owner.parentExecutionSessionId', 'owner.process', 'epoch'],
+        refresh: REDUCER,
+      },
       { surface: 'git', fields: ['executionSessionId', 'runtime', 'epoch'], refresh: PROJECTED },
       { surface: 'lock', fields: ['execution_session_id', 'epoch'], refresh: LOCKED },
       { surface: 'searchAttribute', fields: ['OwnerSessionId'], refresh: PUBLISHED },
@@ -148,10 +161,22 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: 'how each tenure began (lineage)',
     home: {
       surface: 'event',
-      fields: ['claimed.via', 'claimed.handoffId', 'claimed.previousExecutionSessionId', 'reclaimed.previousOwner', 'reclaimed.forced', 'reclaimed.reason', 'reclaimed.principal'],
+      fields: [
+        'claimed.via',
+        'claimed.handoffId',
+        'claimed.previousExecutionSessionId',
+        'reclaimed.previousOwner',
+        'reclaimed.forced',
+        'reclaimed.reason',
+        'reclaimed.principal',
+      ],
     },
     copies: [
-      { surface: 'record', fields: ['lineage', 'claimedAt'], refresh: `${REDUCER}; history's lineage links are this same fold (src/store/lookups.ts lineageOf), not a second builder` },
+      {
+        surface: 'record',
+        fields: ['lineage', 'claimedAt'],
+        refresh: `${REDUCER}; history's lineage links are this same fold (src/store/lookups.ts lineageOf), not a second builder`,
+      },
       { surface: 'git', fields: ['claimedAt'], refresh: PROJECTED },
       { surface: 'lock', fields: ['claimed_at'], refresh: LOCKED },
       { surface: 'searchAttribute', fields: ['OwnershipSessions'], refresh: `${PUBLISHED}: the distinct sessions of record.lineage` },
@@ -189,7 +214,10 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: "owner's conversation (id, URL, title)",
-    home: { surface: 'binding', fields: ['executor_bindings.first_conversation (src/domain/binding.ts applyObservation; a later observation with the same id refreshes the title)'] },
+    home: {
+      surface: 'binding',
+      fields: ['executor_bindings.first_conversation (src/domain/binding.ts applyObservation; a later observation with the same id refreshes the title)'],
+    },
     copies: [
       {
         surface: 'event',
@@ -205,7 +233,10 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'lane, plan and request of the work',
-    home: { surface: 'event', fields: ['claimed.lane', 'claimed.planRef', 'claimed.requestId', 'plan_bound.lane', 'plan_bound.planRef', 'plan_bound.requestId'] },
+    home: {
+      surface: 'event',
+      fields: ['claimed.lane', 'claimed.planRef', 'claimed.requestId', 'plan_bound.lane', 'plan_bound.planRef', 'plan_bound.requestId'],
+    },
     copies: [
       { surface: 'record', fields: ['lane', 'planRef', 'requestId'], refresh: REDUCER },
       { surface: 'git', fields: ['lane', 'planRef'], refresh: PROJECTED },
@@ -220,7 +251,11 @@ export const ATTRIBUTES: readonly Attribute[] = [
       ],
     },
     copies: [
-      { surface: 'api', fields: ['liveness.lastHeartbeatAt'], refresh: 'the workflow view, read live (between lease checks it may be up to one lease older than ownership_heartbeats)' },
+      {
+        surface: 'api',
+        fields: ['liveness.lastHeartbeatAt'],
+        refresh: 'the workflow view, read live (between lease checks it may be up to one lease older than ownership_heartbeats)',
+      },
       {
         surface: 'record',
         fields: ['lastSeenAt'],
@@ -234,8 +269,16 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: 'liveness of the owner (verdict of the liveness authority)',
     home: { surface: 'host', fields: ['checkSessionLiveness: the liveness authority (src/activities/liveness.ts)'] },
     copies: [
-      { surface: 'api', fields: ['liveness.status', 'liveness.verdict', 'liveness.checkedAt'], refresh: 'set by the workflow from heartbeats and from each verdict on the tenure it asked about (src/workflows/liveness.ts)' },
-      { surface: 'event', fields: ['stale.verdict', 'stale.detail', 'heartbeat.transition'], refresh: 'a dead verdict on an active tenure (decideStale); a heartbeat that revives one (decideHeartbeat)' },
+      {
+        surface: 'api',
+        fields: ['liveness.status', 'liveness.verdict', 'liveness.checkedAt'],
+        refresh: 'set by the workflow from heartbeats and from each verdict on the tenure it asked about (src/workflows/liveness.ts)',
+      },
+      {
+        surface: 'event',
+        fields: ['stale.verdict', 'stale.detail', 'heartbeat.transition'],
+        refresh: 'a dead verdict on an active tenure (decideStale); a heartbeat that revives one (decideHeartbeat)',
+      },
     ],
   },
   {
@@ -245,7 +288,17 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'pending handoff',
-    home: { surface: 'event', fields: ['handoff_started.handoffId', 'handoff_started.toExecutionSessionId', 'handoff_started.toWorkerId', 'handoff_started.reason', 'handoff_started.expiresAt', 'handoff_cancelled.handoffId'] },
+    home: {
+      surface: 'event',
+      fields: [
+        'handoff_started.handoffId',
+        'handoff_started.toExecutionSessionId',
+        'handoff_started.toWorkerId',
+        'handoff_started.reason',
+        'handoff_started.expiresAt',
+        'handoff_cancelled.handoffId',
+      ],
+    },
     copies: [{ surface: 'record', fields: ['handoff'], refresh: REDUCER }],
   },
   {
@@ -279,14 +332,31 @@ export const ATTRIBUTES: readonly Attribute[] = [
   {
     fact: 'offline (provisional) claim not yet reconciled',
     home: { surface: 'git', fields: ['provisional', 'idempotencyKey'] },
-    copies: [{ surface: 'host', fields: ['overdeck.provisional.json'], refresh: 'stashed when a write replaces an unreconciled provisional claim; read and cleared by od-worktree reconcile' }],
+    copies: [
+      {
+        surface: 'host',
+        fields: ['overdeck.provisional.json'],
+        refresh: 'stashed when a write replaces an unreconciled provisional claim; read and cleared by od-worktree reconcile',
+      },
+    ],
   },
   {
-    fact: 'the tenure proof (hash of the owner\'s tenure secret)',
-    home: { surface: 'code', fields: ['src/domain/tenure.ts: derived from the service key and (ownershipId, epoch, owner session); the secret itself is stored nowhere'] },
+    fact: "the tenure proof (hash of the owner's tenure secret)",
+    home: {
+      surface: 'code',
+      fields: ['src/domain/tenure.ts: derived from the service key and (ownershipId, epoch, owner session); the secret itself is stored nowhere'],
+    },
     copies: [
-      { surface: 'git', fields: ['tenureHash'], refresh: `${PROJECTED}, from the host agent's service key; od-worktree reconcile writes it when it can read the key and otherwise keeps it only for the same tenure` },
-      { surface: 'code', fields: ['bind, accept-handoff, reclaim answers `tenure`; POST /v1/ownerships/{id}/tenure; POST /v1/ownerships/{id}/override'], refresh: 'derived by the API at each answer, from the answer\'s record (or PostgreSQL\'s row)' },
+      {
+        surface: 'git',
+        fields: ['tenureHash'],
+        refresh: `${PROJECTED}, from the host agent's service key; od-worktree reconcile writes it when it can read the key and otherwise keeps it only for the same tenure`,
+      },
+      {
+        surface: 'code',
+        fields: ['bind, accept-handoff, reclaim answers `tenure`; POST /v1/ownerships/{id}/tenure; POST /v1/ownerships/{id}/override'],
+        refresh: "derived by the API at each answer, from the answer's record (or PostgreSQL's row)",
+      },
     ],
   },
   {
@@ -298,11 +368,16 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: "whether the worktree's projection enforces the record",
     home: { surface: 'workflow', fields: ['projectionSync, set from the host agent answers'] },
     copies: [
-      { surface: 'api', fields: ['projectionSync.hostId', 'projectionSync.error', 'view.projection'], refresh: 'the workflow view, read live; projection is derived from localSeq, error and the record seq' },
+      {
+        surface: 'api',
+        fields: ['projectionSync.hostId', 'projectionSync.error', 'view.projection'],
+        refresh: 'the workflow view, read live; projection is derived from localSeq, error and the record seq',
+      },
       {
         surface: 'api',
         fields: ['view.enforcement', 'list.enforcement'],
-        refresh: "view.projection with the host agent's presence as the API sees it now (its beacon in worker_beacons, else its queue's pollers; src/api/service/host-presence.ts, cached 1 s)",
+        refresh:
+          "view.projection with the host agent's presence as the API sees it now (its beacon in worker_beacons, else its queue's pollers; src/api/service/host-presence.ts, cached 1 s)",
       },
     ],
   },
@@ -313,7 +388,8 @@ export const ATTRIBUTES: readonly Attribute[] = [
       {
         surface: 'api',
         fields: ['projectionSync.branch', 'list.branchStatus'],
-        refresh: 'the newer of the workflow\'s last projection answer and worktree_heads, which the journal shipper writes after each journaled ref move (src/store/worktree-heads.ts; observability only)',
+        refresh:
+          "the newer of the workflow's last projection answer and worktree_heads, which the journal shipper writes after each journaled ref move (src/store/worktree-heads.ts; observability only)",
       },
     ],
   },
@@ -332,7 +408,8 @@ export const ATTRIBUTES: readonly Attribute[] = [
       {
         surface: 'workflow',
         fields: ['input.settings'],
-        refresh: "given by the starter at the first start (the API's client: ownershipSettingsOf); each continue-as-new takes the workflow worker's configuration again (store.readSettings, nextRunSettings)",
+        refresh:
+          "given by the starter at the first start (the API's client: ownershipSettingsOf); each continue-as-new takes the workflow worker's configuration again (store.readSettings, nextRunSettings)",
       },
     ],
   },
@@ -346,22 +423,34 @@ export const ATTRIBUTES: readonly Attribute[] = [
         refresh:
           'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; a line is a claim, judged against the tenure the ownership log says held the shipped worktree (src/domain/attribution.ts); a commit is attributed only when one worktree reports it consistently (docs/git-projection.md#whom-a-commit-is-attributed-to)',
       },
-      { surface: 'code', fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'], refresh: 'read from commit_authorship and the ownership log at each lookup; a commit not attributed reads unknown, with its status and reports' },
+      {
+        surface: 'code',
+        fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'],
+        refresh: 'read from commit_authorship and the ownership log at each lookup; a commit not attributed reads unknown, with its status and reports',
+      },
     ],
   },
   {
     fact: 'refused git moves and refused wrapper commands (attempts)',
-    home: { surface: 'host', fields: ['<private git dir>/overdeck.journal kind=ref_refused (reference-transaction, prepared) and kind=wrapper_refused (agent git wrapper) lines'] },
+    home: {
+      surface: 'host',
+      fields: ['<private git dir>/overdeck.journal kind=ref_refused (reference-transaction, prepared) and kind=wrapper_refused (agent git wrapper) lines'],
+    },
     copies: [
       { surface: 'code', fields: ['PostgreSQL git_refusals'], refresh: 'shipped with the commit lines, idempotent on (host, git dir, offset)' },
       { surface: 'code', fields: ['GET /v1/history ownerships[].attempts, od-worktree history'], refresh: 'read at each lookup' },
     ],
   },
   {
-    fact: "the pre-land commits a landing brought, in order, with their patch-ids",
+    fact: 'the pre-land commits a landing brought, in order, with their patch-ids',
     home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/landings/commits.ts landedCommitsOf)"] },
     copies: [
-      { surface: 'code', fields: ['PostgreSQL landing_commits'], refresh: 'written once per receipt: by the host agent after the landed projection write, or by provenance at its first lookup of the receipt; by landings scan for an inferred one' },
+      {
+        surface: 'code',
+        fields: ['PostgreSQL landing_commits'],
+        refresh:
+          'written once per receipt: by the host agent after the landed projection write, or by provenance at its first lookup of the receipt; by landings scan for an inferred one',
+      },
     ],
   },
   {

@@ -10,7 +10,10 @@ import { refusal, type Refusal } from './reasons';
 const UUID_BODY = '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}';
 const UUID_ANY_CASE = new RegExp(`^${UUID_BODY}$`);
 /** What canonicalConversationUrl accepts, as a pattern a client can follow: the query and fragment (dropped) storable. */
-const CONVERSATION_URL = new RegExp(String.raw`^(?=[\s\S]{1,2048}$)https://(?:(?:www\.)?chatgpt\.com|chat\.openai\.com)/(?:g/[A-Za-z0-9_-]+/)?c/${UUID_BODY}/?(?:[?#][^\s\x00-\x1f\x7f\uD800-\uDFFF]*)?$`, 'u');
+const CONVERSATION_URL = new RegExp(
+  String.raw`^(?=[\s\S]{1,2048}$)https://(?:(?:www\.)?chatgpt\.com|chat\.openai\.com)/(?:g/[A-Za-z0-9_-]+/)?c/${UUID_BODY}/?(?:[?#][^\s\x00-\x1f\x7f\uD800-\uDFFF]*)?$`,
+  'u',
+);
 
 export const ObservationSchema = z.strictObject({
   executor: IdString,
@@ -109,7 +112,11 @@ export function applyObservation(
   }
   if (base.firstConversation.conversationId === conv.conversationId) {
     // Same conversation: a newer title is display-only and may refresh; the identity never moves.
-    return { state: { ...next, firstConversation: { ...base.firstConversation, title: conv.title ?? base.firstConversation.title } }, firstBound: false, conflict: false };
+    return {
+      state: { ...next, firstConversation: { ...base.firstConversation, title: conv.title ?? base.firstConversation.title } },
+      firstBound: false,
+      conflict: false,
+    };
   }
   return { state: { ...next, firstConflict: base.firstConflict ?? conv }, firstBound: false, conflict: true };
 }

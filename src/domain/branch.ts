@@ -35,7 +35,11 @@ export interface BranchCandidate {
  */
 export function pickLandingSource<C extends BranchCandidate>(candidates: readonly C[]): { one: C } | { ambiguous: C[] } | null {
   const open = (c: C) => c.state !== 'closed';
-  const tiers = [candidates.filter((c) => c.holdsNow && isHeldState(c.state)), candidates.filter((c) => c.holdsNow && open(c)), candidates.filter((c) => !c.holdsNow && open(c))];
+  const tiers = [
+    candidates.filter((c) => c.holdsNow && isHeldState(c.state)),
+    candidates.filter((c) => c.holdsNow && open(c)),
+    candidates.filter((c) => !c.holdsNow && open(c)),
+  ];
   for (const tier of tiers) {
     if (tier.length === 1) return { one: tier[0]! };
     if (tier.length > 1) return { ambiguous: tier };

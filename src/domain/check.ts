@@ -19,7 +19,8 @@ const defOf = (s: unknown): Def => (s as { _zod: { def: Def } })._zod.def;
 const checkDefOf = (c: unknown): CheckDef => (c as { _zod: { def: CheckDef } })._zod.def;
 
 /** Worse wins: an unknown field anywhere is reported as such, as zod's issues would show it. */
-const worst = (a: CheckFailure | null, b: CheckFailure | null): CheckFailure | null => (a === 'unknown_field' || b === 'unknown_field' ? 'unknown_field' : (a ?? b));
+const worst = (a: CheckFailure | null, b: CheckFailure | null): CheckFailure | null =>
+  a === 'unknown_field' || b === 'unknown_field' ? 'unknown_field' : (a ?? b);
 
 function compileChecks(checks: unknown, kind: 'string' | 'number'): ((x: never) => boolean)[] {
   return ((checks as unknown[] | undefined) ?? []).map((c): ((x: never) => boolean) => {

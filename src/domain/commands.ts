@@ -65,7 +65,12 @@ const OwnerOnly = { ...Addressed, executionSessionId: IdString, epoch: Epoch, pr
  * may accept. The client and the API always name one; absent (messages of earlier versions) means
  * the owner's own worker.
  */
-export const HandoffInputSchema = z.strictObject({ ...OwnerOnly, toExecutionSessionId: IdString, toWorkerId: IdString.optional(), reason: FreeText.nullable().optional() });
+export const HandoffInputSchema = z.strictObject({
+  ...OwnerOnly,
+  toExecutionSessionId: IdString,
+  toWorkerId: IdString.optional(),
+  reason: FreeText.nullable().optional(),
+});
 export type HandoffInput = z.infer<typeof HandoffInputSchema>;
 
 export const CancelHandoffInputSchema = z.strictObject({ ...OwnerOnly });

@@ -39,7 +39,7 @@ function actor(sessionId: string | null, principal: Principal) {
  * An executor principal may act only for its own agent worker, and, when its token is bound to a
  * run, only for that run.
  */
-function checkPrincipalWorker(principal: Principal, worker: Pick<AgentWorkerRef, 'workerId'> & { runId?: string | null } | null | undefined): Refusal | null {
+function checkPrincipalWorker(principal: Principal, worker: (Pick<AgentWorkerRef, 'workerId'> & { runId?: string | null }) | null | undefined): Refusal | null {
   if (principal.kind === 'admin' || principal.kind === 'system') return null;
   if (principal.kind !== 'executor') return refusal('forbidden');
   if (!principal.workerId || principal.workerId !== worker?.workerId) return refusal('worker_mismatch');
@@ -124,7 +124,8 @@ export function decideHandoff(r: OwnershipRecord | null, input: HandoffInput, ha
   if (denied) return denied;
   // A retry of the handoff that is pending (its first answer lost in doubt) is answered, not refused.
   const h = r!.handoff;
-  if (r!.state === 'handoff_pending' && h && h.toExecutionSessionId === input.toExecutionSessionId && (h.toWorkerId ?? null) === (input.toWorkerId ?? null)) return { events: [] };
+  if (r!.state === 'handoff_pending' && h && h.toExecutionSessionId === input.toExecutionSessionId && (h.toWorkerId ?? null) === (input.toWorkerId ?? null))
+    return { events: [] };
   if (r!.state !== 'active') return refusal('invalid_state', { state: r!.state });
   if (input.toExecutionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'toExecutionSessionId' });
   return {
@@ -191,14 +192,22 @@ export function decideCancelHandoff(r: OwnershipRecord | null, input: CancelHand
   if (denied) return denied;
   if (r!.state !== 'handoff_pending' || !r!.handoff) return refusal('no_pending_handoff');
   return {
-    events: [{ type: 'ownership.handoff_cancelled', ...actor(input.executionSessionId, input.principal), data: { handoffId: r!.handoff.handoffId, reason: 'cancelled' } }],
+    events: [
+      {
+        type: 'ownership.handoff_cancelled',
+        ...actor(input.executionSessionId, input.principal),
+        data: { handoffId: r!.handoff.handoffId, reason: 'cancelled' },
+      },
+    ],
   };
 }
 
 export function decideHandoffTimeout(r: OwnershipRecord, now: string): Decision {
   if (r.state !== 'handoff_pending' || !r.handoff || r.handoff.expiresAt > now) return { events: [] };
   return {
-    events: [{ type: 'ownership.handoff_cancelled', actorSessionId: null, principal: 'system:workflow', data: { handoffId: r.handoff.handoffId, reason: 'timeout' } }],
+    events: [
+      { type: 'ownership.handoff_cancelled', actorSessionId: null, principal: 'system:workflow', data: { handoffId: r.handoff.handoffId, reason: 'timeout' } },
+    ],
   };
 }
 
@@ -217,7 +226,11 @@ export function decideRelease(r: OwnershipRecord | null, input: ReleaseInput): D
   if (r!.state === 'submitted') return refusal('invalid_state', { state: r!.state });
   return {
     events: [
-      { type: 'ownership.released', ...actor(input.executionSessionId, input.principal), data: { executionSessionId: input.executionSessionId, epoch: input.epoch, reason: input.reason ?? null } },
+      {
+        type: 'ownership.released',
+        ...actor(input.executionSessionId, input.principal),
+        data: { executionSessionId: input.executionSessionId, epoch: input.epoch, reason: input.reason ?? null },
+      },
     ],
   };
 }
@@ -259,13 +272,15 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
   if (r.state === 'released') return refusal('invalid_state', { state: r.state, hint: 'claim a released worktree' });
   // Silent past its lease and not (yet) proven alive: nobody can say it is alive, so the refusal
   // says liveness is unknown (an owner on a host that is cut off stays so until the host is back).
-  if (liveness.verdict === 'unknown' || (liveness.status === 'silent' && liveness.verdict === null)) return refusal('liveness_unknown', { owner: ownerSummary(r), liveness: liveness.status });
+  if (liveness.verdict === 'unknown' || (liveness.status === 'silent' && liveness.verdict === null))
+    return refusal('liveness_unknown', { owner: ownerSummary(r), liveness: liveness.status });
   return refusal('owner_alive', { owner: ownerSummary(r), liveness: liveness.status });
 }
 
 export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, liveness: LivenessView, conversation: Conversation | null): Decision {
   // A retry of a reclaim that took effect (its first answer lost in doubt): the caller owns it now.
-  if (!checkPrincipalWorker(input.principal, input.worker) && !checkAddressed(r, input) && !checkForce(input) && isReclaimReplay(r, input)) return { events: [] };
+  if (!checkPrincipalWorker(input.principal, input.worker) && !checkAddressed(r, input) && !checkForce(input) && isReclaimReplay(r, input))
+    return { events: [] };
   const denied = checkReclaim(r, input, liveness);
   if (denied) return denied;
   const prev = r!.owner ?? null;
@@ -302,7 +317,13 @@ export function decideSubmit(r: OwnershipRecord | null, input: SubmitInput): Dec
   if (denied) return denied;
   if (r!.state !== 'active') return refusal('invalid_state', { state: r!.state });
   return {
-    events: [{ type: 'ownership.submitted', ...actor(input.executionSessionId, input.principal), data: { executionSessionId: input.executionSessionId, epoch: input.epoch, head: input.head ?? null } }],
+    events: [
+      {
+        type: 'ownership.submitted',
+        ...actor(input.executionSessionId, input.principal),
+        data: { executionSessionId: input.executionSessionId, epoch: input.epoch, head: input.head ?? null },
+      },
+    ],
   };
 }
 
@@ -315,7 +336,12 @@ export function decideBindPlan(r: OwnershipRecord | null, input: BindPlanInput):
 }
 
 export function decideRenameBranch(r: OwnershipRecord | null, input: RenameBranchInput): Decision {
-  if (r && r.branch === input.to && r.branchNames.includes(input.from) && !checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId)) {
+  if (
+    r &&
+    r.branch === input.to &&
+    r.branchNames.includes(input.from) &&
+    !checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId)
+  ) {
     return { events: [] };
   }
   const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
@@ -362,7 +388,16 @@ export function decideWorktreeRemoved(r: OwnershipRecord | null, input: Worktree
   const misaddressed = checkAddressed(r, input);
   if (misaddressed) return misaddressed;
   if (r.worktreeRemoved) return { events: [] };
-  return { events: [{ type: 'ownership.worktree_removed', actorSessionId: null, principal: `${input.principal.kind}:${input.principal.id}`, data: { reason: input.reason ?? null } }] };
+  return {
+    events: [
+      {
+        type: 'ownership.worktree_removed',
+        actorSessionId: null,
+        principal: `${input.principal.kind}:${input.principal.id}`,
+        data: { reason: input.reason ?? null },
+      },
+    ],
+  };
 }
 
 /**
@@ -371,7 +406,12 @@ export function decideWorktreeRemoved(r: OwnershipRecord | null, input: Worktree
  * different conversation is not taken), but a newer title of the same conversation is display-only
  * and is recorded, so `who` shows it (`refreshTitle`; false for histories from before it).
  */
-export function decideConversationBound(r: OwnershipRecord | null, workerId: string, conversation: Conversation | null, opts: { refreshTitle?: boolean } = {}): Decision {
+export function decideConversationBound(
+  r: OwnershipRecord | null,
+  workerId: string,
+  conversation: Conversation | null,
+  opts: { refreshTitle?: boolean } = {},
+): Decision {
   if (!r || !r.owner || !conversation || isEndedState(r.state)) return { events: [] };
   if (r.worker?.workerId !== workerId) return { events: [] };
   const held = r.owner.conversation;

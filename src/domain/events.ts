@@ -34,7 +34,11 @@ export const EventDataSchemas = {
     planRef: FreeText.nullable(),
     requestId: IdString.nullable(),
   }),
-  'ownership.conversation_bound': z.strictObject({ executionSessionId: IdString, conversation: ConversationSchema, worker: AgentWorkerRefSchema.nullable().optional() }),
+  'ownership.conversation_bound': z.strictObject({
+    executionSessionId: IdString,
+    conversation: ConversationSchema,
+    worker: AgentWorkerRefSchema.nullable().optional(),
+  }),
   'ownership.plan_bound': z.strictObject({ lane: FreeText.nullable(), planRef: FreeText.nullable(), requestId: IdString.nullable() }),
   'ownership.heartbeat': z.strictObject({ executionSessionId: IdString, epoch: Epoch, transition: z.enum(['revived', 'periodic']) }),
   'ownership.handoff_started': z.strictObject({
@@ -54,7 +58,11 @@ export const EventDataSchemas = {
    * A reclaim preserved no WIP: no worktree to preserve it from (deleted without a worktree_removed
    * message), or an admin forced the reclaim although preservation failed (`detail`: the host's reason code).
    */
-  'ownership.wip_not_preserved': z.strictObject({ executionSessionId: IdString, reason: z.enum(['worktree_missing', 'preservation_failed']), detail: z.string().max(64).optional() }),
+  'ownership.wip_not_preserved': z.strictObject({
+    executionSessionId: IdString,
+    reason: z.enum(['worktree_missing', 'preservation_failed']),
+    detail: z.string().max(64).optional(),
+  }),
   'ownership.reclaimed': z.strictObject({
     previousOwner: OwnerSchema.nullable(),
     owner: OwnerSchema,

@@ -11,7 +11,11 @@ export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 export const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 export const FullSha = z.string().regex(FULL_SHA);
 
-export const IdString = z.string().min(1).max(200).regex(/^[A-Za-z0-9._:@/+-]+$/, 'identifier characters only');
+export const IdString = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._:@/+-]+$/, 'identifier characters only');
 /**
  * What every later store can hold, one character at a time: PostgreSQL refuses NUL and lone
  * surrogates, git config (lane, plan) and logs control characters. Refused here, at the edge,
@@ -142,7 +146,11 @@ export function canonicalConversationUrl(rawUrl: string): { uuid: string; url: s
     return refusal('invalid_input', { field: 'conversationUrl' });
   }
   const hostOk =
-    u.protocol === 'https:' && !u.username && !u.password && u.port === '' && ['chatgpt.com', 'www.chatgpt.com', 'chat.openai.com'].includes(u.hostname.toLowerCase());
+    u.protocol === 'https:' &&
+    !u.username &&
+    !u.password &&
+    u.port === '' &&
+    ['chatgpt.com', 'www.chatgpt.com', 'chat.openai.com'].includes(u.hostname.toLowerCase());
   const m = /^\/(?:g\/[A-Za-z0-9_-]+\/)?c\/([0-9A-Fa-f-]{36})\/?$/.exec(u.pathname);
   if (!hostOk || !m) return refusal('invalid_input', { field: 'conversationUrl' });
   const uuid = m[1].toLowerCase();

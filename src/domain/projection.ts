@@ -44,7 +44,13 @@ export const OwnershipRecordSchema = z.strictObject({
   claimedAt: IsoTime.nullable(),
   lastSeenAt: IsoTime.nullable(),
   handoff: z
-    .strictObject({ handoffId: z.string(), toExecutionSessionId: z.string(), toWorkerId: z.string().nullable().optional(), startedAt: IsoTime, expiresAt: IsoTime })
+    .strictObject({
+      handoffId: z.string(),
+      toExecutionSessionId: z.string(),
+      toWorkerId: z.string().nullable().optional(),
+      startedAt: IsoTime,
+      expiresAt: IsoTime,
+    })
     .nullable(),
   lineage: z.array(LineageEntrySchema),
   latestWip: z.strictObject({ ref: z.string(), sha: z.string(), at: IsoTime }).nullable(),

@@ -38,7 +38,8 @@ export const REASONS = {
   branch_mismatch: 'the branch named is not the one git has checked out in this worktree',
   detached_head: 'the worktree has no branch checked out (HEAD is detached): an ownership records the branch git names',
   ambiguous: 'more than one ownership matches; name the ownership (ownershipId) instead',
-  process_not_session: "the process identity given is not the session's own process on this host (pid 1, a process that ended, another process or another session's): its liveness could never be judged",
+  process_not_session:
+    "the process identity given is not the session's own process on this host (pid 1, a process that ended, another process or another session's): its liveness could never be judged",
   host_unavailable: 'the host that holds the worktree did not answer in time; nothing changed',
   unauthenticated: 'missing or unknown bearer token',
   message_unsealed: 'the message carries no valid service seal: only service processes (the API, with the service key) may message an ownership',

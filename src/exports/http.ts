@@ -56,7 +56,10 @@ export interface ServiceVersion extends VersionInfo {
 export async function fetchServiceVersion(baseUrl: string, opts: { timeoutMs?: number } = {}): Promise<ServiceVersion | null> {
   let body: unknown;
   try {
-    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/healthz`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
+    const res = await fetch(`${baseUrl.replace(/\/+$/, '')}/healthz`, {
+      headers: { accept: 'application/json' },
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000),
+    });
     body = await res.json();
   } catch {
     return null;

@@ -21,4 +21,3 @@ export type { OwnershipSettings } from '../domain/settings';
 export { connectOwnershipClient, type ConnectOptions, type ConnectedOwnershipClient } from '../client/connect';
 export { REASONS, type ReasonCode } from '../domain/reasons';
 export { PACKAGE_VERSION, WIRE_MAJOR, WIRE_VERSION, VERSION_INFO, type VersionInfo } from '../version';
-

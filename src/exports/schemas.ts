@@ -86,12 +86,27 @@ export {
 } from '../contract/http';
 export { CallerSchema, ReconciliationRecordedSchema, type Caller } from '../contract/reconcile';
 export { ProvenanceSchema, type Provenance } from '../contract/provenance';
-export { HEALTH_PROBLEM_CODES, HealthHostSchema, HealthProblemSchema, HealthReportSchema, HealthVersionSchema, type HealthProblem, type HealthReport } from '../contract/health';
+export {
+  HEALTH_PROBLEM_CODES,
+  HealthHostSchema,
+  HealthProblemSchema,
+  HealthReportSchema,
+  HealthVersionSchema,
+  type HealthProblem,
+  type HealthReport,
+} from '../contract/health';
 // The error body of every route and the HTTP status of each reason code, as the service answers them.
 export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
 
 // --- ownership records and events ---------------------------------------------------------------
-export { OWNERSHIP_STATES, OwnershipRecordSchema, OwnershipStateSchema, LineageEntrySchema, type OwnershipRecord, type OwnershipState } from '../domain/projection';
+export {
+  OWNERSHIP_STATES,
+  OwnershipRecordSchema,
+  OwnershipStateSchema,
+  LineageEntrySchema,
+  type OwnershipRecord,
+  type OwnershipState,
+} from '../domain/projection';
 export {
   EVENT_TYPES,
   EventBaseSchema,

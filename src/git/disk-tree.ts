@@ -81,7 +81,14 @@ export function parseIndexListing(text: string): IndexEntry[] {
     if (current === null) return;
     const s = current.seen;
     const complete = (['ctimeSec', 'ctimeNsec', 'mtimeSec', 'mtimeNsec', 'ino', 'uid', 'gid', 'size'] as const).every((k) => typeof s[k] === 'number');
-    out.push({ tag: current.tag, mode: current.mode, oid: current.oid, stage: current.stage, quoted: current.quoted, stat: complete ? (s as EntryStat) : null });
+    out.push({
+      tag: current.tag,
+      mode: current.mode,
+      oid: current.oid,
+      stage: current.stage,
+      quoted: current.quoted,
+      stat: complete ? (s as EntryStat) : null,
+    });
     current = null;
   };
   for (const line of text.split('\n')) {
@@ -209,7 +216,10 @@ async function lstatInside(top: Buffer, rel: Buffer, dirs: Map<string, boolean>)
     const key = prefix.toString('latin1');
     let ok = dirs.get(key);
     if (ok === undefined) {
-      ok = await fs.lstat(prefix).then((s) => s.isDirectory(), () => false);
+      ok = await fs.lstat(prefix).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       dirs.set(key, ok);
     }
     if (!ok) return null;
@@ -236,7 +246,9 @@ export async function stageAsOnDisk(run: IndexGit, opts: StageOptions): Promise<
   const fileModeOut = await run(['config', '--type=bool', '--get', 'core.fileMode'], [1]);
   const fileMode = fileModeOut.stdout.trim() !== 'false';
   const listing = parseIndexListing((await run(['-c', 'core.quotePath=true', 'ls-files', '-s', '-v', '--debug'])).stdout);
-  const others = (await run(['-c', 'core.quotePath=true', 'ls-files', '--others', '--exclude-standard'])).stdout.split('\n').filter((l) => l !== '' && !l.endsWith('/'));
+  const others = (await run(['-c', 'core.quotePath=true', 'ls-files', '--others', '--exclude-standard'])).stdout
+    .split('\n')
+    .filter((l) => l !== '' && !l.endsWith('/'));
 
   // One decision per path: an unmerged path (stages 1-3) is resolved to what is on disk.
   const byPath = new Map<string, IndexEntry>();
@@ -278,7 +290,9 @@ export async function stageAsOnDisk(run: IndexGit, opts: StageOptions): Promise<
     }
     const additions: string[] = [];
     if (toHash.length > 0) {
-      const hashed = (await run(['hash-object', '-w', '--no-filters', '--stdin-paths'], undefined, `${toHash.map((h) => h.from).join('\n')}\n`)).stdout.split('\n').filter(Boolean);
+      const hashed = (await run(['hash-object', '-w', '--no-filters', '--stdin-paths'], undefined, `${toHash.map((h) => h.from).join('\n')}\n`)).stdout
+        .split('\n')
+        .filter(Boolean);
       if (hashed.length !== toHash.length) throw new GitSideError('git_failed', 'git hash-object answered for a different number of files than it was given');
       toHash.forEach((h, i) => additions.push(`${h.mode} ${hashed[i]}\t${h.quoted}`));
     }

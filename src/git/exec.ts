@@ -81,19 +81,29 @@ async function spawnGit(argv: string[], env: NodeJS.ProcessEnv, opts: GitOptions
   if (spawner !== null) {
     // Through the workers' helper process (src/git/spawner.ts), answered exactly as a direct run.
     try {
-      return await spawner.run(argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.input !== undefined ? { input: opts.input } : {}) });
+      return await spawner.run(argv, {
+        cwd: opts.cwd,
+        env,
+        maxBuffer: MAX_BUFFER,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+      });
     } catch (err) {
       throw new GitSideError('git_failed', `could not run git (${(err as Error).message})`);
     }
   }
   return new Promise<SpawnedResult>((resolve) => {
-    const child = execFile(realGit(env.PATH), argv, { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) }, (err, stdout, stderr) =>
-      resolve({
-        stdout,
-        stderr,
-        exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
-        errno: err !== null && typeof err.code === 'string' ? err.code : null,
-      }),
+    const child = execFile(
+      realGit(env.PATH),
+      argv,
+      { cwd: opts.cwd, env, maxBuffer: MAX_BUFFER, encoding: 'utf8', ...(opts.signal ? { signal: opts.signal } : {}) },
+      (err, stdout, stderr) =>
+        resolve({
+          stdout,
+          stderr,
+          exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
+          errno: err !== null && typeof err.code === 'string' ? err.code : null,
+        }),
     );
     if (opts.input !== undefined) {
       // git may exit before reading all of it (an error): the answer comes from its exit status.
@@ -136,4 +146,3 @@ export function requireWorktreeConfigSupport(cwd: string): Promise<void> {
   });
   return versionCheck;
 }
-

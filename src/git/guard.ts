@@ -69,18 +69,23 @@ export function guardCheck(worktreePath: string, env: Readonly<Record<string, st
     if (value !== undefined) childEnv[name] = value;
   }
   return new Promise((resolve, reject) => {
-    execFile('sh', ['-c', '. "$1" && od_guard', 'od-guard', script], { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' }, (err, _stdout, stderr) => {
-      if (err === null) {
-        resolve({ allowed: true });
-        return;
-      }
-      const reason = typeof err.code === 'number' ? REASON_BY_STATUS[err.code] : undefined;
-      if (reason === undefined) {
-        reject(new GitSideError('git_failed', `guard script failed: ${stderr.split('\n')[0] ?? String(err.code)}`.slice(0, 240)));
-        return;
-      }
-      resolve({ allowed: false, reason, message: stderr.trim() });
-    });
+    execFile(
+      'sh',
+      ['-c', '. "$1" && od_guard', 'od-guard', script],
+      { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' },
+      (err, _stdout, stderr) => {
+        if (err === null) {
+          resolve({ allowed: true });
+          return;
+        }
+        const reason = typeof err.code === 'number' ? REASON_BY_STATUS[err.code] : undefined;
+        if (reason === undefined) {
+          reject(new GitSideError('git_failed', `guard script failed: ${stderr.split('\n')[0] ?? String(err.code)}`.slice(0, 240)));
+          return;
+        }
+        resolve({ allowed: false, reason, message: stderr.trim() });
+      },
+    );
   });
 }
 

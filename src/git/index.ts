@@ -1,6 +1,17 @@
 export { GitSideError, type GitSideErrorCode } from './errors';
 export { guardCheck, type GuardReason, type GuardResult, installHooks, type InstalledHooks, type InstallHooksOptions, GUARDED_HOOKS } from './guard';
-export { clearLock, LOCK_FILE, type LockJson, LockJsonSchema, lockFromProjection, lockWorktree, readLock, unlockWorktree, worktreeLockReason, writeLock } from './lock';
+export {
+  clearLock,
+  LOCK_FILE,
+  type LockJson,
+  LockJsonSchema,
+  lockFromProjection,
+  lockWorktree,
+  readLock,
+  unlockWorktree,
+  worktreeLockReason,
+  writeLock,
+} from './lock';
 export { assertUnderAllowedRoots, normalizePath, PathRefusal, type PathRefusalCode } from './paths';
 export {
   applyLocalProjection,
@@ -21,14 +32,7 @@ export {
   writeProjection,
   type WriteOptions,
 } from './projection';
-export {
-  isProvisional,
-  newIdempotencyKey,
-  offlineClaim,
-  type OfflineClaimInput,
-  type OfflineClaimOutcome,
-  provisionalOwnershipId,
-} from './provisional';
+export { isProvisional, newIdempotencyKey, offlineClaim, type OfflineClaimInput, type OfflineClaimOutcome, provisionalOwnershipId } from './provisional';
 export { applyRecord, type ApplyRecordOptions, HELD_STATES, localProjectionOf, type LocalTarget, NO_TENURE_HASHES, type TenureHashes } from './record';
 export { identifyWorktree, pinnedGit, type WorktreeDirs, worktreeDirs, type WorktreeIdentity } from './repo';
 export { confineDirs } from './confine';

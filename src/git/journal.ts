@@ -157,7 +157,8 @@ export async function readJournal(dirs: Pick<WorktreeDirs, 'privateDir'>, from: 
 }
 
 /** A reflog message of a move that wrote a new commit (the move's new head), not one onto existing history. */
-const CREATES = /^(commit( \([a-z -]+\))?|cherry-pick|revert|am|(pull --rebase|rebase( -i| -m)?) \((pick|reword|edit|squash|fixup|continue)\)): |^(merge|pull)\b[^:]*: Merge made by/;
+const CREATES =
+  /^(commit( \([a-z -]+\))?|cherry-pick|revert|am|(pull --rebase|rebase( -i| -m)?) \((pick|reword|edit|squash|fixup|continue)\)): |^(merge|pull)\b[^:]*: Merge made by/;
 /** How much of a reflog's end is read (its newest entries; a journal is shipped soon after). */
 const REFLOG_TAIL = 4 * 1024 * 1024;
 

@@ -131,14 +131,19 @@ async function preserveUnderLock(dirs: WorktreeDirs, t: LateTenure, opts: LateOp
 
   const head = await revParse('HEAD');
   const offHead = head === null ? found.commits : await notReachable(dirs, found.commits, head);
-  const snap = await preserveLateSnapshot(dirs.worktreePath, ref, `od-worktree: late work of ${t.executionSessionId} at epoch ${t.epoch} of ${t.ownershipId}\n`, {
-    ...(opts.allowedRoots !== undefined ? { allowedRoots: opts.allowedRoots } : {}),
-    ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
-    ...(opts.heartbeat !== undefined ? { heartbeat: opts.heartbeat } : {}),
-    alsoKeep: offHead.slice(-ALSO_KEEP_MAX),
-    // WIP alone: a worktree that matches HEAD has nothing to keep.
-    evenIfClean: found.commits.length > 0,
-  });
+  const snap = await preserveLateSnapshot(
+    dirs.worktreePath,
+    ref,
+    `od-worktree: late work of ${t.executionSessionId} at epoch ${t.epoch} of ${t.ownershipId}\n`,
+    {
+      ...(opts.allowedRoots !== undefined ? { allowedRoots: opts.allowedRoots } : {}),
+      ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
+      ...(opts.heartbeat !== undefined ? { heartbeat: opts.heartbeat } : {}),
+      alsoKeep: offHead.slice(-ALSO_KEEP_MAX),
+      // WIP alone: a worktree that matches HEAD has nothing to keep.
+      evenIfClean: found.commits.length > 0,
+    },
+  );
   if (snap === null) return null;
 
   // Read back from the snapshot itself, so a retry that finds the first one reports what it holds.

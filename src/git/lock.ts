@@ -46,7 +46,8 @@ export async function clearLock(worktreePath: string): Promise<void> {
 /** git keeps the lock reason in `<private git dir>/locked` (gitrepository-layout(5)). */
 function oneLine(reason: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this screens out
-  return reason.replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 500);
+  const controls = /[\x00-\x1f\x7f]+/g;
+  return reason.replace(controls, ' ').trim().slice(0, 500);
 }
 
 const LOCKED = 'locked';

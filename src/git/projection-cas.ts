@@ -51,7 +51,10 @@ export async function openWorktree(worktreePath: string, opts: Pick<WriteOptions
 }
 
 function conflict(current: LocalProjection): GitSideError {
-  return new GitSideError('projection_conflict', `the worktree carries live ownership ${current.ownershipId} (state ${current.state}); only an explicit repair replaces it`);
+  return new GitSideError(
+    'projection_conflict',
+    `the worktree carries live ownership ${current.ownershipId} (state ${current.state}); only an explicit repair replaces it`,
+  );
 }
 
 /**

@@ -10,8 +10,11 @@ import { GitSideError } from './errors';
  */
 
 /** Values go into git config and into hook messages: one line, no control characters. */
-// eslint-disable-next-line no-control-regex -- control characters are what this screens out
-const text = z.string().max(2048).regex(/^[^\x00-\x1f\x7f]*$/, 'control characters are not allowed');
+const text = z
+  .string()
+  .max(2048)
+  // eslint-disable-next-line no-control-regex -- control characters are what this screens out
+  .regex(/^[^\x00-\x1f\x7f]*$/, 'control characters are not allowed');
 const required = text.min(1);
 const instant = required.refine((s) => !Number.isNaN(Date.parse(s)), 'not a timestamp');
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);

@@ -93,7 +93,8 @@ export async function offlineClaim(worktreePath: string, input: OfflineClaimInpu
     ['workerId', input.workerId],
     ['runId', input.runId],
   ] as const) {
-    if (value !== undefined && value !== null && !IdString.safeParse(value).success) throw new GitSideError('invalid_argument', `${field} is not a valid identifier`);
+    if (value !== undefined && value !== null && !IdString.safeParse(value).success)
+      throw new GitSideError('invalid_argument', `${field} is not a valid identifier`);
   }
   let wt: string;
   try {

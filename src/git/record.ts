@@ -80,7 +80,12 @@ export interface ApplyRecordOptions {
  * expectSeq, another live ownership's projection is never replaced (`projection_conflict`) and a
  * clear leaves any other ownership's projection alone.
  */
-export async function applyRecord(worktreePath: string, record: OwnershipRecord, tenureHashes: TenureHashes, opts: ApplyRecordOptions = {}): Promise<'written' | 'skipped' | 'cleared'> {
+export async function applyRecord(
+  worktreePath: string,
+  record: OwnershipRecord,
+  tenureHashes: TenureHashes,
+  opts: ApplyRecordOptions = {},
+): Promise<'written' | 'skipped' | 'cleared'> {
   const target = localProjectionOf(record, tenureHashes);
   const cas = {
     ...(opts.force === true ? { force: true } : {}),
@@ -91,7 +96,12 @@ export async function applyRecord(worktreePath: string, record: OwnershipRecord,
   if (target.ended) {
     if (!existsSync(worktreePath)) return 'cleared';
     try {
-      const res = await applyLocalProjection(worktreePath, null, { gitLock: false, clearIfSeqAtMost: record.seq, clearOwnershipId: record.ownershipId, ...cas });
+      const res = await applyLocalProjection(worktreePath, null, {
+        gitLock: false,
+        clearIfSeqAtMost: record.seq,
+        clearOwnershipId: record.ownershipId,
+        ...cas,
+      });
       return res === 'skipped' ? 'skipped' : 'cleared';
     } catch (err) {
       // Its private git dir is gone too: nothing left to clear.

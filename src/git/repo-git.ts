@@ -7,7 +7,6 @@ import { FULL_SHA } from '../domain/identity';
  * `--no-textconv --no-ext-diff`, so a patch is git's own, never one a repository's driver made.
  */
 
-
 export class RepoGit {
   constructor(readonly cwd: string) {}
 

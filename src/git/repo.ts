@@ -138,9 +138,16 @@ async function dirIdOf(p: string): Promise<Stamp> {
   }
 }
 
-const repoStamp = async (commonDir: string) => [await dirIdOf(commonDir), await stampOf(path.join(commonDir, 'config')), await stampOf(path.join(commonDir, 'config.worktree'))].join('|');
+const repoStamp = async (commonDir: string) =>
+  [await dirIdOf(commonDir), await stampOf(path.join(commonDir, 'config')), await stampOf(path.join(commonDir, 'config.worktree'))].join('|');
 
-const worktreeStamp = async (top: string, dirs: { privateDir: string }) => [await stampOf(path.join(top, '.git')), await dirIdOf(dirs.privateDir), await stampOf(path.join(dirs.privateDir, 'commondir')), await stampOf(path.join(dirs.privateDir, 'gitdir'))].join('|');
+const worktreeStamp = async (top: string, dirs: { privateDir: string }) =>
+  [
+    await stampOf(path.join(top, '.git')),
+    await dirIdOf(dirs.privateDir),
+    await stampOf(path.join(dirs.privateDir, 'commondir')),
+    await stampOf(path.join(dirs.privateDir, 'gitdir')),
+  ].join('|');
 
 /** Bounded: a long-running worker sees many worktrees; the oldest entries go first. */
 const IDENTITY_CACHE_MAX = 4096;
@@ -191,7 +198,8 @@ export async function identifyWorktree(worktreePath: string): Promise<WorktreeId
   const cached = identities.get(key);
   if (cached) {
     const real = await fs.realpath(key).catch(() => null);
-    if (real === cached.real && (await worktreeStamp(real, cached.id)) === cached.stamp && (await repoStamp(cached.id.commonDir)) === cached.repo) return { ...cached.id };
+    if (real === cached.real && (await worktreeStamp(real, cached.id)) === cached.stamp && (await repoStamp(cached.id.commonDir)) === cached.repo)
+      return { ...cached.id };
     identities.delete(key);
   }
   // The stamp is read before git runs: a change while it runs makes the next call look again.
@@ -200,7 +208,14 @@ export async function identifyWorktree(worktreePath: string): Promise<WorktreeId
   const top = r.top ?? r.privateDir;
   const before = real !== null && r.top === real ? await worktreeStamp(real, r) : null;
   const repo = await repoRootOfCommonDir(r.commonDir, top);
-  const id: WorktreeIdentity = { worktreePath: top, privateDir: r.privateDir, commonDir: r.commonDir, isMain: r.privateDir === r.commonDir, repoRoot: repo.repoRoot, bare: repo.bare };
+  const id: WorktreeIdentity = {
+    worktreePath: top,
+    privateDir: r.privateDir,
+    commonDir: r.commonDir,
+    isMain: r.privateDir === r.commonDir,
+    repoRoot: repo.repoRoot,
+    bare: repo.bare,
+  };
   // Only a worktree's top is kept: that is what its `.git` stamps. A subdirectory or a bare repository is asked each time.
   if (before !== null && real !== null) remember(identities, key, { real, stamp: before, repo: repo.stamp, id });
   return { ...id };

@@ -79,7 +79,8 @@ const has = (rest: readonly string[], ...flags: string[]) => rest.some((a) => fl
 /** A pretty format asking for signature checks (%G?, %GS...) runs gpg.program. */
 const signatureFormat = (rest: readonly string[]) => rest.some((a) => /^--(format|pretty)=/.test(a) && a.includes('%G'));
 const noSignatures = (rest: readonly string[]) => (has(rest, '--show-signature') || signatureFormat(rest) ? 'signature checks run gpg.program' : null);
-const noDrivers = (rest: readonly string[]) => (has(rest, '--textconv', '--ext-diff') ? 'textconv and external diff drivers are the repository’s programs' : null) ?? noSignatures(rest);
+const noDrivers = (rest: readonly string[]) =>
+  (has(rest, '--textconv', '--ext-diff') ? 'textconv and external diff drivers are the repository’s programs' : null) ?? noSignatures(rest);
 
 /**
  * The subcommands a service process may run, with what each must not be asked. Anything else
@@ -101,15 +102,22 @@ const SUBCOMMANDS: Readonly<Record<string, (rest: readonly string[]) => string |
   'patch-id': () => null,
   log: noDrivers,
   show: noDrivers,
-  diff: (rest) => noDrivers(rest) ?? (positional(rest).length >= 2 ? null : 'diff compares two commits only: against the index or worktree it runs clean filters'),
+  diff: (rest) =>
+    noDrivers(rest) ?? (positional(rest).length >= 2 ? null : 'diff compares two commits only: against the index or worktree it runs clean filters'),
   'cat-file': (rest) => (has(rest, '--filters', '--textconv') ? 'cat-file --filters/--textconv run the repository’s programs' : null),
   'read-tree': (rest) => (has(rest, '-u') ? 'read-tree -u checks files out (smudge filters, hooks)' : null),
   'commit-tree': (rest) => (rest.some((a) => a === '-S' || a.startsWith('--gpg-sign')) ? 'signing runs gpg.program' : null),
   'hash-object': (rest) => (has(rest, '--no-filters') ? null : 'hash-object without --no-filters runs clean filters'),
   'ls-files': (rest) => (has(rest, '-m', '--modified') ? 'ls-files -m compares content through clean filters' : null),
-  'update-index': (rest) => (has(rest, '--index-info', '--cacheinfo') && !has(rest, '--refresh', '--really-refresh', '--again', '--add') ? null : 'update-index only sets given entries (anything else hashes files through filters)'),
+  'update-index': (rest) =>
+    has(rest, '--index-info', '--cacheinfo') && !has(rest, '--refresh', '--really-refresh', '--again', '--add')
+      ? null
+      : 'update-index only sets given entries (anything else hashes files through filters)',
   worktree: (rest) => (rest[0] === 'list' ? null : 'only `worktree list` (add, move, remove check files out or run hooks)'),
-  notes: (rest) => (rest[0]?.startsWith('--ref=') && (rest[1] === 'show' || (rest[1] === 'add' && has(rest, '-m'))) ? null : 'notes: show, or add with -m (without a message git opens an editor)'),
+  notes: (rest) =>
+    rest[0]?.startsWith('--ref=') && (rest[1] === 'show' || (rest[1] === 'add' && has(rest, '-m')))
+      ? null
+      : 'notes: show, or add with -m (without a message git opens an editor)',
 };
 
 /** Why `args` may not run in a service process, or null. Only `-c key=value` may come before the subcommand. */

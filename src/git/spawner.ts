@@ -83,7 +83,15 @@ export class GitSpawner {
         },
       });
       if (this.pending.size === 1) this.hold(child, true);
-      const req: Request = { id, git: realGit(opts.env.PATH), args: [...args], cwd: opts.cwd, env: opts.env, maxBuffer: opts.maxBuffer, ...(opts.input !== undefined ? { input: opts.input } : {}) };
+      const req: Request = {
+        id,
+        git: realGit(opts.env.PATH),
+        args: [...args],
+        cwd: opts.cwd,
+        env: opts.env,
+        maxBuffer: opts.maxBuffer,
+        ...(opts.input !== undefined ? { input: opts.input } : {}),
+      };
       child.stdin.write(`${JSON.stringify(req)}\n`);
       if (opts.signal?.aborted) onAbort();
       else opts.signal?.addEventListener('abort', onAbort, { once: true });

@@ -58,7 +58,13 @@ export async function preserveWipByTree(worktreePath: string, ownershipId: strin
   if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
   const dirs = await worktreeDirs(path.resolve(worktreePath));
   if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
-  return snapshot(dirs, (tree) => wipTreeRef(ownershipId, tree), `od-worktree: snapshot of ${ownershipId}\n`, opts.signal, () => opts.heartbeat?.());
+  return snapshot(
+    dirs,
+    (tree) => wipTreeRef(ownershipId, tree),
+    `od-worktree: snapshot of ${ownershipId}\n`,
+    opts.signal,
+    () => opts.heartbeat?.(),
+  );
 }
 
 export interface PreserveWipOptions {
@@ -79,7 +85,12 @@ export interface PreserveWipOptions {
  * A worktree that is gone (or whose private git dir is) is `worktree_missing`: nothing to preserve,
  * and nothing a retry could change.
  */
-export async function preserveWip(worktreePath: string, ownershipId: string, seq: number, opts: PreserveWipOptions = {}): Promise<{ ref: string; sha: string } | null> {
+export async function preserveWip(
+  worktreePath: string,
+  ownershipId: string,
+  seq: number,
+  opts: PreserveWipOptions = {},
+): Promise<{ ref: string; sha: string } | null> {
   const ref = wipRef(ownershipId, seq);
   const dirs = await worktreeDirs(path.resolve(worktreePath));
   if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
@@ -139,7 +150,13 @@ async function snapshot(
   const run = (args: string[], env: GitEnvExtras = {}, okCodes?: number[], input?: string) => {
     beat();
     signal?.throwIfAborted();
-    return git(args, { cwd: pinned.cwd, env: { ...pinned.env, ...env }, ...(okCodes ? { okCodes } : {}), ...(signal ? { signal } : {}), ...(input !== undefined ? { input } : {}) });
+    return git(args, {
+      cwd: pinned.cwd,
+      env: { ...pinned.env, ...env },
+      ...(okCodes ? { okCodes } : {}),
+      ...(signal ? { signal } : {}),
+      ...(input !== undefined ? { input } : {}),
+    });
   };
   const revParse = async (rev: string, env: GitEnvExtras = {}): Promise<string | null> => {
     const res = await run(['rev-parse', '-q', '--verify', `${rev}^{object}`], env, [1, 128]);
@@ -160,7 +177,10 @@ async function snapshot(
     // files are not recorded as deletions). Its mtime, taken first, tells racily clean entries.
     await assertDirUnchanged(dirs.privateDir);
     const realIndex = path.join(dirs.privateDir, 'index');
-    const indexMtimeSec = await fs.stat(realIndex).then((st) => Math.floor(st.mtimeMs / 1000), () => null);
+    const indexMtimeSec = await fs.stat(realIndex).then(
+      (st) => Math.floor(st.mtimeMs / 1000),
+      () => null,
+    );
     const copied = await copyIfExists(realIndex, tmpIndex);
     if (!copied && head !== null) await run(['read-tree', 'HEAD'], env);
     await stageAsOnDisk((args, okCodes, input) => run(args, env, okCodes, input), {

@@ -27,7 +27,12 @@ export function ensureWorktreeConfigExtension(dirs: WorktreeDirs): Promise<void>
       const shared = path.join(dirs.commonDir, 'config');
       const read = async () =>
         parseConfigZ(
-          (await git(['config', '-z', '--file', shared, '--get-regexp', '^(extensions\\.worktreeconfig|core\\.bare|core\\.worktree)$'], { ...opts, okCodes: [1] })).stdout,
+          (
+            await git(['config', '-z', '--file', shared, '--get-regexp', '^(extensions\\.worktreeconfig|core\\.bare|core\\.worktree)$'], {
+              ...opts,
+              okCodes: [1],
+            })
+          ).stdout,
         );
       const cfg = await read();
       if (isTrue(cfg.get('extensions.worktreeconfig'))) return;

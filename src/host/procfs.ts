@@ -105,7 +105,7 @@ export function groupAncestors(): ProcStat[] {
   const me = procStat(process.pid);
   if (!me) return [];
   const out: ProcStat[] = [];
-  for (let pid = me.ppid; pid > 1 && out.length < 16; ) {
+  for (let pid = me.ppid; pid > 1 && out.length < 16;) {
     const st = procStat(pid);
     if (!st || st.pgrp !== me.pgrp) break;
     out.push(st);

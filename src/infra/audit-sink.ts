@@ -31,7 +31,12 @@ export function auditSinks(pool: Pool, warn: (msg: string, meta: Record<string, 
           try {
             await recordRefusedMessage(pool, { ...m, workflowId: info.workflowId, runId: info.runId });
           } catch (err) {
-            warn('a refused message could not be recorded', { workflowId: info.workflowId, message: m.message, problem: m.problem, error: (err as Error).message });
+            warn('a refused message could not be recorded', {
+              workflowId: info.workflowId,
+              message: m.message,
+              problem: m.problem,
+              error: (err as Error).message,
+            });
           }
         },
         callDuringReplay: false,

@@ -96,7 +96,10 @@ export function describeNamespaceProblem(r: NamespaceReport): string {
 }
 
 export class NamespaceNotReadyError extends Error {
-  constructor(readonly report: NamespaceReport, opts: { searchAttributes?: boolean } = {}) {
+  constructor(
+    readonly report: NamespaceReport,
+    opts: { searchAttributes?: boolean } = {},
+  ) {
     super(
       [
         describeNamespaceProblem(report),
@@ -113,7 +116,11 @@ export class NamespaceNotReadyError extends Error {
  * The worker's start check, before it polls: a namespace that is missing, or (when the process runs
  * workflows) lacks a search attribute, is refused with the commands that fix it.
  */
-export async function assertNamespaceReady(services: NamespaceServices, namespace: string, opts: { searchAttributes?: boolean } = {}): Promise<NamespaceReport> {
+export async function assertNamespaceReady(
+  services: NamespaceServices,
+  namespace: string,
+  opts: { searchAttributes?: boolean } = {},
+): Promise<NamespaceReport> {
   const report = await checkNamespace(services, namespace, opts);
   if (!namespaceReady(report)) throw new NamespaceNotReadyError(report, opts);
   return report;

@@ -13,7 +13,11 @@ export class PortInUseError extends Error {
     readonly host = '127.0.0.1',
     readonly holder: string | null = null,
   ) {
-    super(holder ? `port ${port} on ${host} is held by ${holder}; or set ${variable} to another port` : `port ${port} on ${host} is already in use; set ${variable} to another port`);
+    super(
+      holder
+        ? `port ${port} on ${host} is held by ${holder}; or set ${variable} to another port`
+        : `port ${port} on ${host} is already in use; set ${variable} to another port`,
+    );
   }
 }
 

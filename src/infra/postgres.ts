@@ -1,6 +1,19 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
@@ -104,7 +117,12 @@ export function resolvePgDataDir(dataDir: string, user: RunAs = runAs()): { dir:
   if (link?.isSymbolicLink()) return { dir: path.resolve(path.dirname(abs), readlinkSync(abs)), moved: true };
   mkdirSync(path.dirname(abs), { recursive: true });
   if (reachable(path.dirname(abs), user)) return { dir: abs, moved: false };
-  const key = createHash('sha256').update(realpathSync(path.dirname(abs))).update('\0').update(path.basename(abs)).digest('hex').slice(0, 12);
+  const key = createHash('sha256')
+    .update(realpathSync(path.dirname(abs)))
+    .update('\0')
+    .update(path.basename(abs))
+    .digest('hex')
+    .slice(0, 12);
   const moved = path.join('/var/tmp', `overdeck-pg-${key}`);
   // An empty directory left by a start that failed here before this existed gives way to the link.
   if (link?.isDirectory() && readdirSync(abs).length === 0) rmdirSync(abs);
@@ -142,7 +160,9 @@ async function initialise(dataDir: string, user: RunAs, initdb: string, log: (l:
         log(b.toString());
       });
       child.once('error', reject);
-      child.once('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`))));
+      child.once('close', (code, signal) =>
+        code === 0 ? resolve() : reject(new Error(`initdb failed (${code ?? signal}): ${stderr.trim().split('\n').slice(-3).join(' ')}`)),
+      );
     });
   } finally {
     rmSync(pwfile, { force: true });

@@ -19,7 +19,6 @@ import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
 import { assertNamespaceReady } from './namespace-check';
 
-
 /** The workflows' entry beside this module: index.ts in the sources (tsx, jest), index.js once compiled (dist/). */
 export const WORKFLOWS_PATH = path.resolve(__dirname, `../workflows/index${path.extname(__filename)}`);
 
@@ -44,7 +43,9 @@ export function prebuiltWorkflowBundle(): WorkflowBundleOption | undefined {
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [
   'zod',
   '@temporalio/common',
-  ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness', 'seal'].map((m) => path.resolve(__dirname, `../domain/${m}`)),
+  ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness', 'seal'].map((m) =>
+    path.resolve(__dirname, `../domain/${m}`),
+  ),
   path.resolve(__dirname, '../workflows/adoption'),
 ];
 
@@ -101,7 +102,10 @@ function withShipping(host: HostActivities, shipper: JournalShipper | null): Hos
  * `shutdownSignals: []` when the caller runs its own ordered stop. Throws if a runtime exists.
  */
 export function installTemporalLogging(log: Logger, opts: { shutdownSignals?: NodeJS.Signals[] } = {}): void {
-  Runtime.install({ logger: temporalLogger(log.child({ component: 'temporal-sdk' })), ...(opts.shutdownSignals ? { shutdownSignals: opts.shutdownSignals } : {}) });
+  Runtime.install({
+    logger: temporalLogger(log.child({ component: 'temporal-sdk' })),
+    ...(opts.shutdownSignals ? { shutdownSignals: opts.shutdownSignals } : {}),
+  });
 }
 
 /** How often a host agent ships the journals of its worktrees besides after each projection write. */
@@ -124,7 +128,11 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const host = withShipping(
     // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
     createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }),
-    deps.shipper !== undefined ? deps.shipper : deps.pool ? new JournalShipper({ pool: deps.pool, hostId: deps.hostId, allowedRoots: deps.allowedRoots }) : null,
+    deps.shipper !== undefined
+      ? deps.shipper
+      : deps.pool
+        ? new JournalShipper({ pool: deps.pool, hostId: deps.hostId, allowedRoots: deps.allowedRoots })
+        : null,
   );
   if (deps.pool) {
     workers.push(
@@ -168,9 +176,20 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
  * and after each projection write; without one the journals stay local and the log says so once.
  * OD_LANDINGS_SCAN_INTERVAL_MS > 0 also runs the periodic `landings scan` (src/landings/periodic.ts).
  */
-export async function createWorkersFromConfig(cfg: Config, connection: NativeConnection, pool?: Pool, opts: { journalPool?: Pool; log?: ShipperLog } = {}): Promise<Worker[]> {
+export async function createWorkersFromConfig(
+  cfg: Config,
+  connection: NativeConnection,
+  pool?: Pool,
+  opts: { journalPool?: Pool; log?: ShipperLog } = {},
+): Promise<Worker[]> {
   const journalPool = opts.journalPool ?? pool ?? null;
-  const shipper = new JournalShipper({ pool: journalPool, hostId: cfg.hostId, allowedRoots: cfg.allowedRoots, provenanceNotes: cfg.provenanceNotes, ...(opts.log ? { log: opts.log } : {}) });
+  const shipper = new JournalShipper({
+    pool: journalPool,
+    hostId: cfg.hostId,
+    allowedRoots: cfg.allowedRoots,
+    provenanceNotes: cfg.provenanceNotes,
+    ...(opts.log ? { log: opts.log } : {}),
+  });
   const workers = await createWorkers({
     shipper,
     connection,
@@ -187,6 +206,7 @@ export async function createWorkersFromConfig(cfg: Config, connection: NativeCon
   });
   // Only once the workers exist (their start check passed): a refused start leaves no timer behind.
   shipper.start(JOURNAL_SHIP_INTERVAL_MS);
-  if (journalPool && cfg.landingsScanIntervalMs > 0) new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
+  if (journalPool && cfg.landingsScanIntervalMs > 0)
+    new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
   return workers;
 }

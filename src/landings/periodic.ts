@@ -30,7 +30,10 @@ export class LandingScanJob {
         } catch (err) {
           if (!this.warned) {
             this.warned = true;
-            this.deps.log?.warn({ repo, branch, err: err instanceof Error ? err.message : String(err) }, 'landings scan failed (said once; retried every pass)');
+            this.deps.log?.warn(
+              { repo, branch, err: err instanceof Error ? err.message : String(err) },
+              'landings scan failed (said once; retried every pass)',
+            );
           }
         }
       }

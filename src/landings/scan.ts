@@ -27,7 +27,18 @@ import { ScanInputSchema, type ScanMethod, type ScanInput, type ScanResult, type
  * nobody's, src/store/attributions.ts), so a deleted branch still counts.
  */
 
-export { SCAN_METHODS, SCAN_REASONS, ScanInputSchema, ScanResultSchema, ScanReportSchema, type ScanMethod, type ScanReason, type ScanInput, type ScanResult, type ScanReport } from '../contract/landings';
+export {
+  SCAN_METHODS,
+  SCAN_REASONS,
+  ScanInputSchema,
+  ScanResultSchema,
+  ScanReportSchema,
+  type ScanMethod,
+  type ScanReason,
+  type ScanInput,
+  type ScanResult,
+  type ScanReport,
+} from '../contract/landings';
 
 const CHERRY_X = /\(cherry picked from commit ([0-9a-f]{40}(?:[0-9a-f]{24})?)\)/g;
 
@@ -65,7 +76,8 @@ export async function scanLandings(pool: Pool, input: ScanInput): Promise<ScanRe
   const allCommits = [...owners.keys()];
   const candPatch = await g.patchIds(allCommits);
   const byPatch = new Map<string, { commit: string; ownershipId: string }[]>();
-  for (const [commit, pid] of candPatch) for (const o of owners.get(commit) ?? []) (byPatch.get(pid) ?? byPatch.set(pid, []).get(pid)!).push({ commit, ownershipId: o });
+  for (const [commit, pid] of candPatch)
+    for (const o of owners.get(commit) ?? []) (byPatch.get(pid) ?? byPatch.set(pid, []).get(pid)!).push({ commit, ownershipId: o });
   const linePatch = await g.patchIds(line);
   const byId = new Map(candidates.map((c) => [c.record.ownershipId, c]));
 
@@ -120,7 +132,12 @@ interface Found {
 async function infer(
   g: RepoGit,
   l: string,
-  ctx: { owners: Map<string, Set<string>>; byPatch: Map<string, { commit: string; ownershipId: string }[]>; linePatch: Map<string, string>; candidates: Candidate[] },
+  ctx: {
+    owners: Map<string, Set<string>>;
+    byPatch: Map<string, { commit: string; ownershipId: string }[]>;
+    linePatch: Map<string, string>;
+    candidates: Candidate[];
+  },
 ): Promise<Found[] | null> {
   const parents = await g.parents(l);
   if (parents.length >= 2) {
@@ -134,7 +151,8 @@ async function infer(
   if (direct && direct.size > 0) {
     // Made in the worktree itself (a rebase there, a revert): its originals, same patch, same ownership, landed with it.
     const pid = ctx.linePatch.get(l);
-    const originals = (o: string) => (pid === undefined ? [] : (ctx.byPatch.get(pid) ?? []).filter((x) => x.ownershipId === o && x.commit !== l).map((x) => x.commit));
+    const originals = (o: string) =>
+      pid === undefined ? [] : (ctx.byPatch.get(pid) ?? []).filter((x) => x.ownershipId === o && x.commit !== l).map((x) => x.commit);
     return [...direct].map((o) => ({ ownershipId: o, method: 'fast_forward', commits: [...originals(o), l] }));
   }
 
@@ -182,7 +200,15 @@ async function candidatesOf(pool: Pool, g: RepoGit, roots: string[], target: str
     }
     const mb = tip ? (await g.raw(['merge-base', tip, target], [1, 128])).stdout.trim() : '';
     const base = /^[0-9a-f]{40,64}$/.test(mb) && mb !== tip ? mb : null;
-    out.push({ record, commits, squashed: fromBranch.length > 0 ? fromBranch : present, tip, base, tipTree: tip ? await g.tree(tip) : null, rangePatch: tip && base ? await g.rangePatchId(base, tip) : null });
+    out.push({
+      record,
+      commits,
+      squashed: fromBranch.length > 0 ? fromBranch : present,
+      tip,
+      base,
+      tipTree: tip ? await g.tree(tip) : null,
+      rangePatch: tip && base ? await g.rangePatchId(base, tip) : null,
+    });
   }
   return out;
 }
@@ -214,9 +240,17 @@ async function inferredReceipt(pool: Pool, g: RepoGit, branch: string, l: string
   });
 }
 
-async function recordInferred(pool: Pool, g: RepoGit, repoRoot: string, branch: string, l: string, c: Candidate, method: ScanMethod, commits: string[]): Promise<void> {
+async function recordInferred(
+  pool: Pool,
+  g: RepoGit,
+  repoRoot: string,
+  branch: string,
+  l: string,
+  c: Candidate,
+  method: ScanMethod,
+  commits: string[],
+): Promise<void> {
   const receipt = await inferredReceipt(pool, g, branch, l, c, commits);
   const pids = await g.patchIds(commits);
   await recordInferredLanding(pool, { repoRoot, branch, landedHead: l, ownershipId: c.record.ownershipId, method, receipt, commits, patchIds: pids });
 }
-

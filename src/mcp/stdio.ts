@@ -41,7 +41,9 @@ async function mode(token: string): Promise<Mode> {
   }
   const cfg = loadConfig();
   if (!cfg.temporalAddress || !cfg.databaseUrl) {
-    throw new StartError('set OD_API_URL to the ownership service (e.g. http://127.0.0.1:8787, where `npm start` serves it); or, on the service host, TEMPORAL_ADDRESS and DATABASE_URL');
+    throw new StartError(
+      'set OD_API_URL to the ownership service (e.g. http://127.0.0.1:8787, where `npm start` serves it); or, on the service host, TEMPORAL_ADDRESS and DATABASE_URL',
+    );
   }
   const principal = authenticatorFromConfig(cfg).authenticate(`Bearer ${token}`);
   if (!principal) throw new StartError('OD_TOKEN is not a token of any configured principal (OD_TOKENS_FILE / OD_TOKENS)');

@@ -69,7 +69,10 @@ export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
 export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
 export const TenureToolSchema = TenureBodySchema.extend(Addressed);
 export const ProvenanceToolSchema = z.strictObject({
-  commit: z.string().regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits').describe('a commit on the landed branch (full or abbreviated)'),
+  commit: z
+    .string()
+    .regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits')
+    .describe('a commit on the landed branch (full or abbreviated)'),
   repo: PathString.describe('the repository the commit is in, as a path on the service host'),
 });
 
@@ -82,7 +85,12 @@ export interface ToolAnnotations {
 }
 
 const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const write = (o: { destructive: boolean; idempotent: boolean }): ToolAnnotations => ({ readOnlyHint: false, destructiveHint: o.destructive, idempotentHint: o.idempotent, openWorldHint: false });
+const write = (o: { destructive: boolean; idempotent: boolean }): ToolAnnotations => ({
+  readOnlyHint: false,
+  destructiveHint: o.destructive,
+  idempotentHint: o.idempotent,
+  openWorldHint: false,
+});
 
 export interface ToolDef {
   /** the contract's name (`ownership.bind`); hostSafeName() spells it for hosts that refuse dots */
@@ -125,7 +133,8 @@ function tool<S extends z.ZodType>(s: Spec<S>): ToolDef {
   };
 }
 
-const FENCE = 'Pass the executionSessionId and the epoch your bind (or accept, or reclaim) answered; an older epoch is refused with stale_epoch and another session with not_owner: either means you no longer own the worktree, so stop changing it.';
+const FENCE =
+  'Pass the executionSessionId and the epoch your bind (or accept, or reclaim) answered; an older epoch is refused with stale_epoch and another session with not_owner: either means you no longer own the worktree, so stop changing it.';
 
 export const TOOLS: readonly ToolDef[] = [
   tool({

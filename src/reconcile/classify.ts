@@ -16,7 +16,20 @@ export function isOlderOwnership(local: string, durable: string): boolean {
 }
 
 /** Fields a guard or a reader acts on; the two timestamps are display only and not compared. */
-const COMPARED = ['ownershipId', 'executionSessionId', 'runtime', 'conversationId', 'conversationUrl', 'workerId', 'runId', 'lane', 'planRef', 'epoch', 'seq', 'state'] as const;
+const COMPARED = [
+  'ownershipId',
+  'executionSessionId',
+  'runtime',
+  'conversationId',
+  'conversationUrl',
+  'workerId',
+  'runId',
+  'lane',
+  'planRef',
+  'epoch',
+  'seq',
+  'state',
+] as const;
 
 export function sameProjection(a: LocalProjection, b: LocalProjection): boolean {
   return COMPARED.every((k) => (a[k] ?? null) === (b[k] ?? null)) && (a.provisional ?? false) === (b.provisional ?? false);
@@ -49,5 +62,7 @@ export function classify(local: LocalProjection | null | 'corrupt', durable: Own
     if (local.seq > durable.seq) return { kind: 'corrupt', reason: 'ahead_of_durable' };
     return sameProjection(local, expected) ? { kind: 'in_sync', reason: null } : { kind: 'corrupt', reason: 'same_seq_mismatch' };
   }
-  return isOlderOwnership(local.ownershipId, durable.ownershipId) ? { kind: 'behind', reason: 'older_ownership' } : { kind: 'stale', reason: 'other_ownership' };
+  return isOlderOwnership(local.ownershipId, durable.ownershipId)
+    ? { kind: 'behind', reason: 'older_ownership' }
+    : { kind: 'stale', reason: 'other_ownership' };
 }

@@ -48,7 +48,8 @@ async function call<T>(fn: () => Promise<T>): Promise<T> {
 /** Asks who the token is, and refuses a principal that cannot reconcile before anything is read or written. */
 export async function openHttpPort(client: ApiClient, opts: Omit<HttpPortOptions, 'client' | 'caller'> = {}): Promise<{ port: ReconcilePort; caller: Caller }> {
   const caller = await call(() => client.principal());
-  if (!RECONCILERS.has(caller.kind)) throw new ReconcileRefused('forbidden', `forbidden: reconcile needs an executor (or admin) token; this one is a ${caller.kind} principal`);
+  if (!RECONCILERS.has(caller.kind))
+    throw new ReconcileRefused('forbidden', `forbidden: reconcile needs an executor (or admin) token; this one is a ${caller.kind} principal`);
   return { port: createHttpPort({ client, caller, ...opts }), caller };
 }
 
@@ -62,7 +63,8 @@ export function createHttpPort(opts: HttpPortOptions): ReconcilePort {
       } catch (err) {
         if (err instanceof ApiError && err.status === 404 && err.code === 'not_found') return null;
         // A refused lookup (e.g. path_outside_allowed_roots) is the service's answer, not its absence.
-        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 401) throw new ReconcileRefused(err.code, `${err.code}: ${err.body.message}`);
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 401)
+          throw new ReconcileRefused(err.code, `${err.code}: ${err.body.message}`);
         return lift(err);
       }
     },

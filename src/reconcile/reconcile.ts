@@ -18,14 +18,7 @@ import { isProvisional } from '../git/provisional';
 import { applyRecord, localProjectionOf, NO_TENURE_HASHES, type TenureHashes } from '../git/record';
 import { worktreeDirs } from '../git/repo';
 import { classify } from './classify';
-import {
-  type ProvisionalSummary,
-  type ReconcileKind,
-  type ReconcilePort,
-  type ReconciliationEntry,
-  ReconcileRefused,
-  ReconcileUnavailable,
-} from './port';
+import { type ProvisionalSummary, type ReconcileKind, type ReconcilePort, type ReconciliationEntry, ReconcileRefused, ReconcileUnavailable } from './port';
 import { withoutRedaction } from './redacted';
 import { inspectWorktree } from './worktree';
 
@@ -80,7 +73,9 @@ async function ask<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 function sideOf(r: OwnershipRecord | null): Side | null {
-  return r === null ? null : { ownershipId: r.ownershipId, executionSessionId: r.owner?.executionSessionId ?? null, seq: r.seq, epoch: r.epoch, state: r.state };
+  return r === null
+    ? null
+    : { ownershipId: r.ownershipId, executionSessionId: r.owner?.executionSessionId ?? null, seq: r.seq, epoch: r.epoch, state: r.state };
 }
 
 function localSide(p: LocalProjection | null): ReconcileResult['local'] {
@@ -114,7 +109,9 @@ function heldByOther(durable: OwnershipRecord | null, session: string): boolean 
  */
 function keptTenureHash(local: LocalProjection | null): TenureHashes {
   return (t) =>
-    local !== null && local.ownershipId === t.ownershipId && local.epoch === t.epoch && local.executionSessionId === t.executionSessionId ? (local.tenureHash ?? null) : null;
+    local !== null && local.ownershipId === t.ownershipId && local.epoch === t.epoch && local.executionSessionId === t.executionSessionId
+      ? (local.tenureHash ?? null)
+      : null;
 }
 
 /** Do the lock JSON and git's worktree lock match what the (in-sync) config projection says? */
@@ -131,7 +128,11 @@ async function locksAgree(worktreePath: string, record: OwnershipRecord): Promis
   }
   const want = live ? lockFromProjection(target.projection) : null;
   if ((lock === null) !== (want === null)) return false;
-  if (lock !== null && want !== null && (lock.ownership_id !== want.ownership_id || lock.execution_session_id !== want.execution_session_id || lock.epoch !== want.epoch)) {
+  if (
+    lock !== null &&
+    want !== null &&
+    (lock.ownership_id !== want.ownership_id || lock.execution_session_id !== want.execution_session_id || lock.epoch !== want.epoch)
+  ) {
     return false;
   }
   if ((await worktreeDirs(worktreePath)).isMain) return true;
@@ -197,8 +198,24 @@ async function reconcileOnce(
     localOwnershipId: local?.ownershipId ?? null,
     localSeq: local?.seq ?? null,
   };
-  const finish = async (kind: ReconcileKind, reason: string | null, changed: boolean, repaired: boolean, provisional: ProvisionalSummary | null): Promise<ReconcileResult> => {
-    const result: ReconcileResult = { kind, reason, changed, repaired, worktreePath: wt.path, local: base.local, durable: sideOf(durable), provisional, recorded: null };
+  const finish = async (
+    kind: ReconcileKind,
+    reason: string | null,
+    changed: boolean,
+    repaired: boolean,
+    provisional: ProvisionalSummary | null,
+  ): Promise<ReconcileResult> => {
+    const result: ReconcileResult = {
+      kind,
+      reason,
+      changed,
+      repaired,
+      worktreePath: wt.path,
+      local: base.local,
+      durable: sideOf(durable),
+      provisional,
+      recorded: null,
+    };
     if (LOGGED.has(kind) && port.recordReconciliation) {
       const entry: ReconciliationEntry = {
         worktreePath: wt.path,
@@ -269,7 +286,12 @@ async function reconcileOnce(
         if (!(await rewrite(false))) return 'retry';
       } else {
         const marked: LocalProjection = { ...pending, state: PROVISIONAL_CONFLICT_STATE };
-        const res = await applyLocalProjection(wt.path, marked, { ...confined, gitLock: true, expectSeq: pending.seq, lockReason: `provisional claim ${pending.idempotencyKey ?? ''} by session ${pending.executionSessionId} conflicts with the durable owner`.trim() });
+        const res = await applyLocalProjection(wt.path, marked, {
+          ...confined,
+          gitLock: true,
+          expectSeq: pending.seq,
+          lockReason: `provisional claim ${pending.idempotencyKey ?? ''} by session ${pending.executionSessionId} conflicts with the durable owner`.trim(),
+        });
         if (res === 'skipped') return 'retry';
       }
       changed = true;
@@ -284,7 +306,17 @@ async function reconcileOnce(
   // --- a provisional claim already marked as lost: stays until an explicit repair -------------
   if (local !== null && isProvisional(local) && isProvisionalConflictState(local.state)) {
     if (!repair) {
-      return { kind: 'conflict', reason: 'provisional_conflict', changed: false, repaired: false, worktreePath: wt.path, local: base.local, durable: sideOf(durable), provisional: summary(local), recorded: null };
+      return {
+        kind: 'conflict',
+        reason: 'provisional_conflict',
+        changed: false,
+        repaired: false,
+        worktreePath: wt.path,
+        local: base.local,
+        durable: sideOf(durable),
+        provisional: summary(local),
+        recorded: null,
+      };
     }
     if (!(await rewrite(false))) return 'retry';
     return finish('conflict', 'provisional_conflict', true, true, summary(local));
@@ -301,7 +333,11 @@ async function reconcileOnce(
         return finish('rehydrated', 'locks', true, false, null);
       }
       // Only a writer with the key corrects the proof: without it, what is on disk is kept anyway.
-      if (durable !== null && opts.tenureHashes !== undefined && (localProjectionOf(durable, opts.tenureHashes).projection?.tenureHash ?? null) !== (local?.tenureHash ?? null)) {
+      if (
+        durable !== null &&
+        opts.tenureHashes !== undefined &&
+        (localProjectionOf(durable, opts.tenureHashes).projection?.tenureHash ?? null) !== (local?.tenureHash ?? null)
+      ) {
         if (!(await rewrite(false))) return 'retry';
         return finish('rehydrated', 'tenure_hash', true, false, null);
       }

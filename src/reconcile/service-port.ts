@@ -11,7 +11,6 @@ import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationE
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
 
-
 export interface ServicePortOptions {
   /** The typed client: binds go to the ownership workflow through Temporal. */
   client: OwnershipClient;
@@ -45,19 +44,22 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
       if (worker === null) throw new GitSideError('invalid_argument', 'the provisional claim names no worker: pass --worker (the agent worker to bind as)');
       const principal: Principal = { kind: 'executor', id: opts.principalId ?? 'od-worktree', workerId: worker.workerId };
       try {
-        const view = await opts.client.bind({
-          repoRoot: req.repoRoot,
-          worktreePath: req.worktreePath,
-          branch: req.branch,
-          executionSessionId: req.executionSessionId,
-          runtime: req.runtime,
-          worker: { workerId: worker.workerId, runId: worker.runId },
-          principal,
-          lane: req.lane,
-          planRef: req.planRef,
-          // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
-          // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
-        }, { heldOwnership: (where) => heldOwnershipOf(opts.pool, where) });
+        const view = await opts.client.bind(
+          {
+            repoRoot: req.repoRoot,
+            worktreePath: req.worktreePath,
+            branch: req.branch,
+            executionSessionId: req.executionSessionId,
+            runtime: req.runtime,
+            worker: { workerId: worker.workerId, runId: worker.runId },
+            principal,
+            lane: req.lane,
+            planRef: req.planRef,
+            // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
+            // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
+          },
+          { heldOwnership: (where) => heldOwnershipOf(opts.pool, where) },
+        );
         const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = view;
         return { ok: true, record };
       } catch (err) {
@@ -101,7 +103,15 @@ export async function openServicePort(
   const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s', channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const pool = createPool(endpoints.databaseUrl, { max: 2 });
   const client = new OwnershipClient({
-    client: new Client({ connection, namespace: endpoints.namespace, dataConverter: dataConverterOf({ payloadKeyFile: endpoints.payloadKeyFile ?? '', serviceKeyFile: endpoints.serviceKeyFile ?? '', dataDir: path.resolve(endpoints.dataDir ?? '.data') }) }),
+    client: new Client({
+      connection,
+      namespace: endpoints.namespace,
+      dataConverter: dataConverterOf({
+        payloadKeyFile: endpoints.payloadKeyFile ?? '',
+        serviceKeyFile: endpoints.serviceKeyFile ?? '',
+        dataDir: path.resolve(endpoints.dataDir ?? '.data'),
+      }),
+    }),
     taskQueue: endpoints.taskQueue,
     hostId: endpoints.hostId,
     allowedRoots: endpoints.allowedRoots,

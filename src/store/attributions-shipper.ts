@@ -32,9 +32,19 @@ export class JournalShipper {
   private readonly shipped = new Map<string, { privateDir: string; inode: string; offset: number }>();
 
   constructor(
-    private readonly deps: { pool: Pool | null; hostId: string; allowedRoots: readonly string[]; log?: ShipperLog; /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/landings/notes.ts) */ provenanceNotes?: boolean },
+    private readonly deps: {
+      pool: Pool | null;
+      hostId: string;
+      allowedRoots: readonly string[];
+      log?: ShipperLog;
+      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/landings/notes.ts) */ provenanceNotes?: boolean;
+    },
   ) {
-    if (!deps.pool) deps.log?.debug({ hostId: deps.hostId }, 'no DATABASE_URL: commit journals stay local in each worktree (overdeck.journal) until a host agent with a database ships them');
+    if (!deps.pool)
+      deps.log?.debug(
+        { hostId: deps.hostId },
+        'no DATABASE_URL: commit journals stay local in each worktree (overdeck.journal) until a host agent with a database ships them',
+      );
   }
 
   /** After a projection write: ship this worktree's journal, then record the landed commits of its receipts. */
@@ -67,7 +77,10 @@ export class JournalShipper {
           // A worktree gone or outside the roots, or PostgreSQL away: the offset did not move, the next pass retries.
           if (!this.warnedFailure) {
             this.warnedFailure = true;
-            this.deps.log?.warn({ worktreePath, err: err instanceof Error ? err.message : String(err) }, 'journal shipping failed (said once; retried every pass)');
+            this.deps.log?.warn(
+              { worktreePath, err: err instanceof Error ? err.message : String(err) },
+              'journal shipping failed (said once; retried every pass)',
+            );
           }
         }
       } while (this.again.has(worktreePath) && !this.stopped);

@@ -1,13 +1,31 @@
 import { promises as fs } from 'node:fs';
 import type { Pool, PoolClient } from 'pg';
 import { z } from 'zod';
-import { commitsOfMove, journalStat, readJournal, reflogMessages, readShippedOffset, REFUSAL_KINDS, writeShippedOffset, type JournalLine } from '../git/journal';
+import {
+  commitsOfMove,
+  journalStat,
+  readJournal,
+  reflogMessages,
+  readShippedOffset,
+  REFUSAL_KINDS,
+  writeShippedOffset,
+  type JournalLine,
+} from '../git/journal';
 import { shipLateLines } from './late-work';
 import { confineDirs } from '../git/confine';
 import { git } from '../git/exec';
 import { identifyWorktree, pinnedGit, type WorktreeIdentity } from '../git/repo';
 import { ConversationSchema, FULL_SHA, IdString } from '../domain/identity';
-import { judgeClaim, tenureSegments, TENURE_EVENT_TYPES, type AttributionReason, type AttributionStatus, type Judgement, type LineClaim, type TenureSegment } from '../domain/attribution';
+import {
+  judgeClaim,
+  tenureSegments,
+  TENURE_EVENT_TYPES,
+  type AttributionReason,
+  type AttributionStatus,
+  type Judgement,
+  type LineClaim,
+  type TenureSegment,
+} from '../domain/attribution';
 import {
   AttemptSchema,
   AttributionStatusSchema,
@@ -19,7 +37,16 @@ import {
   type CommitReport,
 } from './attributions-schemas';
 
-export { AttemptSchema, AttributionViaSchema, AuthorSchema, CommitReportSchema, type Attempt, type AttributionVia, type Author, type CommitReport } from './attributions-schemas';
+export {
+  AttemptSchema,
+  AttributionViaSchema,
+  AuthorSchema,
+  CommitReportSchema,
+  type Attempt,
+  type AttributionVia,
+  type Author,
+  type CommitReport,
+} from './attributions-schemas';
 import { parseEvent } from '../domain/events';
 import { describeBranch } from '../git/status';
 import { recordHead } from './worktree-heads';
@@ -85,7 +112,15 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
   const id = await identifyWorktree(worktreePath);
   await confineDirs(id, opts.allowedRoots);
   const file = await journalStat(id);
-  const out: ShipResult = { attributed: 0, unattributed: 0, refusals: 0, skipped: 0, offset: await startOffset(pool, opts.hostId, id, file.inode), privateDir: id.privateDir, inode: file.inode };
+  const out: ShipResult = {
+    attributed: 0,
+    unattributed: 0,
+    refusals: 0,
+    skipped: 0,
+    offset: await startOffset(pool, opts.hostId, id, file.inode),
+    privateDir: id.privateDir,
+    inode: file.inode,
+  };
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     // Before the read: whatever lies past this size was written after this moment.
     const now = await journalStat(id);
@@ -120,7 +155,10 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
  * file only for a journal this database never shipped (one shipped before cursors existed).
  */
 async function startOffset(pool: Pool, hostId: string, id: WorktreeIdentity, inode: string): Promise<number> {
-  const res = await pool.query<{ inode: string; shipped_offset: string }>('SELECT inode, shipped_offset FROM journal_cursors WHERE host_id = $1 AND git_dir = $2', [hostId, id.privateDir]);
+  const res = await pool.query<{ inode: string; shipped_offset: string }>(
+    'SELECT inode, shipped_offset FROM journal_cursors WHERE host_id = $1 AND git_dir = $2',
+    [hostId, id.privateDir],
+  );
   const cursor = res.rows[0];
   if (!cursor) return readShippedOffset(id);
   return cursor.inode === inode ? Number(cursor.shipped_offset) : 0;
@@ -162,13 +200,15 @@ async function tenuresOf(pool: Pool, id: WorktreeIdentity, hostId: string): Prom
 async function recordMovedHead(pool: Pool, id: WorktreeIdentity, hostId: string, lines: readonly JournalLine[]): Promise<void> {
   const moved = lines.filter((l) => l.kind === 'commit').at(-1);
   if (!moved || !(await commitExists(id, moved.new))) return;
-  const own = await pool.query<{ ownership_id: string }>('SELECT ownership_id FROM ownerships WHERE worktree_path = $1 AND host_id = $2 ORDER BY updated_at DESC LIMIT 1', [id.worktreePath, hostId]);
+  const own = await pool.query<{ ownership_id: string }>(
+    'SELECT ownership_id FROM ownerships WHERE worktree_path = $1 AND host_id = $2 ORDER BY updated_at DESC LIMIT 1',
+    [id.worktreePath, hostId],
+  );
   const ownershipId = own.rows[0]?.ownership_id;
   if (!ownershipId) return;
   const status = await describeBranch(id.worktreePath).catch(() => null);
   if (status) await recordHead(pool, ownershipId, id.worktreePath, status);
 }
-
 
 async function commitExists(id: WorktreeIdentity, sha: string): Promise<boolean> {
   if (!FULL_SHA.test(sha)) return false;
@@ -179,7 +219,11 @@ async function commitExists(id: WorktreeIdentity, sha: string): Promise<boolean>
 /** Of `commits`, those not reachable from any of `tips` (all of them when there is no tip). */
 async function notReachable(id: WorktreeIdentity, commits: readonly string[], tips: readonly string[]): Promise<Set<string>> {
   if (tips.length === 0 || commits.length === 0) return new Set(commits);
-  const res = await git(['rev-list', '--no-walk=unsorted', ...commits, '--not', ...tips], { cwd: id.worktreePath, env: { GIT_DIR: id.commonDir }, okCodes: [128] });
+  const res = await git(['rev-list', '--no-walk=unsorted', ...commits, '--not', ...tips], {
+    cwd: id.worktreePath,
+    env: { GIT_DIR: id.commonDir },
+    okCodes: [128],
+  });
   return new Set(res.code === 0 ? res.stdout.split('\n').filter((s) => FULL_SHA.test(s)) : commits);
 }
 
@@ -218,14 +262,27 @@ interface ReportRow {
   window: { from: number | null; to: number };
 }
 
-async function rowsOf(pool: Pool, id: WorktreeIdentity, hostId: string, inode: string, lines: JournalLine[], readAt: number): Promise<{ reports: ReportRow[]; refusals: JournalLine[] }> {
+async function rowsOf(
+  pool: Pool,
+  id: WorktreeIdentity,
+  hostId: string,
+  inode: string,
+  lines: JournalLine[],
+  readAt: number,
+): Promise<{ reports: ReportRow[]; refusals: JournalLine[] }> {
   const reports: ReportRow[] = [];
   const refusals: JournalLine[] = lines.filter((l) => (REFUSAL_KINDS as readonly string[]).includes(l.kind));
   const moves = lines.filter((l) => l.kind === 'commit');
   if (moves.length === 0) return { reports, refusals };
   const reflog = await reflogMessages(id, new Set(moves.map((l) => l.ref)));
   const tenures = await tenuresOf(pool, id, hostId);
-  const after = await writtenAfter(pool, hostId, id.privateDir, inode, moves.map((l) => l.offset));
+  const after = await writtenAfter(
+    pool,
+    hostId,
+    id.privateDir,
+    inode,
+    moves.map((l) => l.offset),
+  );
   let heads: { others: string[]; own: string | null } | null = null;
   for (const line of moves) {
     const commits = await commitsOfMove(id, line, reflog);
@@ -245,14 +302,21 @@ async function rowsOf(pool: Pool, id: WorktreeIdentity, hostId: string, inode: s
       }
     }
     for (const commit of commits) {
-      const j: Judgement = contested.has(commit) ? { ...judgement, verdict: 'disputed', reason: 'attribution_commit_of_other_worktree', via: 'unknown' } : judgement;
+      const j: Judgement = contested.has(commit)
+        ? { ...judgement, verdict: 'disputed', reason: 'attribution_commit_of_other_worktree', via: 'unknown' }
+        : judgement;
       reports.push({ commit, ref: line.ref, offset: line.offset, claim, judgement: j, window });
     }
   }
   return { reports, refusals };
 }
 
-async function insertRows(pool: Pool, id: WorktreeIdentity, hostId: string, rows: { reports: ReportRow[]; refusals: JournalLine[] }): Promise<{ attributed: number; unattributed: number; refusals: number }> {
+async function insertRows(
+  pool: Pool,
+  id: WorktreeIdentity,
+  hostId: string,
+  rows: { reports: ReportRow[]; refusals: JournalLine[] },
+): Promise<{ attributed: number; unattributed: number; refusals: number }> {
   if (rows.reports.length === 0 && rows.refusals.length === 0) return { attributed: 0, unattributed: 0, refusals: 0 };
   return inTransaction(pool, async (client) => {
     let attributed = 0;
@@ -344,8 +408,6 @@ async function reportedElsewhere(client: PoolClient, id: WorktreeIdentity, hostI
 
 // --- reading --------------------------------------------------------------------------------------
 
-
-
 export function unknownAuthor(commit: string): Author {
   return { commit, via: 'unknown', ownershipId: null, epoch: null, executionSessionId: null, workerId: null, conversation: null };
 }
@@ -405,7 +467,10 @@ const REPORT_COLUMNS = `r.commit_sha, r.verdict, r.reason, r.recorded_at, r.work
   r.claimed_ownership_id, r.claimed_epoch, r.claimed_session_id, r.claimed_owner_session_id, r.claimed_worker_id, r.claimed_conversation_id`;
 
 function toReport(r: Record<string, unknown>, status: string): CommitReport {
-  const recorded = r.ownership_id === null ? null : { ownershipId: r.ownership_id, epoch: r.epoch, executionSessionId: r.execution_session_id, workerId: r.worker_id, conversationId: r.conversation_id };
+  const recorded =
+    r.ownership_id === null
+      ? null
+      : { ownershipId: r.ownership_id, epoch: r.epoch, executionSessionId: r.execution_session_id, workerId: r.worker_id, conversationId: r.conversation_id };
   return CommitReportSchema.parse({
     commit: r.commit_sha,
     status,
@@ -465,7 +530,9 @@ export async function disputesOf(pool: Pool, ownershipIds: readonly string[], li
 
 async function statusesOf(pool: Pool, commits: readonly string[]): Promise<Map<string, AttributionStatus>> {
   if (commits.length === 0) return new Map();
-  const res = await pool.query<{ commit_sha: string; status: string }>('SELECT commit_sha, status FROM commit_authorship WHERE commit_sha = ANY($1)', [commits]);
+  const res = await pool.query<{ commit_sha: string; status: string }>('SELECT commit_sha, status FROM commit_authorship WHERE commit_sha = ANY($1)', [
+    commits,
+  ]);
   return new Map(res.rows.map((r) => [r.commit_sha, AttributionStatusSchema.parse(r.status)]));
 }
 
@@ -487,12 +554,19 @@ export async function attributedCommitsOf(pool: Pool, ownershipId: string): Prom
 /** Those of `commits` attributed to the ownership now. */
 export async function attributedAmong(pool: Pool, commits: readonly string[], ownershipId: string): Promise<Set<string>> {
   if (commits.length === 0) return new Set();
-  const res = await pool.query<{ commit_sha: string }>(`SELECT commit_sha FROM commit_authorship WHERE commit_sha = ANY($1) AND ownership_id = $2 AND status = 'attributed'`, [commits, ownershipId]);
+  const res = await pool.query<{ commit_sha: string }>(
+    `SELECT commit_sha FROM commit_authorship WHERE commit_sha = ANY($1) AND ownership_id = $2 AND status = 'attributed'`,
+    [commits, ownershipId],
+  );
   return new Set(res.rows.map((r) => r.commit_sha));
 }
 
 /** The session and worker a commit is attributed to under this ownership, or null. */
-export async function attributedAuthor(pool: Pool, commit: string, ownershipId: string): Promise<{ executionSessionId: string | null; workerId: string | null } | null> {
+export async function attributedAuthor(
+  pool: Pool,
+  commit: string,
+  ownershipId: string,
+): Promise<{ executionSessionId: string | null; workerId: string | null } | null> {
   const res = await pool.query<{ execution_session_id: string | null; worker_id: string | null }>(
     `SELECT execution_session_id, worker_id FROM commit_authorship WHERE commit_sha = $1 AND ownership_id = $2 AND status = 'attributed' LIMIT 1`,
     [commit, ownershipId],
@@ -502,7 +576,13 @@ export async function attributedAuthor(pool: Pool, commit: string, ownershipId: 
 }
 
 /** The conversation of an ownership's owner at an epoch, from its tenure log (claims and conversation bindings). */
-function conversationAt(log: readonly unknown[], ownershipId: string | null, epoch: number | null, session: string | null, conversationId: string | null): Author['conversation'] {
+function conversationAt(
+  log: readonly unknown[],
+  ownershipId: string | null,
+  epoch: number | null,
+  session: string | null,
+  conversationId: string | null,
+): Author['conversation'] {
   if (ownershipId === null) return conversationId ? { conversationId, conversationUrl: null, title: null } : null;
   let found: z.infer<typeof ConversationSchema> | null = null;
   let tenureSession: string | null = null;
@@ -523,8 +603,6 @@ function conversationAt(log: readonly unknown[], ownershipId: string | null, epo
 }
 
 // --- refusals as attempts ---------------------------------------------------------------------------
-
-
 
 /** Refused attempts recorded for these ownerships or worktree paths, oldest first (at most `limit`). */
 export async function attemptsOf(pool: Pool, q: { ownershipIds?: readonly string[]; worktreePaths?: readonly string[]; limit?: number }): Promise<Attempt[]> {

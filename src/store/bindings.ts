@@ -94,6 +94,9 @@ const json = (x: unknown) => (x === null ? null : JSON.stringify(x));
 
 /** The workflows of the ownerships a worker holds now (a current owner that a bound conversation can annotate). */
 export async function heldWorkflowIdsOfWorker(pool: Pool, workerId: string): Promise<string[]> {
-  const res = await pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])', [workerId, HELD_STATES]);
+  const res = await pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE owner_worker_id = $1 AND state = ANY($2::text[])', [
+    workerId,
+    HELD_STATES,
+  ]);
   return res.rows.map((r) => r.workflow_id);
 }

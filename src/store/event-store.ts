@@ -124,7 +124,11 @@ async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent
       // Applied before this batch, with an event of this type: the run decided the message twice, and
       // its first events are the answer. (An event at this seq already is met by the insert below.)
       if (messageId !== undefined && firstSeqOf.get(messageId)! < events[0].seq && e.seq > logSeq) {
-        const twice = await client.query<{ seq: number }>('SELECT seq FROM ownership_events WHERE ownership_id = $1 AND message_id = $2 AND type = $3', [ownershipId, messageId, e.type]);
+        const twice = await client.query<{ seq: number }>('SELECT seq FROM ownership_events WHERE ownership_id = $1 AND message_id = $2 AND type = $3', [
+          ownershipId,
+          messageId,
+          e.type,
+        ]);
         if (twice.rows[0]) {
           settled = { messageId, seq: e.seq, outcome: 'applied', firstSeq: twice.rows[0].seq };
           break;
@@ -176,7 +180,10 @@ async function insertEvent(client: PoolClient, e: OwnershipEvent): Promise<{ eve
  * settled outcome stands (refused: its events must not be written; applied: at the seq it names).
  * The primary key serialises this with the API's settleRefused, whichever comes first.
  */
-async function settleApplied(client: PoolClient, e: OwnershipEvent): Promise<{ outcome: 'applied'; firstSeq: number } | { outcome: 'refused'; code: string | null }> {
+async function settleApplied(
+  client: PoolClient,
+  e: OwnershipEvent,
+): Promise<{ outcome: 'applied'; firstSeq: number } | { outcome: 'refused'; code: string | null }> {
   const mine = await client.query(
     `INSERT INTO message_outcomes (message_id, ownership_id, outcome, first_seq) VALUES ($1, $2, 'applied', $3) ON CONFLICT (message_id) DO NOTHING`,
     [e.messageId, e.ownershipId, e.seq],
@@ -188,7 +195,8 @@ async function settleApplied(client: PoolClient, e: OwnershipEvent): Promise<{ o
 }
 
 /** What became of a message, as the log has it: applied (its ownership and first seq), refused, or unsettled (null). */
-export type MessageOutcome = { outcome: 'applied'; ownershipId: string; firstSeq: number } | { outcome: 'refused'; ownershipId: string | null; code: string | null };
+export type MessageOutcome =
+  { outcome: 'applied'; ownershipId: string; firstSeq: number } | { outcome: 'refused'; ownershipId: string | null; code: string | null };
 
 /**
  * The API's side of "an answer is the log's answer": before it answers a message with a refusal
@@ -196,23 +204,36 @@ export type MessageOutcome = { outcome: 'applied'; ownershipId: string; firstSeq
  * events afterwards. If the message was applied first, that is the answer instead.
  */
 export async function settleRefused(pool: Pool, messageId: string, ownershipId: string | null, code: string): Promise<MessageOutcome> {
-  await pool.query(`INSERT INTO message_outcomes (message_id, ownership_id, outcome, code) VALUES ($1, $2, 'refused', $3) ON CONFLICT (message_id) DO NOTHING`, [messageId, ownershipId, code]);
+  await pool.query(
+    `INSERT INTO message_outcomes (message_id, ownership_id, outcome, code) VALUES ($1, $2, 'refused', $3) ON CONFLICT (message_id) DO NOTHING`,
+    [messageId, ownershipId, code],
+  );
   const outcome = await messageOutcome(pool, messageId);
   if (!outcome) throw new Error(`settleRefused: message ${messageId} neither settled nor recorded`);
   return outcome;
 }
 
 export async function messageOutcome(pool: Pool | PoolClient, messageId: string): Promise<MessageOutcome | null> {
-  const row = (await pool.query<{ ownership_id: string | null; outcome: string; first_seq: number | null; code: string | null }>('SELECT ownership_id, outcome, first_seq, code FROM message_outcomes WHERE message_id = $1', [messageId])).rows[0];
+  const row = (
+    await pool.query<{ ownership_id: string | null; outcome: string; first_seq: number | null; code: string | null }>(
+      'SELECT ownership_id, outcome, first_seq, code FROM message_outcomes WHERE message_id = $1',
+      [messageId],
+    )
+  ).rows[0];
   if (!row) return null;
-  return row.outcome === 'applied' ? { outcome: 'applied', ownershipId: row.ownership_id!, firstSeq: row.first_seq! } : { outcome: 'refused', ownershipId: row.ownership_id, code: row.code };
+  return row.outcome === 'applied'
+    ? { outcome: 'applied', ownershipId: row.ownership_id!, firstSeq: row.first_seq! }
+    : { outcome: 'refused', ownershipId: row.ownership_id, code: row.code };
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */
 async function foldProjection(client: PoolClient, workflowId: string, ownershipId: string): Promise<OwnershipRecord | null> {
   const row = await client.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [ownershipId]);
   let record: OwnershipRecord | null = row.rows[0] ? OwnershipRecordSchema.parse(row.rows[0].record) : null;
-  const fresh = await client.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [ownershipId, record?.seq ?? 0]);
+  const fresh = await client.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [
+    ownershipId,
+    record?.seq ?? 0,
+  ]);
   if (fresh.rows.length === 0) return record;
   for (const { event } of fresh.rows) {
     const e = parseEvent(event);
@@ -226,11 +247,20 @@ async function foldProjection(client: PoolClient, workflowId: string, ownershipI
 
 async function indexEvent(client: PoolClient, e: OwnershipEvent, before: OwnershipRecord | null): Promise<void> {
   if (e.seq === 1) {
-    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, 1) ON CONFLICT DO NOTHING', [e.ownershipId, e.repoRoot, e.branch]);
+    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, 1) ON CONFLICT DO NOTHING', [
+      e.ownershipId,
+      e.repoRoot,
+      e.branch,
+    ]);
   }
   if (e.type === 'ownership.branch_renamed') {
     await client.query('UPDATE branch_names SET to_seq = $2 WHERE ownership_id = $1 AND to_seq IS NULL', [e.ownershipId, e.seq - 1]);
-    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [e.ownershipId, e.repoRoot, e.data.to, e.seq]);
+    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
+      e.ownershipId,
+      e.repoRoot,
+      e.data.to,
+      e.seq,
+    ]);
   }
   if (e.type === 'ownership.landed' && !before?.landings.some((l) => l.landedHead === e.data.receipt.landedHead)) {
     const r = e.data.receipt;

@@ -48,7 +48,11 @@ export async function heardOf(pool: Pool, ownershipIds: readonly string[]): Prom
 }
 
 /** The live view's last heartbeat, made current with the recorded one of the same tenure. */
-export function withHeard<L extends { lastHeartbeatAt: string | null }>(liveness: L, r: { owner: { executionSessionId: string } | null; epoch: number }, heard: { executionSessionId: string; epoch: number; at: string } | undefined): L {
+export function withHeard<L extends { lastHeartbeatAt: string | null }>(
+  liveness: L,
+  r: { owner: { executionSessionId: string } | null; epoch: number },
+  heard: { executionSessionId: string; epoch: number; at: string } | undefined,
+): L {
   if (!heard || r.owner?.executionSessionId !== heard.executionSessionId || r.epoch !== heard.epoch) return liveness;
   if (liveness.lastHeartbeatAt !== null && Date.parse(liveness.lastHeartbeatAt) >= Date.parse(heard.at)) return liveness;
   return { ...liveness, lastHeartbeatAt: heard.at };

@@ -49,4 +49,3 @@ export async function hostBeatAgoMs(pool: Pool, hostId: string): Promise<number 
   const age = res.rows[0]?.age_ms ?? null;
   return age === null ? null : Math.max(0, Number(age));
 }
-

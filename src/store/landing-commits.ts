@@ -41,7 +41,14 @@ export async function landedCommitsOf(pool: Pool, g: RepoGit, r: Pick<LandingRec
 }
 
 /** The landed commits of one receipt, in order, with their patch-ids; nothing when the receipt has some already. */
-export async function insertLandingCommits(client: PoolClient, repoRoot: string, ownershipId: string, landedHead: string, commits: readonly string[], pids: ReadonlyMap<string, string>): Promise<void> {
+export async function insertLandingCommits(
+  client: PoolClient,
+  repoRoot: string,
+  ownershipId: string,
+  landedHead: string,
+  commits: readonly string[],
+  pids: ReadonlyMap<string, string>,
+): Promise<void> {
   await client.query(
     `INSERT INTO landing_commits (repo_root, ownership_id, landed_head, position, commit_sha, patch_id)
      SELECT $1, $2, $3, t.pos, t.sha, t.pid FROM unnest($4::int[], $5::text[], $6::text[]) AS t(pos, sha, pid)
@@ -51,8 +58,16 @@ export async function insertLandingCommits(client: PoolClient, repoRoot: string,
 }
 
 /** Records the landed commits of a receipt once; returns how many rows it has (0: nothing could be said). */
-export async function recordLandedCommits(pool: Pool, repoCwd: string, repoRoot: string, r: Pick<LandingReceipt, 'ownershipId' | 'sourceHead' | 'landedHead'>): Promise<number> {
-  const have = await pool.query<{ n: string }>('SELECT count(*)::text AS n FROM landing_commits WHERE ownership_id = $1 AND landed_head = $2', [r.ownershipId, r.landedHead]);
+export async function recordLandedCommits(
+  pool: Pool,
+  repoCwd: string,
+  repoRoot: string,
+  r: Pick<LandingReceipt, 'ownershipId' | 'sourceHead' | 'landedHead'>,
+): Promise<number> {
+  const have = await pool.query<{ n: string }>('SELECT count(*)::text AS n FROM landing_commits WHERE ownership_id = $1 AND landed_head = $2', [
+    r.ownershipId,
+    r.landedHead,
+  ]);
   if (Number(have.rows[0]?.n ?? '0') > 0) return Number(have.rows[0]!.n);
   const g = new RepoGit(repoCwd);
   const commits = await landedCommitsOf(pool, g, r);

@@ -43,7 +43,13 @@ export async function lateAttemptsOf(pool: Pool, ownershipIds: readonly string[]
       sha: r.wip_sha,
       head: r.head,
       uncommitted: r.uncommitted,
-      commits: authors.map((a) => ({ commit: a.commit, status: a.status ?? (a.via === 'unknown' ? 'unknown' : 'attributed'), ownershipId: a.ownershipId, epoch: a.epoch, executionSessionId: a.executionSessionId })),
+      commits: authors.map((a) => ({
+        commit: a.commit,
+        status: a.status ?? (a.via === 'unknown' ? 'unknown' : 'attributed'),
+        ownershipId: a.ownershipId,
+        epoch: a.epoch,
+        executionSessionId: a.executionSessionId,
+      })),
       moreCommits: r.more_commits,
       worktreePath: r.worktree_path,
     });

@@ -32,7 +32,13 @@ interface LateRow {
 }
 
 /** Records the `late_preserved` lines among `lines` that the record and the repository bear out; answers how many were not. */
-export async function shipLateLines(pool: Pool, id: WorktreeIdentity, hostId: string, lines: readonly JournalLine[], readAt: number): Promise<{ recorded: number; rejected: number }> {
+export async function shipLateLines(
+  pool: Pool,
+  id: WorktreeIdentity,
+  hostId: string,
+  lines: readonly JournalLine[],
+  readAt: number,
+): Promise<{ recorded: number; rejected: number }> {
   let recorded = 0;
   let rejected = 0;
   for (const line of lines) {
@@ -45,7 +51,22 @@ export async function shipLateLines(pool: Pool, id: WorktreeIdentity, hostId: st
     const res = await pool.query(
       `INSERT INTO late_work (host_id, git_dir, journal_offset, repo_root, worktree_path, ownership_id, epoch, execution_session_id, wip_ref, wip_sha, head, commits, more_commits, uncommitted)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
-      [hostId, id.privateDir, row.offset, id.repoRoot, id.worktreePath, row.ownershipId, row.epoch, row.executionSessionId, row.ref, row.sha, row.head, row.commits, row.more, row.uncommitted],
+      [
+        hostId,
+        id.privateDir,
+        row.offset,
+        id.repoRoot,
+        id.worktreePath,
+        row.ownershipId,
+        row.epoch,
+        row.executionSessionId,
+        row.ref,
+        row.sha,
+        row.head,
+        row.commits,
+        row.more,
+        row.uncommitted,
+      ],
     );
     recorded += res.rowCount ?? 0;
   }
@@ -89,7 +110,18 @@ async function checked(pool: Pool, id: WorktreeIdentity, hostId: string, line: J
   const listed = [...new Set(line.commits.split(':').filter((c) => FULL_SHA.test(c)))].slice(0, LATE_COMMITS_LISTED);
   const off = await notIn(id, listed, line.new);
   const more = /^[0-9]{1,6}$/.test(line.more) ? Number(line.more) : 0;
-  return { offset: line.offset, ownershipId: line.ownership, epoch, executionSessionId: session, ref, sha: line.new, head, commits: listed.filter((c) => !off.has(c)), more, uncommitted };
+  return {
+    offset: line.offset,
+    ownershipId: line.ownership,
+    epoch,
+    executionSessionId: session,
+    ref,
+    sha: line.new,
+    head,
+    commits: listed.filter((c) => !off.has(c)),
+    more,
+    uncommitted,
+  };
 }
 
 /** Of `commits`, those not in `tip`'s history (all of them when git cannot say). */

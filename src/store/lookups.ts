@@ -26,7 +26,6 @@ import {
  * caller normalises them first (OwnershipClient.normalize), so one worktree has one spelling.
  */
 
-
 export {
   CommitIdSchema,
   GetOwnershipInputSchema,
@@ -100,7 +99,10 @@ const HELD_SQL = HELD_STATES.map((s) => `'${s}'`).join(', ');
  * (src/domain/workflow-id.ts) has another one (the ownerships table names it). At most one per
  * path (migrations/1700000000010_one-live-owner.sql).
  */
-export async function heldOwnershipOf(pool: Pool, where: { hostId: string; worktreePath: string; projectedOwnershipId?: string | null }): Promise<HeldOwnership | null> {
+export async function heldOwnershipOf(
+  pool: Pool,
+  where: { hostId: string; worktreePath: string; projectedOwnershipId?: string | null },
+): Promise<HeldOwnership | null> {
   const res = await pool.query<{ workflow_id: string; record: unknown }>(
     `SELECT workflow_id, record FROM ownerships
       WHERE host_id = $1 AND state IN (${HELD_SQL}) AND (worktree_path = $2 OR ownership_id = $3)
@@ -224,7 +226,8 @@ async function historyIds(pool: Pool, q: z.output<typeof HistoryInputSchema>): P
 
 function historyIdsQuery(q: Exclude<z.output<typeof HistoryInputSchema>, { ownershipId: string }>): [string, unknown[]] {
   const max = HISTORY_MAX_OWNERSHIPS;
-  if ('worktreePath' in q) return ['SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT $2', [q.worktreePath, max]];
+  if ('worktreePath' in q)
+    return ['SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 ORDER BY updated_at DESC LIMIT $2', [q.worktreePath, max]];
   if ('branch' in q) {
     return [
       `SELECT o.ownership_id AS id FROM ownerships o
@@ -248,7 +251,10 @@ export async function getHistory(pool: Pool, by: HistoryInput): Promise<Ownershi
   if (ids.length === 0) return { ownerships: [] };
   const [records, events] = await Promise.all([
     pool.query<{ id: string; record: unknown }>('SELECT ownership_id AS id, record FROM ownerships WHERE ownership_id = ANY($1)', [ids]),
-    pool.query<{ id: string; event: unknown }>('SELECT ownership_id AS id, event FROM ownership_events WHERE ownership_id = ANY($1) ORDER BY ownership_id, seq', [ids]),
+    pool.query<{ id: string; event: unknown }>(
+      'SELECT ownership_id AS id, event FROM ownership_events WHERE ownership_id = ANY($1) ORDER BY ownership_id, seq',
+      [ids],
+    ),
   ]);
   const byId = new Map<string, OwnershipEvent[]>();
   for (const row of events.rows) {

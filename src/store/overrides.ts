@@ -20,13 +20,10 @@ export interface OverrideInput {
 /** Appends one override and answers it as recorded (committed when this resolves). */
 export async function recordOverride(pool: Pool, o: OverrideInput): Promise<OverrideRow> {
   const id = `ovr_${ulid()}`;
-  const { rows } = await pool.query<{ at: Date }>('INSERT INTO overrides (id, ownership_id, epoch, principal, reason) VALUES ($1, $2, $3, $4, $5) RETURNING at', [
-    id,
-    o.ownershipId,
-    o.epoch,
-    o.principal,
-    o.reason,
-  ]);
+  const { rows } = await pool.query<{ at: Date }>(
+    'INSERT INTO overrides (id, ownership_id, epoch, principal, reason) VALUES ($1, $2, $3, $4, $5) RETURNING at',
+    [id, o.ownershipId, o.epoch, o.principal, o.reason],
+  );
   return { overrideId: id, ownershipId: o.ownershipId, epoch: o.epoch, principal: o.principal, reason: o.reason, at: rows[0]!.at.toISOString() };
 }
 
@@ -41,7 +38,14 @@ export async function overridesOf(pool: Pool, ownershipIds: readonly string[], l
     [ownershipIds, limit],
   );
   for (const r of rows) {
-    const row: OverrideRow = { overrideId: r.id, ownershipId: r.ownership_id, epoch: r.epoch, principal: r.principal, reason: r.reason, at: r.at.toISOString() };
+    const row: OverrideRow = {
+      overrideId: r.id,
+      ownershipId: r.ownership_id,
+      epoch: r.epoch,
+      principal: r.principal,
+      reason: r.reason,
+      at: r.at.toISOString(),
+    };
     out.set(row.ownershipId, [...(out.get(row.ownershipId) ?? []), row]);
   }
   return out;

@@ -67,7 +67,12 @@ export function noteOf(p: Provenance): ProvenanceNote {
 }
 
 // The note commit needs an identity; the service's own, so no user's git config is required or read.
-const NOTE_IDENTITY = { GIT_AUTHOR_NAME: 'overdeck', GIT_AUTHOR_EMAIL: 'overdeck@localhost', GIT_COMMITTER_NAME: 'overdeck', GIT_COMMITTER_EMAIL: 'overdeck@localhost' };
+const NOTE_IDENTITY = {
+  GIT_AUTHOR_NAME: 'overdeck',
+  GIT_AUTHOR_EMAIL: 'overdeck@localhost',
+  GIT_COMMITTER_NAME: 'overdeck',
+  GIT_COMMITTER_EMAIL: 'overdeck@localhost',
+};
 
 /**
  * Writes (or rewrites: `notes add -f`, idempotent) the note of one landing's head. Returns the
@@ -111,11 +116,20 @@ export function renderProvenanceNote(n: ProvenanceNote): string {
     ['Source branch', n.sourceBranch],
     ['Source head', n.sourceHead],
     ['Ownership', n.ownershipId],
-    ['Landed by', `${n.lander.principal ? `${n.lander.principal.kind} ${n.lander.principal.id}` : 'unknown'}, for owner session ${v(n.lander.executionSessionId)}`],
-    ['Authors', n.authors.length === 0 ? "unknown (the landing's commits are not known)" : `${n.authors.length} commit${n.authors.length === 1 ? '' : 's'}, oldest first`],
-    ...n.authors.map(
-      (a, i): [string, string] => ['', a.via === 'unknown' ? `${i + 1}. ${a.commit.slice(0, 12)} unknown` : `${i + 1}. ${a.commit.slice(0, 12)} session ${v(a.executionSessionId)}, epoch ${a.epoch ?? 'unknown'}, worker ${v(a.workerId)}, conversation ${v(a.conversationId)}`],
-    ),
+    [
+      'Landed by',
+      `${n.lander.principal ? `${n.lander.principal.kind} ${n.lander.principal.id}` : 'unknown'}, for owner session ${v(n.lander.executionSessionId)}`,
+    ],
+    [
+      'Authors',
+      n.authors.length === 0 ? "unknown (the landing's commits are not known)" : `${n.authors.length} commit${n.authors.length === 1 ? '' : 's'}, oldest first`,
+    ],
+    ...n.authors.map((a, i): [string, string] => [
+      '',
+      a.via === 'unknown'
+        ? `${i + 1}. ${a.commit.slice(0, 12)} unknown`
+        : `${i + 1}. ${a.commit.slice(0, 12)} session ${v(a.executionSessionId)}, epoch ${a.epoch ?? 'unknown'}, worker ${v(a.workerId)}, conversation ${v(a.conversationId)}`,
+    ]),
   ];
   const width = Math.max(...rows.map(([l]) => l.length)) + 2;
   return rows.map(([l, val]) => `${`${l}:`.padEnd(width)}${val}`).join('\n');

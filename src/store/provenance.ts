@@ -46,7 +46,8 @@ export async function provenance(pool: Pool, repoPath: string, sha: string): Pro
   // (a) A landed head. Without the repository (deleted, or the commit gone) an abbreviation must still name one head.
   const direct = await receiptsByHead(pool, full ?? q.sha, roots);
   const heads = new Set(direct.map((r) => r.receipt.landedHead));
-  if (direct.length > 0 && (full !== null || heads.size === 1)) return withAuthors(pool, repo, full ?? direct[0]!.receipt.landedHead, direct[0]!, 'landed_head');
+  if (direct.length > 0 && (full !== null || heads.size === 1))
+    return withAuthors(pool, repo, full ?? direct[0]!.receipt.landedHead, direct[0]!, 'landed_head');
 
   const commit = full ?? (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(q.sha) ? q.sha : null);
   // (b) One of the pre-land commits a landing recorded (the earliest landing first): a merged,
@@ -75,7 +76,9 @@ export async function provenance(pool: Pool, repoPath: string, sha: string): Pro
     // (d) Inside a landing's range, among this repository's receipts (landings recorded before their commits were).
     const all = await receiptsOfRepo(pool, repo.roots);
     // Landings whose pre-land commits are recorded: (b) already looked at their source side.
-    const recorded = await pool.query<{ k: string }>("SELECT DISTINCT ownership_id || ' ' || landed_head AS k FROM landing_commits WHERE repo_root = ANY($1)", [repo.roots]);
+    const recorded = await pool.query<{ k: string }>("SELECT DISTINCT ownership_id || ' ' || landed_head AS k FROM landing_commits WHERE repo_root = ANY($1)", [
+      repo.roots,
+    ]);
     const covered = new Set(recorded.rows.map((x) => x.k));
     const found = await locate(repo.graph, full, all, covered);
     if (found) return withAuthors(pool, repo, full, all[found.order]!, found.via);
@@ -147,7 +150,12 @@ const ALL_RECEIPTS = `
     FROM inferred_landings i WHERE i.receipt IS NOT NULL`;
 
 function stored(rows: { receipt: unknown; kind: string; method: string | null }[]): StoredReceipt[] {
-  return rows.map((r, i) => ({ order: i, receipt: LandingReceiptSchema.parse(r.receipt), kind: r.kind === 'inferred' ? 'inferred' : 'receipt', method: r.method }));
+  return rows.map((r, i) => ({
+    order: i,
+    receipt: LandingReceiptSchema.parse(r.receipt),
+    kind: r.kind === 'inferred' ? 'inferred' : 'receipt',
+    method: r.method,
+  }));
 }
 
 async function receiptsByHead(pool: Pool, head: string, roots: string[]): Promise<StoredReceipt[]> {
@@ -159,7 +167,10 @@ async function receiptsByHead(pool: Pool, head: string, roots: string[]): Promis
 }
 
 async function receiptsOfRepo(pool: Pool, roots: string[]): Promise<StoredReceipt[]> {
-  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(`SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE repo_root = ANY($1) ORDER BY ${RECEIPT_ORDER}`, [roots]);
+  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
+    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE repo_root = ANY($1) ORDER BY ${RECEIPT_ORDER}`,
+    [roots],
+  );
   return stored(res.rows);
 }
 
@@ -378,7 +389,13 @@ async function locateOnLine(graph: CommitGraph, commit: string, line: Line, land
     // merge landing's head is its first parent's history).
     const above = onLine.filter((x) => x.at < p).pop();
     if (!above || line.parents[above.at]!.length !== 1) return null;
-    const boundary = await linearBoundary(graph, line, above.at, above.l, onLine.map((x) => x.at));
+    const boundary = await linearBoundary(
+      graph,
+      line,
+      above.at,
+      above.l,
+      onLine.map((x) => x.at),
+    );
     return boundary !== null && p < boundary ? above.l : null;
   }
   // Off the line: merged in. Reachability only grows along the line, so the earliest landing whose
@@ -432,7 +449,9 @@ export function provenanceFields(p: Provenance): { label: string; value: string 
   const rows = [
     { label: 'Commit', value: p.commit },
     { label: 'Matched', value: matched },
-    ...(p.receiptKind === undefined ? [] : [{ label: 'Receipt', value: p.receiptKind === 'inferred' ? `inferred by landings scan (${v(p.inferredMethod)})` : 'sent by the landing controller' }]),
+    ...(p.receiptKind === undefined
+      ? []
+      : [{ label: 'Receipt', value: p.receiptKind === 'inferred' ? `inferred by landings scan (${v(p.inferredMethod)})` : 'sent by the landing controller' }]),
     { label: 'Landed head', value: p.landedHead },
     { label: 'Landed branch', value: p.landedBranch },
     { label: 'Landed at', value: p.landedAt },
@@ -452,7 +471,13 @@ export function provenanceFields(p: Provenance): { label: string; value: string 
   }
   if (p.authors) {
     const sessions = new Set(p.authors.map((a) => a.executionSessionId ?? 'unknown'));
-    rows.push({ label: 'Authors', value: p.authors.length === 0 ? 'unknown (the landing\'s commits are not known)' : `${p.authors.length} commit${p.authors.length === 1 ? '' : 's'}, ${sessions.size} session${sessions.size === 1 ? '' : 's'}, oldest first` });
+    rows.push({
+      label: 'Authors',
+      value:
+        p.authors.length === 0
+          ? "unknown (the landing's commits are not known)"
+          : `${p.authors.length} commit${p.authors.length === 1 ? '' : 's'}, ${sessions.size} session${sessions.size === 1 ? '' : 's'}, oldest first`,
+    });
     p.authors.forEach((a, i) => {
       const conv = a.conversation ? (a.conversation.title ?? a.conversation.conversationUrl ?? a.conversation.conversationId) : null;
       const how = a.via === 'owner_at_time' ? ' (no session id: the owner at the time)' : '';

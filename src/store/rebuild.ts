@@ -264,7 +264,7 @@ export async function rebuildProjection(pool: Pool, input: RebuildInput = {}): P
     result.removed += await removeUnbacked(pool, q.ownershipId);
     return result;
   }
-  for (let after = ''; ; ) {
+  for (let after = ''; ;) {
     const ids = await nextIds(pool, after, q.batchSize);
     if (ids.length === 0) break;
     await rebuild(ids);
@@ -318,7 +318,8 @@ async function compareBatch(db: PoolClient, ids: string[]): Promise<{ diffs: Pro
       diffs.push({ ownershipId: id, kind: 'missing_row', detail: null });
       continue;
     }
-    if (canonical(row.record) !== canonical(d.record)) diffs.push({ ownershipId: id, kind: 'record', detail: `stored seq ${String((row.record as { seq?: unknown }).seq)}, log seq ${d.record.seq}` });
+    if (canonical(row.record) !== canonical(d.record))
+      diffs.push({ ownershipId: id, kind: 'record', detail: `stored seq ${String((row.record as { seq?: unknown }).seq)}, log seq ${d.record.seq}` });
     const cols = columnDiffs(columnsOf(d.record), row);
     if (cols.length > 0) diffs.push({ ownershipId: id, kind: 'columns', detail: cols.join(',') });
     const storedReceipts = receipts.rows.filter((r) => r.ownership_id === id).map(receiptKey);
@@ -343,7 +344,7 @@ export async function compareProjection(pool: Pool, input: RebuildInput = {}): P
     await inTransaction(pool, async (db) => diffs.push(...(await compareBatch(db, [id])).diffs, ...(await unbacked(db, id))), snapshot);
     return diffs;
   }
-  for (let after = ''; ; ) {
+  for (let after = ''; ;) {
     const ids = await nextIds(pool, after, q.batchSize);
     if (ids.length === 0) break;
     await inTransaction(pool, async (db) => diffs.push(...(await compareBatch(db, ids)).diffs), snapshot);

@@ -58,6 +58,9 @@ export async function refusedMessagesOf(pool: Pool, ownershipIds: readonly strin
 
 /** The code a message was refused with (a signal the API sent under `messageId`), or null while none is recorded. */
 export async function refusalOf(pool: Pool, ownershipId: string, messageId: string): Promise<string | null> {
-  const { rows } = await pool.query<{ code: string }>('SELECT code FROM refused_messages WHERE ownership_id = $1 AND message_id = $2 ORDER BY id LIMIT 1', [ownershipId, messageId]);
+  const { rows } = await pool.query<{ code: string }>('SELECT code FROM refused_messages WHERE ownership_id = $1 AND message_id = $2 ORDER BY id LIMIT 1', [
+    ownershipId,
+    messageId,
+  ]);
   return rows[0]?.code ?? null;
 }

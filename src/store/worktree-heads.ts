@@ -16,7 +16,10 @@ export async function recordHead(pool: Pool, ownershipId: string, worktreePath: 
 
 export async function headsOf(pool: Pool, ownershipIds: readonly string[]): Promise<Map<string, BranchStatus>> {
   if (ownershipIds.length === 0) return new Map();
-  const res = await pool.query<{ ownership_id: string; status: unknown }>('SELECT ownership_id, status FROM worktree_heads WHERE ownership_id = ANY($1::text[])', [ownershipIds]);
+  const res = await pool.query<{ ownership_id: string; status: unknown }>(
+    'SELECT ownership_id, status FROM worktree_heads WHERE ownership_id = ANY($1::text[])',
+    [ownershipIds],
+  );
   const out = new Map<string, BranchStatus>();
   for (const row of res.rows) {
     const parsed = BranchStatusSchema.safeParse(row.status);

@@ -27,7 +27,17 @@ export const store = proxyActivities<StoreActivities>({
 });
 
 /** Git errors no retry changes (the host agent's activities fail with these types too). */
-export const FINAL_HOST_ERRORS = ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'git_too_old', 'worktree_missing', 'projection_conflict', 'worktree_config_unsafe', 'branch_mismatch', 'detached_head'];
+export const FINAL_HOST_ERRORS = [
+  'path_outside_allowed_roots',
+  'path_not_found',
+  'not_a_worktree',
+  'git_too_old',
+  'worktree_missing',
+  'projection_conflict',
+  'worktree_config_unsafe',
+  'branch_mismatch',
+  'detached_head',
+];
 
 /** The host agent's activities as the workflow calls them (with per-call options: summaries). */
 export type HostQueue = ActivityInterfaceFor<HostActivities>;

@@ -21,7 +21,13 @@ export function emit(s: RunState, drafts: EventDraft[], redo?: () => void, messa
   const out: OwnershipEvent[] = [];
   const { worktree } = s;
   for (const d of drafts) {
-    const base = s.record ?? { repoRoot: s.verifiedRepoRoot ?? worktree.repoRoot, worktreePath: worktree.worktreePath, branch: s.verifiedBranch ?? worktree.branch, hostId: worktree.hostId, seq: 0 };
+    const base = s.record ?? {
+      repoRoot: s.verifiedRepoRoot ?? worktree.repoRoot,
+      worktreePath: worktree.worktreePath,
+      branch: s.verifiedBranch ?? worktree.branch,
+      hostId: worktree.hostId,
+      seq: 0,
+    };
     const event = stampEvent(s.ownershipId, base, d, now(), messageId);
     s.record = applyEvent(s.record, event);
     s.pending.push(event);
@@ -50,7 +56,10 @@ export async function persistLoop(s: RunState): Promise<never> {
     }
     const batch = s.pending;
     s.pending = [];
-    const { durableSeq, replaced, gap, settled } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
+    const { durableSeq, replaced, gap, settled } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
+      workflowInfo().workflowId,
+      batch,
+    ]);
     if (settled) {
       // The log settled a message of this batch before its events were written:
       // refused (the API answered it so, or gave up on it) or applied already. Nothing from its seq
@@ -59,7 +68,11 @@ export async function persistLoop(s: RunState): Promise<never> {
       else s.appliedMessages.add(settled.messageId);
       const written = batch.filter((e) => e.seq < settled.seq);
       const adopted = adopt(s.durableRecord, s.record, written, replaced, []);
-      applyAdopted(s, { ...adopted, record: adopted.durableRecord, lost: [...adopted.lost, ...batch.filter((e) => e.seq >= settled.seq), ...s.pending], pending: [] }, true);
+      applyAdopted(
+        s,
+        { ...adopted, record: adopted.durableRecord, lost: [...adopted.lost, ...batch.filter((e) => e.seq >= settled.seq), ...s.pending], pending: [] },
+        true,
+      );
       s.sync.durableSeq = Math.max(s.sync.durableSeq, adopted.durableRecord?.seq ?? 0);
       // The log may hold more past what was adopted (a lost task's events): read and adopted next.
       if (durableSeq > s.sync.durableSeq) s.resync.wanted = true;
@@ -68,7 +81,11 @@ export async function persistLoop(s: RunState): Promise<never> {
       // persist marker carries the log's record); every message behind the lost events decides again.
       log.warn('sequence gap: rebuilding on the log', { logSeq: durableSeq, batchFrom: batch[0]!.seq });
       s.sync.durableSeq = durableSeq;
-      applyAdopted(s, { durableRecord: gap.record, record: gap.record, lost: [...eventsAfter(s, durableSeq), ...batch, ...s.pending], pending: [], canonical: [] }, true);
+      applyAdopted(
+        s,
+        { durableRecord: gap.record, record: gap.record, lost: [...eventsAfter(s, durableSeq), ...batch, ...s.pending], pending: [], canonical: [] },
+        true,
+      );
     } else {
       const adopted = adopt(s.durableRecord, s.record, batch, replaced, s.pending);
       applyAdopted(s, adopted, replaced.length > 0);

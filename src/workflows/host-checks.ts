@@ -20,7 +20,11 @@ export type WipOutcome = { ref: string; sha: string } | null | 'worktree_missing
  */
 export async function preserveWipNow(s: RunState, hostNow: HostQueue, worktreePath: string, seq: number, forced = false): Promise<WipOutcome> {
   try {
-    return await hostNow.preserveWip.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [worktreePath, s.ownershipId, seq]);
+    return await hostNow.preserveWip.executeWithOptions({ summary: wipSummary(s.record?.owner?.executionSessionId ?? null) }, [
+      worktreePath,
+      s.ownershipId,
+      seq,
+    ]);
   } catch (err) {
     if (isCancellation(err)) throw err;
     if (failureType(err) === 'worktree_missing') return 'worktree_missing';

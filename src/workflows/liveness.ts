@@ -17,7 +17,12 @@ import { heartbeatSummary, livenessSummary } from './summaries';
 /** The heartbeat signal, already checked against its schema. */
 export function heartbeat(s: RunState, hb: HeartbeatInput): void {
   const nowMs = Date.now();
-  const d = decideHeartbeat(s.record, s.ownershipId, hb, { status: s.liveness.status, nowMs, lastLoggedMs: s.lastHeartbeatLoggedMs, logIntervalMs: s.settings.heartbeatLogIntervalMs });
+  const d = decideHeartbeat(s.record, s.ownershipId, hb, {
+    status: s.liveness.status,
+    nowMs,
+    lastLoggedMs: s.lastHeartbeatLoggedMs,
+    logIntervalMs: s.settings.heartbeatLogIntervalMs,
+  });
   if (!d.accepted) {
     if (hb.ownershipId === undefined || hb.ownershipId === s.ownershipId) suspectLogAhead(s, hb.epoch);
     return;
@@ -39,7 +44,12 @@ async function heardFromStore(s: RunState): Promise<boolean> {
   if (!stored || !sameTenure(s.record, asked) || stored.executionSessionId !== asked.executionSessionId || stored.epoch !== asked.epoch) return false;
   const heardMs = nowMs - stored.ageMs;
   if (heardMs <= s.lastHeartbeatMs) return false;
-  const d = decideHeartbeat(s.record, s.ownershipId, asked, { status: s.liveness.status, nowMs, lastLoggedMs: s.lastHeartbeatLoggedMs, logIntervalMs: s.settings.heartbeatLogIntervalMs });
+  const d = decideHeartbeat(s.record, s.ownershipId, asked, {
+    status: s.liveness.status,
+    nowMs,
+    lastLoggedMs: s.lastHeartbeatLoggedMs,
+    logIntervalMs: s.settings.heartbeatLogIntervalMs,
+  });
   if (!d.accepted) return false;
   heard(s, d.event, heardMs, nowMs);
   return true;
@@ -86,7 +96,9 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
   let verdict: Verdict = 'unknown';
   let detail: string | null;
   try {
-    ({ verdict, detail } = await hostOnce.checkSessionLiveness.executeWithOptions({ summary: livenessSummary(asked.executionSessionId, asked.epoch) }, [owner]));
+    ({ verdict, detail } = await hostOnce.checkSessionLiveness.executeWithOptions({ summary: livenessSummary(asked.executionSessionId, asked.epoch) }, [
+      owner,
+    ]));
   } catch (err) {
     if (isCancellation(err)) throw err;
     detail = 'liveness authority unreachable';

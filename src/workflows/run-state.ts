@@ -80,7 +80,13 @@ export interface RunState {
 export function startRun(input: OwnershipWorkflowInput): RunState {
   const { settings, worktree } = input;
   const carried = input.carried ?? null;
-  const liveness: LivenessState = carried?.liveness ?? { status: 'unowned', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: settings.leaseTtlMs };
+  const liveness: LivenessState = carried?.liveness ?? {
+    status: 'unowned',
+    verdict: null,
+    lastHeartbeatAt: null,
+    checkedAt: null,
+    leaseTtlMs: settings.leaseTtlMs,
+  };
   liveness.leaseTtlMs ??= settings.leaseTtlMs;
   return {
     ownershipId: input.ownershipId,

@@ -44,7 +44,14 @@ export function refuseUnsealedUpdate(s: RunState, raw: unknown): void {
   const info = currentUpdateInfo();
   const problem = sealProblem(raw, { updateId: info?.id ?? null, nowMs: Date.now() });
   if (problem === null) return;
-  audit.refused({ ownershipId: s.ownershipId, message: info?.name ?? 'update', messageId: info?.id ?? null, code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });
+  audit.refused({
+    ownershipId: s.ownershipId,
+    message: info?.name ?? 'update',
+    messageId: info?.id ?? null,
+    code: 'message_unsealed',
+    problem,
+    claimedPrincipal: claimedPrincipal(raw),
+  });
   fail(refusal('message_unsealed', { problem }));
 }
 
@@ -56,13 +63,27 @@ function signalMessageId(raw: unknown): string | null {
 
 /** A signal the workflow decided to refuse: recorded (it answers nobody), never dropped. */
 export function recordRefusedSignal(s: RunState, name: string, raw: unknown, code: string): void {
-  audit.refused({ ownershipId: s.ownershipId, message: name, messageId: signalMessageId(raw), code, problem: 'refused', claimedPrincipal: claimedPrincipal(raw) });
+  audit.refused({
+    ownershipId: s.ownershipId,
+    message: name,
+    messageId: signalMessageId(raw),
+    code,
+    problem: 'refused',
+    claimedPrincipal: claimedPrincipal(raw),
+  });
 }
 
 /** A signal's handler: true when it may act. Runs on replay too, so the record is made once (sinks skip replay). */
 export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
   const problem = sealProblem(raw, { updateId: null, nowMs: Date.now() });
   if (problem === null) return true;
-  audit.refused({ ownershipId: s.ownershipId, message: name, messageId: signalMessageId(raw), code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });
+  audit.refused({
+    ownershipId: s.ownershipId,
+    message: name,
+    messageId: signalMessageId(raw),
+    code: 'message_unsealed',
+    problem,
+    claimedPrincipal: claimedPrincipal(raw),
+  });
   return false;
 }

@@ -4,7 +4,16 @@ import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshes
 import { store } from './activities';
 import { emit } from './durable-log';
 import { heartbeat } from './liveness';
-import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, resyncSignal, worktreeRemovedSignal } from './messages';
+import {
+  conversationBoundSignal,
+  eventsQuery,
+  heartbeatSignal,
+  landedSignal,
+  projectionQuery,
+  QUERY_DESCRIPTIONS,
+  resyncSignal,
+  worktreeRemovedSignal,
+} from './messages';
 import { view, type RunState } from './run-state';
 import { recordRefusedSignal, sealedSignal } from './seal';
 import { conversationSummary } from './summaries';
@@ -59,5 +68,7 @@ export function installSignals(s: RunState): void {
 export function installQueries(s: RunState): void {
   setHandler(projectionQuery, () => view(s), { description: QUERY_DESCRIPTIONS.projection });
   // The Temporal UI's Queries tab sends no argument (or null): all recent events, not none.
-  setHandler(eventsQuery, (afterSeq) => s.recentEvents.filter((e) => e.seq > (typeof afterSeq === 'number' ? afterSeq : 0)), { description: QUERY_DESCRIPTIONS.events });
+  setHandler(eventsQuery, (afterSeq) => s.recentEvents.filter((e) => e.seq > (typeof afterSeq === 'number' ? afterSeq : 0)), {
+    description: QUERY_DESCRIPTIONS.events,
+  });
 }

@@ -1,12 +1,6 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { setHandler, uuid4 } from '@temporalio/workflow';
-import {
-  Checks,
-  type AcceptHandoffInput,
-  type ClaimInput,
-  type HandoffInput,
-  type ReclaimInput,
-} from '../domain/commands';
+import { Checks, type AcceptHandoffInput, type ClaimInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
 import {
   checkForce,
   checkReclaim,
@@ -82,8 +76,14 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
         // Verified once per branch named: another claim's branch is checked again.
         const verified = s.verifiedOnHost && s.verifiedBranch === input.branch;
         if (s.worktree.verified === false && !verified) await verifyOnHost(s, hosts.hostNow, input.branch);
-        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
-        return await act(s, () => decideClaim(s.record, input, conversation), () => takeLease(input));
+        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
+          input.worker.workerId,
+        ]);
+        return await act(
+          s,
+          () => decideClaim(s.record, input, conversation),
+          () => takeLease(input),
+        );
       } finally {
         if (s.claimInFlight === input.executionSessionId) s.claimInFlight = null;
       }
@@ -103,8 +103,14 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     acceptHandoffUpdate,
     counted(s, async (raw) => {
       const input = raw as AcceptHandoffInput;
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
-      return await act(s, () => decideAcceptHandoff(s.record, input, conversation), () => takeLease(input));
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
+        input.worker.workerId,
+      ]);
+      return await act(
+        s,
+        () => decideAcceptHandoff(s.record, input, conversation),
+        () => takeLease(input),
+      );
     }),
     { validator: open((raw) => void orFail(decideAcceptHandoff(s.record, validated(Checks.acceptHandoff, raw), null))) },
   );
@@ -120,7 +126,11 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
   );
 
   /** An owner-only update whose decision needs nothing but the record: decided, recorded, answered. */
-  function ownerOnly<I>(update: UpdateDefinition<OwnershipView, [I]>, accepts: (x: unknown) => x is I, decide: (r: RunState['record'], input: I) => Decision): void {
+  function ownerOnly<I>(
+    update: UpdateDefinition<OwnershipView, [I]>,
+    accepts: (x: unknown) => x is I,
+    decide: (r: RunState['record'], input: I) => Decision,
+  ): void {
     setHandler(
       update,
       counted(s, async (raw) => act(s, () => decide(s.record, raw as I))),
@@ -144,13 +154,20 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       if (isReclaimReplay(s.record, input)) return view(s)!;
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
+      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
+        input.worker.workerId,
+      ]);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;
       // A host the sender knows to be away is not waited for: refused now, or forced on without the WIP.
-      if (input.hostAway === true && !r.worktreeRemoved && input.force !== true) fail(refusal('host_unavailable', { hostId: s.worktree.hostId, hostAgent: 'away' }));
-      const wip = r.worktreeRemoved ? null : input.hostAway === true ? { failed: 'host_unavailable' } : await preserveWipNow(s, hosts.hostWip, r.worktreePath, r.seq + 1, input.force === true);
+      if (input.hostAway === true && !r.worktreeRemoved && input.force !== true)
+        fail(refusal('host_unavailable', { hostId: s.worktree.hostId, hostAgent: 'away' }));
+      const wip = r.worktreeRemoved
+        ? null
+        : input.hostAway === true
+          ? { failed: 'host_unavailable' }
+          : await preserveWipNow(s, hosts.hostWip, r.worktreePath, r.seq + 1, input.force === true);
       const principal = `${input.principal.kind}:${input.principal.id}`;
       return await act(
         s,
@@ -159,10 +176,25 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
           if ('code' in d || !wip || d.events.length === 0) return d;
           const preserved: EventDraft =
             wip === 'worktree_missing'
-              ? { type: 'ownership.wip_not_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, reason: wip } }
+              ? {
+                  type: 'ownership.wip_not_preserved',
+                  actorSessionId: input.executionSessionId,
+                  principal,
+                  data: { executionSessionId: prevSession, reason: wip },
+                }
               : 'failed' in wip
-                ? { type: 'ownership.wip_not_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, reason: 'preservation_failed', detail: wip.failed } }
-                : { type: 'ownership.wip_preserved', actorSessionId: input.executionSessionId, principal, data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha } };
+                ? {
+                    type: 'ownership.wip_not_preserved',
+                    actorSessionId: input.executionSessionId,
+                    principal,
+                    data: { executionSessionId: prevSession, reason: 'preservation_failed', detail: wip.failed },
+                  }
+                : {
+                    type: 'ownership.wip_preserved',
+                    actorSessionId: input.executionSessionId,
+                    principal,
+                    data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha },
+                  };
           return { events: [preserved, ...d.events] };
         },
         () => takeLease(input),

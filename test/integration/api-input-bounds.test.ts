@@ -41,7 +41,11 @@ function expectInvalid(res: { status: number; body: unknown }, field: string): v
 test('the outside fuzzer’s body (a conversation id with control characters and NUL, a year-482 time at -16:42) is invalid_input, not 500, and binds nothing', async () => {
   const res = await s.raw('POST', '/v1/executor/conversation', {
     token: s.tokens.executor,
-    body: observation({ conversationId: '\u0007\u001b[31m\u0000', conversationUrl: `https://chatgpt.com/c/${CONV}`, observedAt: '0482-11-18T11:30:45.3-16:42' }),
+    body: observation({
+      conversationId: '\u0007\u001b[31m\u0000',
+      conversationUrl: `https://chatgpt.com/c/${CONV}`,
+      observedAt: '0482-11-18T11:30:45.3-16:42',
+    }),
   });
   expectInvalid(res, 'conversation.conversationId');
   expectInvalid(res, 'conversation.observedAt');
@@ -49,7 +53,10 @@ test('the outside fuzzer’s body (a conversation id with control characters and
 });
 
 test('a conversation id with NUL alone, with a valid time, is invalid_input and binds nothing', async () => {
-  expectInvalid(await s.raw('POST', '/v1/executor/conversation', { token: s.tokens.executor, body: observation({ conversationId: `${CONV.slice(0, 35)}\u0000` }) }), 'conversation.conversationId');
+  expectInvalid(
+    await s.raw('POST', '/v1/executor/conversation', { token: s.tokens.executor, body: observation({ conversationId: `${CONV.slice(0, 35)}\u0000` }) }),
+    'conversation.conversationId',
+  );
   expect(await readBinding(s.h.pool, s.workerId)).toBeNull();
 });
 
@@ -75,12 +82,16 @@ test('a reconciliation entry: a time PostgreSQL cannot store and a path with con
     at: new Date().toISOString(),
     ...extra,
   });
-  const count = async () => (await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM reconciliations WHERE worktree_path LIKE $1', [`${repo.repoRoot}%`])).rows[0]!.n;
+  const count = async () =>
+    (await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM reconciliations WHERE worktree_path LIKE $1', [`${repo.repoRoot}%`])).rows[0]!.n;
   const post = (body: unknown) => s.raw('POST', '/v1/reconciliations', { token: s.tokens.admin, body });
   expectInvalid(await post(entry({ at: '2026-01-01T00:00:00-16:42' })), 'at');
   expectInvalid(await post(entry({ at: '0000-01-01T00:00:00Z' })), 'at');
   expectInvalid(await post(entry({ worktreePath: `${wt.path}\u0001` })), 'worktreePath');
-  expectInvalid(await post(entry({ provisional: { executionSessionId: 's', runtime: 'r', idempotencyKey: null, claimedAt: '2026-01-01T00:00:00+23:59' } })), 'provisional.claimedAt');
+  expectInvalid(
+    await post(entry({ provisional: { executionSessionId: 's', runtime: 'r', idempotencyKey: null, claimedAt: '2026-01-01T00:00:00+23:59' } })),
+    'provisional.claimedAt',
+  );
   expect(await count()).toBe(0);
   // The same entry with a time at an offset is recorded, at that instant.
   const ok = await post(entry({ at: '2026-01-01T09:30:00+09:30' }));
@@ -91,7 +102,11 @@ test('a reconciliation entry: a time PostgreSQL cannot store and a path with con
 
 test('a crafted list cursor (a NUL in its id, a time PostgreSQL cannot hold) is invalid_input, not 500', async () => {
   const cursor = (c: unknown) => Buffer.from(JSON.stringify(c), 'utf8').toString('base64url');
-  for (const c of [{ u: '2026-01-01T00:00:00.000000Z', i: 'own_\u0000' }, { u: '2026-01-01T00:00:00-16:42', i: 'own_x' }, { u: '0000-01-01T00:00:00Z', i: 'own_x' }]) {
+  for (const c of [
+    { u: '2026-01-01T00:00:00.000000Z', i: 'own_\u0000' },
+    { u: '2026-01-01T00:00:00-16:42', i: 'own_x' },
+    { u: '0000-01-01T00:00:00Z', i: 'own_x' },
+  ]) {
     expectInvalid(await s.raw('GET', `/v1/ownerships?cursor=${cursor(c)}`, { token: s.tokens.reader }), 'cursor');
   }
 });
@@ -116,13 +131,19 @@ test('a bind whose process start time holds NUL is refused before the workflow: 
 
 test('a landing receipt whose time PostgreSQL cannot store is refused at the schema: the ownership is unchanged and still lands', async () => {
   const wt = repo.worktrees[0]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'bounds-s0' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'bounds-s0' },
+  });
   expect(bound.status).toBe(200);
   const v = bound.body as OwnershipViewOut;
   const head = git(wt.path, 'rev-parse', 'HEAD');
   const before = await snapshotOwnership(s.h.pool, v.ownershipId);
   const landed = (landedAt: string) =>
-    s.raw('POST', `/v1/ownerships/${v.ownershipId}/landed`, { token: s.tokens.landing, body: { sourceHead: head, landedBranch: 'main', landedHead: head, landedAt } });
+    s.raw('POST', `/v1/ownerships/${v.ownershipId}/landed`, {
+      token: s.tokens.landing,
+      body: { sourceHead: head, landedBranch: 'main', landedHead: head, landedAt },
+    });
   expectInvalid(await landed('2026-01-01T00:00:00-16:42'), 'landedAt');
   expectInvalid(await landed('0000-02-29T00:00:00Z'), 'landedAt');
   expect(await snapshotOwnership(s.h.pool, v.ownershipId)).toEqual(before);

@@ -33,7 +33,12 @@ function observation(conversationId: string, sequence: number, extra: Record<str
     executorInstanceId: 'ext-1',
     sessionGeneration: 'gen-1',
     sequence,
-    conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}?model=x`, title: 'Lookup lane', observedAt: new Date().toISOString() },
+    conversation: {
+      conversationId,
+      conversationUrl: `https://chatgpt.com/c/${conversationId}?model=x`,
+      title: 'Lookup lane',
+      observedAt: new Date().toISOString(),
+    },
     ...extra,
   };
 }
@@ -42,7 +47,10 @@ const report = (token: string | null, body: unknown) => s.raw('POST', '/v1/execu
 
 async function bind(i: number, session: string, token = s.tokens.executor): Promise<OwnershipViewOut> {
   const wt = repo.worktrees[i]!;
-  const res = await s.raw('POST', '/v1/bind', { token, body: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, lane: `lookup-${i}` } });
+  const res = await s.raw('POST', '/v1/bind', {
+    token,
+    body: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, lane: `lookup-${i}` },
+  });
   expect(res.status).toBe(200);
   return res.body as OwnershipViewOut;
 }
@@ -193,7 +201,14 @@ test('POST /v1/landings by (repoRoot, sourceBranch) and by ownershipId; then his
   const sourceHead = git(wt.path, 'rev-parse', 'HEAD');
   git(repo.repoRoot, 'merge', '-q', '--no-ff', '-m', 'land feature', wt.branch);
   landedSha = git(repo.repoRoot, 'rev-parse', 'HEAD');
-  const body = { repoRoot: repo.repoRoot, sourceBranch: wt.branch, sourceHead, landedBranch: 'main', landedHead: landedSha, landedAt: new Date().toISOString() };
+  const body = {
+    repoRoot: repo.repoRoot,
+    sourceBranch: wt.branch,
+    sourceHead,
+    landedBranch: 'main',
+    landedHead: landedSha,
+    landedAt: new Date().toISOString(),
+  };
 
   const post = (b: unknown, token: string | null = s.tokens.landing) => s.raw('POST', '/v1/landings', { token, body: b });
   const before = await readEvents(s.h.pool, own.ownershipId);
@@ -212,7 +227,11 @@ test('POST /v1/landings by (repoRoot, sourceBranch) and by ownershipId; then his
   const res = await post(body);
   expect(res.status).toBe(200);
   const landed = res.body as LandingResponse;
-  expect(landed).toMatchObject({ status: 'recorded', ownershipId: own.ownershipId, receipt: { landedHead: landedSha, sourceHead, conversation: { conversationId: CONV } } });
+  expect(landed).toMatchObject({
+    status: 'recorded',
+    ownershipId: own.ownershipId,
+    receipt: { landedHead: landedSha, sourceHead, conversation: { conversationId: CONV } },
+  });
   // the landing controller's replay, by ownershipId this time: the same receipt
   const replay = await post({ ...neither, ownershipId: own.ownershipId });
   expect(replay.status).toBe(200);
@@ -223,7 +242,13 @@ test('POST /v1/landings by (repoRoot, sourceBranch) and by ownershipId; then his
   expect(hist.ownerships[0]!.events.map((e) => e.type)).toContain('ownership.landed');
 
   const prov = await s.api(s.tokens.admin).provenance(landedSha, repo.repoRoot);
-  expect(prov).toMatchObject({ commit: landedSha, ownershipId: own.ownershipId, executionSessionId: 'lk-s1', worker: { workerId: s.workerId }, conversation: { conversationId: CONV, title: 'Lookup lane' } });
+  expect(prov).toMatchObject({
+    commit: landedSha,
+    ownershipId: own.ownershipId,
+    executionSessionId: 'lk-s1',
+    worker: { workerId: s.workerId },
+    conversation: { conversationId: CONV, title: 'Lookup lane' },
+  });
   const inRange = await s.api(s.tokens.admin).provenance(sourceHead.slice(0, 12), repo.repoRoot);
   expect(inRange).toMatchObject({ ownershipId: own.ownershipId, via: 'range' });
   const redacted = (await s.raw('GET', `/v1/provenance/${landedSha}?repo=${encodeURIComponent(repo.repoRoot)}`, { token: s.tokens.reader })).body as Provenance;
@@ -276,7 +301,19 @@ test('public routes: health, metrics per route and reason code, OpenAPI document
   expect(doc.status).toBe(200);
   const openapi = doc.body as { openapi: string; paths: Record<string, Record<string, { security?: unknown }>> };
   expect(openapi.openapi).toMatch(/^3\./);
-  for (const p of ['/v1/bind', '/v1/ownerships/{id}/heartbeat', '/v1/ownerships/{id}/handoff/accept', '/v1/ownerships/{id}/worktree-removed', '/v1/landings', '/v1/executor/conversation', '/v1/ownership', '/v1/ownerships', '/v1/history', '/v1/provenance/{sha}', '/v1/ownerships/{id}']) {
+  for (const p of [
+    '/v1/bind',
+    '/v1/ownerships/{id}/heartbeat',
+    '/v1/ownerships/{id}/handoff/accept',
+    '/v1/ownerships/{id}/worktree-removed',
+    '/v1/landings',
+    '/v1/executor/conversation',
+    '/v1/ownership',
+    '/v1/ownerships',
+    '/v1/history',
+    '/v1/provenance/{sha}',
+    '/v1/ownerships/{id}',
+  ]) {
     expect(Object.keys(openapi.paths)).toContain(p);
   }
   expect(openapi.paths['/v1/bind']!.post!.security).toEqual([{ bearer: [] }]);

@@ -21,7 +21,16 @@ const OWN_ID_UNKNOWN = 'own_01JZZZZZZZZZZZZZZZZZZZZZZZ';
 
 function bindBody(i: number, session: string, extra: Record<string, unknown> = {}) {
   const wt = repo.worktrees[i]!;
-  return { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', lane: `lane-${i}`, planRef: `docs/plans/${i}.md`, ...extra };
+  return {
+    repoRoot: repo.repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    lane: `lane-${i}`,
+    planRef: `docs/plans/${i}.md`,
+    ...extra,
+  };
 }
 
 async function bind(i: number, session: string, token = s.tokens.executor, extra: Record<string, unknown> = {}): Promise<OwnershipViewOut> {
@@ -85,15 +94,27 @@ test('POST /v1/bind: refusals carry their code and change nothing', async () => 
   // the conversation is never the caller's to name
   const conv = { conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c' };
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { conversation: conv }) }), 400, 'conversation_forbidden');
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { conversationId: conv.conversationId }) }), 400, 'conversation_forbidden');
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: bindBody(2, 'x', { worker: { workerId: 'w' }, conversationUrl: conv.conversationUrl }) }), 400, 'conversation_forbidden');
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { conversationId: conv.conversationId }) }),
+    400,
+    'conversation_forbidden',
+  );
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: bindBody(2, 'x', { worker: { workerId: 'w' }, conversationUrl: conv.conversationUrl }) }),
+    400,
+    'conversation_forbidden',
+  );
 
   // schema: unknown fields, wrong types, missing fields, malformed JSON
   res = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { principal: { kind: 'admin', id: 'me' } }) });
   expectError(res, 400, 'unknown_field');
   expect((res.body as { details?: { fields?: string[] } }).details?.fields).toEqual(['principal']);
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { bogus: 1 }) }), 400, 'unknown_field');
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worker: { workerId: s.workerId, extra: 1 } }) }), 400, 'unknown_field');
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worker: { workerId: s.workerId, extra: 1 } }) }),
+    400,
+    'unknown_field',
+  );
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { branch: 42 }) }), 400, 'invalid_input');
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'has spaces') }), 400, 'invalid_input');
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { leaseTtlMs: 5 }) }), 400, 'invalid_input');
@@ -105,19 +126,39 @@ test('POST /v1/bind: refusals carry their code and change nothing', async () => 
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, rawBody: 'x'.repeat(70_000) }), 413, 'invalid_input');
 
   // paths are checked against the allowed roots before anything starts
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worktreePath: '/etc' }) }), 400, 'path_outside_allowed_roots');
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worktreePath: `${free}/../../../../../../../../etc` }) }), 400, 'path_outside_allowed_roots');
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worktreePath: '/etc' }) }),
+    400,
+    'path_outside_allowed_roots',
+  );
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worktreePath: `${free}/../../../../../../../../etc` }) }),
+    400,
+    'path_outside_allowed_roots',
+  );
 
   // the worker: an executor only its own; an admin must name one
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worker: { workerId: s.otherWorkerId } }) }), 403, 'worker_mismatch');
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { worker: { workerId: s.otherWorkerId } }) }),
+    403,
+    'worker_mismatch',
+  );
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: bindBody(2, 'x', { workerId: s.otherWorkerId }) }), 403, 'worker_mismatch');
   expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: bindBody(2, 'x') }), 400, 'invalid_input');
-  expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: bindBody(2, 'x', { worker: { workerId: 'a' }, workerId: 'b' }) }), 400, 'invalid_input');
+  expectError(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: bindBody(2, 'x', { worker: { workerId: 'a' }, workerId: 'b' }) }),
+    400,
+    'invalid_input',
+  );
 
   // another live session on an owned worktree
   res = await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: bindBody(1, 'api-intruder') });
   expectError(res, 409, 'worktree_owned');
-  expect((res.body as { details: { owner: Record<string, unknown> } }).details.owner).toMatchObject({ ownershipId: owned.ownershipId, executionSessionId: 'api-s1', epoch: 1 });
+  expect((res.body as { details: { owner: Record<string, unknown> } }).details.owner).toMatchObject({
+    ownershipId: owned.ownershipId,
+    executionSessionId: 'api-s1',
+    epoch: 1,
+  });
 
   expect(await snapshot(owned.ownershipId)).toEqual(before);
   expect(await rowsFor(free)).toBe(0);
@@ -145,7 +186,13 @@ const sha = (c: string) => c.repeat(40);
 
 const ROUTES: RouteCase[] = [
   { path: 'heartbeat', token: () => s.tokens.executor, body: owner, wrongType: (v) => ({ ...owner(v), epoch: 'one' }), ownerOnly: true },
-  { path: 'handoff', token: () => s.tokens.executor, body: (v) => ({ ...owner(v), toExecutionSessionId: 'next' }), wrongType: (v) => ({ ...owner(v), toExecutionSessionId: 7 }), ownerOnly: true },
+  {
+    path: 'handoff',
+    token: () => s.tokens.executor,
+    body: (v) => ({ ...owner(v), toExecutionSessionId: 'next' }),
+    wrongType: (v) => ({ ...owner(v), toExecutionSessionId: 7 }),
+    ownerOnly: true,
+  },
   {
     path: 'handoff/accept',
     token: () => s.tokens.executor,
@@ -155,9 +202,21 @@ const ROUTES: RouteCase[] = [
   },
   { path: 'handoff/cancel', token: () => s.tokens.executor, body: owner, wrongType: (v) => ({ ...owner(v), epoch: -1 }), ownerOnly: true },
   { path: 'release', token: () => s.tokens.executor, body: owner, wrongType: (v) => ({ ...owner(v), reason: 5 }), ownerOnly: true },
-  { path: 'reclaim', token: () => s.tokens.executor, body: () => ({ executionSessionId: 'next', runtime: 'codex-cli' }), wrongType: () => ({ executionSessionId: 'next', force: 'yes' }), newOwner: true },
+  {
+    path: 'reclaim',
+    token: () => s.tokens.executor,
+    body: () => ({ executionSessionId: 'next', runtime: 'codex-cli' }),
+    wrongType: () => ({ executionSessionId: 'next', force: 'yes' }),
+    newOwner: true,
+  },
   { path: 'submit', token: () => s.tokens.executor, body: owner, wrongType: (v) => ({ ...owner(v), head: 'not-a-sha' }), ownerOnly: true },
-  { path: 'plan', token: () => s.tokens.executor, body: (v) => ({ ...owner(v), lane: 'other-lane' }), wrongType: (v) => ({ ...owner(v), lane: ['x'] }), ownerOnly: true },
+  {
+    path: 'plan',
+    token: () => s.tokens.executor,
+    body: (v) => ({ ...owner(v), lane: 'other-lane' }),
+    wrongType: (v) => ({ ...owner(v), lane: ['x'] }),
+    ownerOnly: true,
+  },
   {
     path: 'rename-branch',
     token: () => s.tokens.executor,
@@ -181,7 +240,8 @@ test('every per-ownership route refuses bad input, bad ids, missing auth and the
   for (const r of ROUTES) {
     const tag = (res: { status: number; body: unknown }) => ({ route: r.path, ...res });
     const body = r.body(v);
-    const call = (o: { token?: string | null; body?: unknown; id?: string }) => s.raw('POST', url(o.id ?? v.ownershipId, r.path), { token: o.token === undefined ? r.token() : o.token, body: o.body ?? body }).then(tag);
+    const call = (o: { token?: string | null; body?: unknown; id?: string }) =>
+      s.raw('POST', url(o.id ?? v.ownershipId, r.path), { token: o.token === undefined ? r.token() : o.token, body: o.body ?? body }).then(tag);
 
     expectError(await call({ token: null }), 401, 'unauthenticated');
     expectError(await call({ token: s.tokens.reader }), 403, 'forbidden');
@@ -217,11 +277,19 @@ test('state refusals (epoch, owner, handoff, force) are 409/403/400 with their c
   // a live owner is not reclaimed; force is an admin's, with a reason
   expectError(await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli' }), 409, 'owner_alive');
   expectError(await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli', force: true, reason: 'mine now' }), 403, 'force_requires_admin');
-  expectError(await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli', force: true, worker: { workerId: 'w' } }, s.tokens.admin), 400, 'force_requires_reason');
+  expectError(
+    await post('reclaim', { executionSessionId: 'api-thief', runtime: 'codex-cli', force: true, worker: { workerId: 'w' } }, s.tokens.admin),
+    400,
+    'force_requires_reason',
+  );
   expect(await snapshot(id)).toEqual(before);
 
   // A forced admin reclaim is recorded with its reason and moves the epoch.
-  const res = await post('reclaim', { executionSessionId: 'api-ops', runtime: 'codex-cli', force: true, reason: 'operator takeover', worker: { workerId: s.workerId } }, s.tokens.admin);
+  const res = await post(
+    'reclaim',
+    { executionSessionId: 'api-ops', runtime: 'codex-cli', force: true, reason: 'operator takeover', worker: { workerId: s.workerId } },
+    s.tokens.admin,
+  );
   expect(res.status).toBe(200);
   const taken = res.body as OwnershipViewOut;
   expect(taken.epoch).toBe(2);
@@ -273,7 +341,11 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   const landing = { sourceHead: 'c'.repeat(40), landedBranch: 'main', landedHead: 'd'.repeat(40), landedAt: new Date().toISOString() };
   res = await post('landed', landing, s.tokens.landing);
   expect(res.status).toBe(200);
-  expect(res.body).toMatchObject({ status: 'recorded', ownershipId: id, receipt: { landedHead: 'd'.repeat(40), executionSessionId: 'api-h2', sourceBranch: 'wt/renamed-5' } });
+  expect(res.body).toMatchObject({
+    status: 'recorded',
+    ownershipId: id,
+    receipt: { landedHead: 'd'.repeat(40), executionSessionId: 'api-h2', sourceBranch: 'wt/renamed-5' },
+  });
   // replay: the same receipt, no second one
   res = await post('landed', landing, s.tokens.landing);
   expect(res.status).toBe(200);

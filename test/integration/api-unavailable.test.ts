@@ -35,7 +35,13 @@ afterAll(async () => {
 });
 
 async function serve(deps: { temporal: Client; client: OwnershipClient; pool: ReturnType<typeof createPool> }): Promise<string> {
-  const config = loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: h.taskQueue, OD_HOST_ID: h.hostId, OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    ...process.env,
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+    OD_HOST_ID: h.hostId,
+    OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP,
+    LOG_LEVEL: 'silent',
+  });
   const app = await buildServer({ config, ...deps, authenticator, logger: createLogger('silent'), temporalTimeoutMs: 1_500 });
   apps.push(app);
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -78,7 +84,11 @@ test('PostgreSQL unavailable: lookups and writes answer 503 with Retry-After', a
       executorInstanceId: 'ext',
       sessionGeneration: 'g',
       sequence: 1,
-      conversation: { conversationId: '11111111-2222-4333-8444-555555555555', conversationUrl: 'https://chatgpt.com/c/11111111-2222-4333-8444-555555555555', observedAt: new Date().toISOString() },
+      conversation: {
+        conversationId: '11111111-2222-4333-8444-555555555555',
+        conversationUrl: 'https://chatgpt.com/c/11111111-2222-4333-8444-555555555555',
+        observedAt: new Date().toISOString(),
+      },
     }),
   );
   // bad input is still refused as bad input, without touching the database

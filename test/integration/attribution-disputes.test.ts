@@ -30,7 +30,10 @@ const admin: Principal = { kind: 'admin', id: 'admin-disputes' };
 const lander: Principal = { kind: 'landing', id: 'lander-disputes' };
 const CONV = { a: 'a1b2c3d4-0000-4000-8000-0000000000d1', b: 'a1b2c3d4-0000-4000-8000-0000000000d2', c: 'a1b2c3d4-0000-4000-8000-0000000000d3' };
 type Name = keyof typeof CONV;
-const wt: Record<Name, { path: string; branch: string; ownershipId: string; session: string; worker: string; gitDir: string; ref: { repoRoot: string; worktreePath: string } }> = {} as never;
+const wt: Record<
+  Name,
+  { path: string; branch: string; ownershipId: string; session: string; worker: string; gitDir: string; ref: { repoRoot: string; worktreePath: string } }
+> = {} as never;
 const caughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 const roots = () => [process.env.OD_TEST_TMP!];
 
@@ -51,23 +54,42 @@ beforeAll(async () => {
   await installHooks(repo.repoRoot);
   for (const [i, name] of (['a', 'b', 'c'] as const).entries()) {
     const worker = `worker-dis-${name}`;
-    const observed = await recordObservation(h.pool, { workerId: worker, runId: null }, {
-      executor: 'chatgpt-web',
-      executorInstanceId: `ext-${worker}`,
-      sessionGeneration: 'gen-1',
-      sequence: 1,
-      conversation: { conversationId: CONV[name], conversationUrl: `https://chatgpt.com/c/${CONV[name]}`, title: `Lane ${name}`, observedAt: new Date().toISOString() },
-    });
+    const observed = await recordObservation(
+      h.pool,
+      { workerId: worker, runId: null },
+      {
+        executor: 'chatgpt-web',
+        executorInstanceId: `ext-${worker}`,
+        sessionGeneration: 'gen-1',
+        sequence: 1,
+        conversation: {
+          conversationId: CONV[name],
+          conversationUrl: `https://chatgpt.com/c/${CONV[name]}`,
+          title: `Lane ${name}`,
+          observedAt: new Date().toISOString(),
+        },
+      },
+    );
     expect('code' in observed).toBe(false);
     const w = repo.worktrees[i]!;
     const ref = { repoRoot, worktreePath: await h.client.normalize(w.path) };
     const session = `session-dis-${name}`;
-    const view = await h.client.bind({ ...ref, branch: w.branch, executionSessionId: session, runtime: 'chatgpt-web', worker: { runId: null, workerId: worker }, principal: executor(worker) });
+    const view = await h.client.bind({
+      ...ref,
+      branch: w.branch,
+      executionSessionId: session,
+      runtime: 'chatgpt-web',
+      worker: { runId: null, workerId: worker },
+      principal: executor(worker),
+    });
     await waitForView(h.client, ref, caughtUp);
     const gitDir = realpathSync(git(w.path, 'rev-parse', '--absolute-git-dir'));
     wt[name] = { path: ref.worktreePath, branch: w.branch, ownershipId: view.ownershipId, session, worker, gitDir, ref };
     // The host agent's shipping after the bind has read the (empty) journal: later lines were written after it.
-    await until(`the first read of ${name}'s journal`, async () => (await h.pool.query('SELECT 1 FROM journal_reads WHERE git_dir = $1', [gitDir])).rowCount! > 0);
+    await until(
+      `the first read of ${name}'s journal`,
+      async () => (await h.pool.query('SELECT 1 FROM journal_reads WHERE git_dir = $1', [gitDir])).rowCount! > 0,
+    );
   }
 });
 afterAll(async () => h?.shutdown());
@@ -81,28 +103,58 @@ function forgeLine(name: Name, fields: Record<string, string>): void {
 /** The line `name`'s own tenure would have written for a move of its branch. */
 function claimsOf(name: Name, old: string, next: string): Record<string, string> {
   const w = wt[name];
-  return { ref: `refs/heads/${w.branch}`, old, new: next, session: w.session, env_epoch: '1', ownership: w.ownershipId, epoch: '1', owner: w.session, state: 'active', worker: w.worker, conversation: CONV[name] };
+  return {
+    ref: `refs/heads/${w.branch}`,
+    old,
+    new: next,
+    session: w.session,
+    env_epoch: '1',
+    ownership: w.ownershipId,
+    epoch: '1',
+    owner: w.session,
+    state: 'active',
+    worker: w.worker,
+    conversation: CONV[name],
+  };
 }
 
 const ship = (name: Name) => shipJournal(h.pool, wt[name].path, { hostId: h.hostId, allowedRoots: roots() });
 
 const reportsOf = async (commit: string) =>
   (
-    await h.pool.query<{ worktree_path: string; verdict: string; reason: string | null; execution_session_id: string | null; claimed_session_id: string | null }>(
-      'SELECT worktree_path, verdict, reason, execution_session_id, claimed_session_id FROM commit_reports WHERE commit_sha = $1 ORDER BY recorded_at',
-      [commit],
-    )
+    await h.pool.query<{
+      worktree_path: string;
+      verdict: string;
+      reason: string | null;
+      execution_session_id: string | null;
+      claimed_session_id: string | null;
+    }>('SELECT worktree_path, verdict, reason, execution_session_id, claimed_session_id FROM commit_reports WHERE commit_sha = $1 ORDER BY recorded_at', [
+      commit,
+    ])
   ).rows;
 
 const authorship = async (commit: string) =>
   (
-    await h.pool.query<{ status: string; ownership_id: string | null; execution_session_id: string | null; epoch: number | null; worker_id: string | null; conversation_id: string | null; via: string | null }>(
-      'SELECT status, ownership_id, execution_session_id, epoch, worker_id, conversation_id, via FROM commit_authorship WHERE commit_sha = $1',
-      [commit],
-    )
+    await h.pool.query<{
+      status: string;
+      ownership_id: string | null;
+      execution_session_id: string | null;
+      epoch: number | null;
+      worker_id: string | null;
+      conversation_id: string | null;
+      via: string | null;
+    }>('SELECT status, ownership_id, execution_session_id, epoch, worker_id, conversation_id, via FROM commit_authorship WHERE commit_sha = $1', [commit])
   ).rows;
 
-const attributedTo = (name: Name) => ({ status: 'attributed', ownership_id: wt[name].ownershipId, execution_session_id: wt[name].session, epoch: 1, worker_id: wt[name].worker, conversation_id: CONV[name], via: 'session' });
+const attributedTo = (name: Name) => ({
+  status: 'attributed',
+  ownership_id: wt[name].ownershipId,
+  execution_session_id: wt[name].session,
+  epoch: 1,
+  worker_id: wt[name].worker,
+  conversation_id: CONV[name],
+  via: 'session',
+});
 
 describe('A frames B: a line in A’s journal names B’s ownership, session, worker and conversation for A’s commit', () => {
   let base = '';
@@ -121,10 +173,22 @@ describe('A frames B: a line in A’s journal names B’s ownership, session, wo
     forgeLine('a', { ...claimsOf('b', base, framed), ref: `refs/heads/${a.branch}` });
 
     await ship('a');
-    expect(await reportsOf(framed)).toEqual([{ worktree_path: a.path, verdict: 'disputed', reason: 'attribution_claim_mismatch', execution_session_id: a.session, claimed_session_id: wt.b.session }]);
-    expect(await authorship(framed)).toEqual([{ status: 'disputed', ownership_id: null, execution_session_id: null, epoch: null, worker_id: null, conversation_id: null, via: null }]);
+    expect(await reportsOf(framed)).toEqual([
+      { worktree_path: a.path, verdict: 'disputed', reason: 'attribution_claim_mismatch', execution_session_id: a.session, claimed_session_id: wt.b.session },
+    ]);
+    expect(await authorship(framed)).toEqual([
+      { status: 'disputed', ownership_id: null, execution_session_id: null, epoch: null, worker_id: null, conversation_id: null, via: null },
+    ]);
     const [author] = await authorsOf(h.pool, [repoRoot], [framed]);
-    expect(author).toMatchObject({ commit: framed, status: 'disputed', via: 'unknown', ownershipId: null, executionSessionId: null, workerId: null, conversation: null });
+    expect(author).toMatchObject({
+      commit: framed,
+      status: 'disputed',
+      via: 'unknown',
+      ownershipId: null,
+      executionSessionId: null,
+      workerId: null,
+      conversation: null,
+    });
     expect(author!.reports).toEqual([
       expect.objectContaining({
         verdict: 'disputed',
@@ -136,9 +200,10 @@ describe('A frames B: a line in A’s journal names B’s ownership, session, wo
     ]);
 
     // The head shipped is A's own, for A's ownership; B's is not moved by a line naming it.
-    const heads = await h.pool.query<{ ownership_id: string; worktree_path: string; head: string }>("SELECT ownership_id, worktree_path, status->>'head' AS head FROM worktree_heads WHERE ownership_id = ANY($1)", [
-      [a.ownershipId, wt.b.ownershipId],
-    ]);
+    const heads = await h.pool.query<{ ownership_id: string; worktree_path: string; head: string }>(
+      "SELECT ownership_id, worktree_path, status->>'head' AS head FROM worktree_heads WHERE ownership_id = ANY($1)",
+      [[a.ownershipId, wt.b.ownershipId]],
+    );
     expect(heads.rows).toEqual([{ ownership_id: a.ownershipId, worktree_path: a.path, head: framed }]);
   });
 
@@ -154,7 +219,10 @@ describe('A frames B: a line in A’s journal names B’s ownership, session, wo
     git(repo.repoRoot, 'commit', '-q', '-m', 'squash of A');
     const squash = git(repo.repoRoot, 'rev-parse', 'HEAD');
     await h.client.landed(wt.a.ref, { sourceHead: framed, landedBranch: 'main', landedHead: squash, landedAt: new Date().toISOString(), principal: lander });
-    await until('landing commits', async () => (await h.pool.query('SELECT 1 FROM landing_commits WHERE ownership_id = $1', [wt.a.ownershipId])).rowCount === 1);
+    await until(
+      'landing commits',
+      async () => (await h.pool.query('SELECT 1 FROM landing_commits WHERE ownership_id = $1', [wt.a.ownershipId])).rowCount === 1,
+    );
 
     const p = await provenance(h.pool, repoRoot, squash);
     expect(p!.authors!.map((x) => [x.commit, x.status, x.executionSessionId])).toEqual([[framed, 'disputed', null]]);
@@ -165,8 +233,12 @@ describe('A frames B: a line in A’s journal names B’s ownership, session, wo
 
     // B, the framed ownership, sees the line that named it in its history.
     const hb = await history({ client: h.client, temporal: h.temporal, pool: h.pool, keyring: testKeyring }, admin, { ownershipId: wt.b.ownershipId });
-    expect(hb.ownerships[0]!.disputes).toEqual([expect.objectContaining({ commit: framed, status: 'disputed', verdict: 'disputed', claimed: expect.objectContaining({ ownershipId: wt.b.ownershipId }) })]);
-    expect(renderHistory(hb)).toMatch(new RegExp(`Commits not attributed \\(journal claim vs record\\):\\n.*${framed.slice(0, 12)}  disputed \\(attribution_claim_mismatch\\)`));
+    expect(hb.ownerships[0]!.disputes).toEqual([
+      expect.objectContaining({ commit: framed, status: 'disputed', verdict: 'disputed', claimed: expect.objectContaining({ ownershipId: wt.b.ownershipId }) }),
+    ]);
+    expect(renderHistory(hb)).toMatch(
+      new RegExp(`Commits not attributed \\(journal claim vs record\\):\\n.*${framed.slice(0, 12)}  disputed \\(attribution_claim_mismatch\\)`),
+    );
   });
 });
 
@@ -182,7 +254,15 @@ describe('C claims a commit B made, before B’s journal ships', () => {
     appendFileSync(path.join(wt.c.gitDir, 'logs', 'HEAD'), `${base} ${stolen} t <t@example.invalid> ${Math.floor(Date.now() / 1000)} +0000\tcommit: mine\n`);
 
     await ship('c');
-    expect(await reportsOf(stolen)).toEqual([{ worktree_path: wt.c.path, verdict: 'disputed', reason: 'attribution_commit_of_other_worktree', execution_session_id: wt.c.session, claimed_session_id: wt.c.session }]);
+    expect(await reportsOf(stolen)).toEqual([
+      {
+        worktree_path: wt.c.path,
+        verdict: 'disputed',
+        reason: 'attribution_commit_of_other_worktree',
+        execution_session_id: wt.c.session,
+        claimed_session_id: wt.c.session,
+      },
+    ]);
     expect((await authorship(stolen))[0]).toMatchObject({ status: 'disputed', ownership_id: null });
   });
 
@@ -190,7 +270,16 @@ describe('C claims a commit B made, before B’s journal ships', () => {
     await ship('b');
     expect(await authorship(stolen)).toEqual([attributedTo('b')]);
     const [author] = await authorsOf(h.pool, [repoRoot], [stolen]);
-    expect(author).toMatchObject({ commit: stolen, status: 'attributed', via: 'session', ownershipId: wt.b.ownershipId, epoch: 1, executionSessionId: wt.b.session, workerId: wt.b.worker, conversation: { conversationId: CONV.b, title: 'Lane b' } });
+    expect(author).toMatchObject({
+      commit: stolen,
+      status: 'attributed',
+      via: 'session',
+      ownershipId: wt.b.ownershipId,
+      epoch: 1,
+      executionSessionId: wt.b.session,
+      workerId: wt.b.worker,
+      conversation: { conversationId: CONV.b, title: 'Lane b' },
+    });
   });
 });
 
@@ -198,11 +287,24 @@ describe('C and B both report one commit as their own', () => {
   test('neither wins by shipping first: the commit is disputed', async () => {
     const b1 = git(wt.b.path, 'rev-parse', 'HEAD');
     // C, the owner of its worktree, moves its branch onto B's commit (allowed: it creates nothing) ...
-    expect(execFileSync('git', ['reset', '-q', '--hard', b1], { cwd: wt.c.path, env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }) }).toString()).toBe('');
+    expect(
+      execFileSync('git', ['reset', '-q', '--hard', b1], {
+        cwd: wt.c.path,
+        env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }),
+      }).toString(),
+    ).toBe('');
     const twice = commitAs(wt.b.path, wt.b.session, 'b2.txt');
-    expect(execFileSync('git', ['reset', '-q', '--hard', twice], { cwd: wt.c.path, env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }) }).toString()).toBe('');
+    expect(
+      execFileSync('git', ['reset', '-q', '--hard', twice], {
+        cwd: wt.c.path,
+        env: withTenureSecret(wt.c.path, { ...cleanGitEnv(GIT_IDENTITY), OVERDECK_EXECUTION_SESSION_ID: wt.c.session }),
+      }).toString(),
+    ).toBe('');
     // ... and its branch's reflog says that last move was a commit of its own.
-    appendFileSync(path.join(realpathSync(git(repo.repoRoot, 'rev-parse', '--absolute-git-dir')), 'logs', 'refs', 'heads', ...wt.c.branch.split('/')), `${b1} ${twice} t <t@example.invalid> ${Math.floor(Date.now() / 1000)} +0000\tcommit: mine too\n`);
+    appendFileSync(
+      path.join(realpathSync(git(repo.repoRoot, 'rev-parse', '--absolute-git-dir')), 'logs', 'refs', 'heads', ...wt.c.branch.split('/')),
+      `${b1} ${twice} t <t@example.invalid> ${Math.floor(Date.now() / 1000)} +0000\tcommit: mine too\n`,
+    );
 
     await ship('c');
     expect((await authorship(twice))[0]).toMatchObject({ status: 'attributed', ownership_id: wt.c.ownershipId });

@@ -12,14 +12,33 @@ const run = promisify(execFile);
 test('npm run bench in quick mode measures and reports every pair', async () => {
   const out = path.join(mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'bench-')), 'smoke.json');
   const env = { ...process.env, BENCH_SCALE: '0.02', BENCH_RESULTS: out, DATABASE_URL: process.env.DATABASE_URL ?? '' };
-  await run(process.execPath, [require.resolve('tsx/cli'), path.resolve(__dirname, '../../bench/run.ts')], { env, cwd: path.resolve(__dirname, '../..'), maxBuffer: 16 * 1024 * 1024, timeout: 300_000 });
-  const results = JSON.parse(readFileSync(out, 'utf8')) as { rows: { id: string; name: string; ratio: number | null; base: unknown; ours: { p50: number | null } | null }[]; machine: unknown };
+  await run(process.execPath, [require.resolve('tsx/cli'), path.resolve(__dirname, '../../bench/run.ts')], {
+    env,
+    cwd: path.resolve(__dirname, '../..'),
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 300_000,
+  });
+  const results = JSON.parse(readFileSync(out, 'utf8')) as {
+    rows: { id: string; name: string; ratio: number | null; base: unknown; ours: { p50: number | null } | null }[];
+    machine: unknown;
+  };
   const names = results.rows.map((r) => r.name).join('\n');
-  for (const pair of ['bind', 'owner-only update', 'heartbeat throughput', 'lookup by branch: store fn', 'lookup by branch: over HTTP', 'git projection write', 'git commit with guard hooks', 'listOwnerships', 'worker RSS']) {
+  for (const pair of [
+    'bind',
+    'owner-only update',
+    'heartbeat throughput',
+    'lookup by branch: store fn',
+    'lookup by branch: over HTTP',
+    'git projection write',
+    'git commit with guard hooks',
+    'listOwnerships',
+    'worker RSS',
+  ]) {
     expect(names).toContain(pair);
   }
   // Every pair has its ratio; a row with no baseline (the lifecycle's history count) has its figure.
-  for (const r of results.rows.filter((x) => x.base !== null && !x.name.startsWith('worker RSS') && !x.name.includes('latency'))) expect({ row: r.name, ratio: Number.isFinite(r.ratio) }).toEqual({ row: r.name, ratio: true });
+  for (const r of results.rows.filter((x) => x.base !== null && !x.name.startsWith('worker RSS') && !x.name.includes('latency')))
+    expect({ row: r.name, ratio: Number.isFinite(r.ratio) }).toEqual({ row: r.name, ratio: true });
   const history = results.rows.find((r) => r.id === 'lifecycle-history');
   expect(history?.ours?.p50).toBeGreaterThan(0);
   expect(results.machine).toBeTruthy();

@@ -82,7 +82,11 @@ test('the landing hijack: an executor cannot bind under the victim’s branch, s
   expect(await recordedAt(repo.worktrees[5]!.path)).toEqual({ rows: 0, events: 0 });
   const res = await landing({ repoRoot: repo.repoRoot, sourceBranch: victim.branch, sourceHead: SHA('a'), landedHead: SHA('b') });
   expect(res.status).toBe(200);
-  expect(res.body as LandingResponse).toMatchObject({ status: 'recorded', ownershipId: v.ownershipId, receipt: { executionSessionId: 'bg-victim', sourceBranch: victim.branch } });
+  expect(res.body as LandingResponse).toMatchObject({
+    status: 'recorded',
+    ownershipId: v.ownershipId,
+    receipt: { executionSessionId: 'bg-victim', sourceBranch: victim.branch },
+  });
 });
 
 test('two live ownerships on one branch (both checked out by git): a landing by that branch is ambiguous and lands nowhere', async () => {
@@ -96,10 +100,13 @@ test('two live ownerships on one branch (both checked out by git): a landing by 
 
   const res = await landing({ repoRoot: repo.repoRoot, sourceBranch: a.branch, sourceHead: SHA('c'), landedHead: SHA('d') });
   expectError(res, 409, 'ambiguous');
-  expect(((res.body as { details: { candidates: string[] } }).details.candidates).sort()).toEqual([first.ownershipId, second.ownershipId].sort());
+  expect((res.body as { details: { candidates: string[] } }).details.candidates.sort()).toEqual([first.ownershipId, second.ownershipId].sort());
   expect([await readEvents(s.h.pool, first.ownershipId), await readEvents(s.h.pool, second.ownershipId)]).toEqual(before);
   // Scoped to these two ownerships: other test files of the run land the same made-up heads in the same database.
-  const receipts = await s.h.pool.query('SELECT 1 FROM landing_receipts WHERE landed_head = $1 AND ownership_id = ANY($2)', [SHA('d'), [first.ownershipId, second.ownershipId]]);
+  const receipts = await s.h.pool.query('SELECT 1 FROM landing_receipts WHERE landed_head = $1 AND ownership_id = ANY($2)', [
+    SHA('d'),
+    [first.ownershipId, second.ownershipId],
+  ]);
   expect(receipts.rowCount).toBe(0);
 
   // Named by ownership, it lands where it is told.
@@ -111,7 +118,11 @@ test('two live ownerships on one branch (both checked out by git): a landing by 
 test('rename-branch records only what git now has checked out', async () => {
   const wt = repo.worktrees[6]!;
   const owner = await bind(6, 'bg-renamer');
-  const post = (body: Record<string, unknown>) => s.raw('POST', `/v1/ownerships/${owner.ownershipId}/rename-branch`, { token: s.tokens.executor, body: { executionSessionId: 'bg-renamer', epoch: owner.epoch, ...body } });
+  const post = (body: Record<string, unknown>) =>
+    s.raw('POST', `/v1/ownerships/${owner.ownershipId}/rename-branch`, {
+      token: s.tokens.executor,
+      body: { executionSessionId: 'bg-renamer', epoch: owner.epoch, ...body },
+    });
   const before = await readEvents(s.h.pool, owner.ownershipId);
   // Not renamed in git: refused, nothing recorded.
   const refused = await post({ from: wt.branch, to: 'wt/not-in-git' });
@@ -135,7 +146,10 @@ test('the host agent checks the branch a first claim on another host would recor
     (err: unknown) => err,
   );
   expect(refused).toBeInstanceOf(ApplicationFailure);
-  expect({ type: (refused as ApplicationFailure).type, nonRetryable: (refused as ApplicationFailure).nonRetryable }).toEqual({ type: 'branch_mismatch', nonRetryable: true });
+  expect({ type: (refused as ApplicationFailure).type, nonRetryable: (refused as ApplicationFailure).nonRetryable }).toEqual({
+    type: 'branch_mismatch',
+    nonRetryable: true,
+  });
 });
 
 test('a first claim on another host records git’s branch there: the workflow has that host’s agent check it', async () => {
@@ -143,7 +157,15 @@ test('a first claim on another host records git’s branch there: the workflow h
   const elsewhere = new OwnershipClient({ client: s.h.temporal, taskQueue: s.h.taskQueue, hostId: `elsewhere-${Math.random().toString(36).slice(2, 8)}` });
   const own = makeRepo(1);
   const wt = own.worktrees[0]!;
-  const req = { hostId: s.h.hostId, repoRoot: own.repoRoot, worktreePath: wt.path, executionSessionId: 'remote-1', runtime: 'codex-cli', worker: { runId: null, workerId: s.workerId }, principal: { kind: 'executor' as const, id: 'exec', workerId: s.workerId } };
+  const req = {
+    hostId: s.h.hostId,
+    repoRoot: own.repoRoot,
+    worktreePath: wt.path,
+    executionSessionId: 'remote-1',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: s.workerId },
+    principal: { kind: 'executor' as const, id: 'exec', workerId: s.workerId },
+  };
   const refused = await elsewhere.bind({ ...req, branch: 'wt/not-this-one' }).then(
     () => null,
     (e: unknown) => e,

@@ -31,7 +31,9 @@ test('od-worktree admin rebuild-projection: --check finds the live projection co
   expect(JSON.parse(check.stdout)).toEqual({ consistent: true, diffs: [] });
 
   await h.pool.query(`UPDATE ownerships SET lane = 'tampered', record = jsonb_set(record, '{lane}', '"tampered"') WHERE ownership_id = $1`, [view.ownershipId]);
-  const damaged = await run('node', [BIN, 'admin', 'rebuild-projection', '--check', '--json', '--ownership', view.ownershipId], { env }).catch((e: { code: number; stdout: string }) => e);
+  const damaged = await run('node', [BIN, 'admin', 'rebuild-projection', '--check', '--json', '--ownership', view.ownershipId], { env }).catch(
+    (e: { code: number; stdout: string }) => e,
+  );
   expect((damaged as { code: number }).code).toBe(5);
   expect(JSON.parse((damaged as { stdout: string }).stdout).consistent).toBe(false);
 

@@ -30,7 +30,10 @@ test('export-diagnostics: ownerships and events as JSON with conversation URLs a
     },
   });
   expect(reported.status).toBe(200);
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'diag-session', runtime: 'chatgpt-web', lane: 'diag-lane' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'diag-session', runtime: 'chatgpt-web', lane: 'diag-lane' },
+  });
   expect(bound.status).toBe(200);
 
   const env = { ...process.env, OD_API_URL: s.url, OD_TOKEN: s.tokens.admin };

@@ -63,9 +63,18 @@ test('claim (online) binds the current worktree; another worker is refused (exit
   });
   expect(observed.firstBound).toBe(true);
 
-  const out = parsed(await cli(['claim', '--session', 'cli-s0', '--lane', 'cli-lane', '--plan', 'docs/cli.md', '--pid', String(process.pid), '--json']), ClaimOutputSchema);
+  const out = parsed(
+    await cli(['claim', '--session', 'cli-s0', '--lane', 'cli-lane', '--plan', 'docs/cli.md', '--pid', String(process.pid), '--json']),
+    ClaimOutputSchema,
+  );
   expect(out.tenure).toMatchObject({ executionSessionId: 'cli-s0', epoch: 1, env: { OVERDECK_EXECUTION_SESSION_ID: 'cli-s0', OVERDECK_EPOCH: '1' } });
-  expect(out.ownership).toMatchObject({ worktreePath: repo.worktrees[0]!.path, branch: repo.worktrees[0]!.branch, repoRoot: repo.repoRoot, epoch: 1, lane: 'cli-lane' });
+  expect(out.ownership).toMatchObject({
+    worktreePath: repo.worktrees[0]!.path,
+    branch: repo.worktrees[0]!.branch,
+    repoRoot: repo.repoRoot,
+    epoch: 1,
+    lane: 'cli-lane',
+  });
   expect(out.ownership.owner).toMatchObject({ executionSessionId: 'cli-s0', runtime: 'chatgpt-web', conversation: { conversationId: CONV } });
   expect(out.ownership.owner?.process?.pid).toBe(process.pid);
   ownershipId = out.ownership.ownershipId;
@@ -186,7 +195,12 @@ test('history and provenance after a real landing', async () => {
   refusedWith(await cli(['history', 'wt/never', '--json']), EXIT.notFound, 'not_found');
 
   const prov = parsed(await cli(['provenance', landed, '--json'], { cwd: repo.repoRoot }), ProvenanceOutputSchema);
-  expect(prov.provenance).toMatchObject({ commit: landed, ownershipId, executionSessionId: 'cli-s1', conversation: { conversationId: CONV, title: 'CLI lane' } });
+  expect(prov.provenance).toMatchObject({
+    commit: landed,
+    ownershipId,
+    executionSessionId: 'cli-s1',
+    conversation: { conversationId: CONV, title: 'CLI lane' },
+  });
   const human = await cli(['provenance', landed.slice(0, 10), '--repo', repo.repoRoot], { cwd: '/' });
   expect(human.code).toBe(EXIT.ok);
   expect(human.stdout).toContain('Conversation:     CLI lane');
@@ -198,7 +212,9 @@ test('history and provenance after a real landing', async () => {
 
 test('who and history by the path of a removed worktree (absolute, ./…, relative with a slash); a branch spelled like a path still resolves', async () => {
   const wt = repo.worktrees[2]!;
-  const bound = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'cli-gone', runtime: 'codex-cli' });
+  const bound = await s
+    .api(s.tokens.executor)
+    .bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'cli-gone', runtime: 'codex-cli' });
   await s.api(s.tokens.executor).release(bound.ownershipId, { executionSessionId: 'cli-gone', epoch: 1 });
   git(repo.repoRoot, 'worktree', 'remove', '-f', '-f', wt.path);
   expect(existsSync(wt.path)).toBe(false);

@@ -28,7 +28,9 @@ beforeAll(async () => {
   s = await startApiStack();
   repo = makeRepo(2);
   const wt = repo.worktrees[0]!;
-  ownershipId = (await s.api(s.tokens.executor).bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'who-live', runtime: 'codex-cli', lane: 'who-lane' })).ownershipId;
+  ownershipId = (
+    await s.api(s.tokens.executor).bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'who-live', runtime: 'codex-cli', lane: 'who-lane' })
+  ).ownershipId;
 
   const target = new URL(s.url);
   proxy = http.createServer((req, res) => {
@@ -74,7 +76,13 @@ function who(args: string[], cwd: string): Promise<Who> {
   writeFileSync(gitLog, '');
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, 'who', ...args], { cwd, env, encoding: 'utf8' }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr, requests: [...requests], gits: readFileSync(gitLog, 'utf8').split('\n').filter(Boolean).map(withoutOverrides) }),
+      resolve({
+        code: err ? (typeof err.code === 'number' ? err.code : -1) : 0,
+        stdout,
+        stderr,
+        requests: [...requests],
+        gits: readFileSync(gitLog, 'utf8').split('\n').filter(Boolean).map(withoutOverrides),
+      }),
     );
   });
 }

@@ -41,7 +41,13 @@ afterAll(async () => s?.stop());
  * process's event loop.
  */
 function cli(cwd: string, args: string[], o: { token?: string | null; url?: string } = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env, OD_API_URL: o.url ?? s.url, OD_ALLOWED_ROOTS: TMP(), TEMPORAL_ADDRESS: '127.0.0.1:1', DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    OD_API_URL: o.url ?? s.url,
+    OD_ALLOWED_ROOTS: TMP(),
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    DATABASE_URL: 'postgres://nobody:nothing@127.0.0.1:1/none',
+  };
   delete env.OD_TOKEN;
   delete env.OVERDECK_EXECUTION_SESSION_ID;
   delete env.OVERDECK_EPOCH;
@@ -54,7 +60,10 @@ function cli(cwd: string, args: string[], o: { token?: string | null; url?: stri
 async function durableState(worktreePath: string) {
   const own = await s.h.pool.query<{ ownership_id: string }>('SELECT ownership_id FROM ownerships WHERE worktree_path = $1', [worktreePath]);
   const ids = own.rows.map((r) => r.ownership_id);
-  const events = await s.h.pool.query<{ type: string }>("SELECT event->>'type' AS type FROM ownership_events WHERE ownership_id = ANY($1) ORDER BY ownership_id, seq", [ids]);
+  const events = await s.h.pool.query<{ type: string }>(
+    "SELECT event->>'type' AS type FROM ownership_events WHERE ownership_id = ANY($1) ORDER BY ownership_id, seq",
+    [ids],
+  );
   const recs = await s.h.pool.query<{ kind: string; reason: string | null; ownership_id: string | null; provisional: unknown }>(
     'SELECT kind, reason, ownership_id, provisional FROM reconciliations WHERE worktree_path = $1 ORDER BY id',
     [worktreePath],
@@ -83,12 +92,22 @@ describe('od-worktree reconcile binds as the token, never as the claim', () => {
     const res = await cli(wt.path, ['reconcile', '--json']);
     expect(res.code).toBe(EXIT.conflict);
     const body = JSON.parse(res.stdout);
-    expect(body).toMatchObject({ ok: false, kind: 'conflict', reason: 'worker_mismatch', changed: false, durable: null, recorded: true, principal: { kind: 'executor', workerId: s.workerId } });
+    expect(body).toMatchObject({
+      ok: false,
+      kind: 'conflict',
+      reason: 'worker_mismatch',
+      changed: false,
+      durable: null,
+      recorded: true,
+      principal: { kind: 'executor', workerId: s.workerId },
+    });
     // Nothing bound: no ownership, no event; the refusal itself is logged through the API.
     expect(await durableState(wt.path)).toEqual({
       ownerships: [],
       events: [],
-      reconciliations: [{ kind: 'conflict', reason: 'worker_mismatch', ownership_id: null, provisional: expect.objectContaining({ executionSessionId: 's-forged' }) }],
+      reconciliations: [
+        { kind: 'conflict', reason: 'worker_mismatch', ownership_id: null, provisional: expect.objectContaining({ executionSessionId: 's-forged' }) },
+      ],
     });
     expect((await s.raw('GET', `/v1/ownership?worktreePath=${encodeURIComponent(wt.path)}`, { token: s.tokens.admin })).status).toBe(404);
     // The claim is left exactly as it was: still provisional, not marked lost.
@@ -121,13 +140,21 @@ describe('od-worktree reconcile binds as the token, never as the claim', () => {
     const res = await cli(wt.path, ['reconcile', '--json']);
     expect({ code: res.code, stderr: res.stderr }).toEqual({ code: EXIT.ok, stderr: '' });
     const body = JSON.parse(res.stdout);
-    expect(body).toMatchObject({ ok: true, kind: 'submitted', recorded: true, durable: { executionSessionId: 's-mine' }, logged: [expect.objectContaining({ kind: 'submitted' })] });
+    expect(body).toMatchObject({
+      ok: true,
+      kind: 'submitted',
+      recorded: true,
+      durable: { executionSessionId: 's-mine' },
+      logged: [expect.objectContaining({ kind: 'submitted' })],
+    });
 
     const record = await s.api(s.tokens.admin).get({ worktreePath: wt.path });
     expect(record.worker).toEqual({ workerId: s.workerId, runId: null });
     expect(record.owner).toMatchObject({ executionSessionId: 's-mine', conversation: { conversationId: CONV } });
     const state = await durableState(wt.path);
-    expect(state.reconciliations).toEqual([{ kind: 'submitted', reason: null, ownership_id: record.ownershipId, provisional: expect.objectContaining({ executionSessionId: 's-mine' }) }]);
+    expect(state.reconciliations).toEqual([
+      { kind: 'submitted', reason: null, ownership_id: record.ownershipId, provisional: expect.objectContaining({ executionSessionId: 's-mine' }) },
+    ]);
     const local = await readProjection(wt.path);
     expect(local).toMatchObject({ ownershipId: record.ownershipId, executionSessionId: 's-mine', workerId: s.workerId, conversationId: CONV });
     expect(local?.provisional).toBeFalsy();
@@ -149,7 +176,11 @@ describe('od-worktree reconcile binds as the token, never as the claim', () => {
     ];
     for (const [token, code] of cases) {
       const res = await cli(wt.path, ['reconcile', '--json'], { token });
-      expect({ token: token?.slice(0, 6) ?? null, exit: res.code, code: JSON.parse(res.stdout).code }).toEqual({ token: token?.slice(0, 6) ?? null, exit: EXIT.refused, code });
+      expect({ token: token?.slice(0, 6) ?? null, exit: res.code, code: JSON.parse(res.stdout).code }).toEqual({
+        token: token?.slice(0, 6) ?? null,
+        exit: EXIT.refused,
+        code,
+      });
       oneLine(res);
     }
     for (const token of [null, s.tokens.reader]) {
@@ -190,7 +221,9 @@ describe('the HTTP port on another worker’s worktree', () => {
   it('a redacted conversation URL is no disagreement and is never written locally', async () => {
     const repo = makeRepo(1);
     const wt = repo.worktrees[0]!;
-    const view = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-a', runtime: 'codex-cli' });
+    const view = await s
+      .api(s.tokens.executor)
+      .bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-a', runtime: 'codex-cli' });
     for (let i = 0; i < 100 && (await readProjection(wt.path))?.seq !== view.seq; i++) await new Promise((r) => setTimeout(r, 50));
     const local = await readProjection(wt.path);
     expect(local).toMatchObject({ conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}` });
@@ -203,7 +236,13 @@ describe('the HTTP port on another worker’s worktree', () => {
     // Behind (projection missing): rehydrated without the placeholder; the record of it refused, as A's worker holds the worktree.
     await writeProjection(wt.path, null, { force: true });
     const res = await reconcile(wt.path, port);
-    expect(res).toMatchObject({ kind: 'rehydrated', reason: 'missing', changed: true, recorded: false, recordError: expect.stringContaining('worker_mismatch') });
+    expect(res).toMatchObject({
+      kind: 'rehydrated',
+      reason: 'missing',
+      changed: true,
+      recorded: false,
+      recordError: expect.stringContaining('worker_mismatch'),
+    });
     expect(await readProjection(wt.path)).toMatchObject({ executionSessionId: 's-a', conversationId: CONV, conversationUrl: null });
   });
 });
@@ -230,7 +269,9 @@ describe('POST /v1/reconciliations and GET /v1/principal', () => {
   beforeAll(async () => {
     repo = makeRepo(3);
     const wt = repo.worktrees[0]!;
-    const view = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-route', runtime: 'codex-cli' });
+    const view = await s
+      .api(s.tokens.executor)
+      .bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-route', runtime: 'codex-cli' });
     ownedPath = view.worktreePath;
     ownershipId = view.ownershipId;
   });
@@ -244,7 +285,14 @@ describe('POST /v1/reconciliations and GET /v1/principal', () => {
   it('executor: its own worker’s worktree and free ones; another worker’s is refused; reader and landing never', async () => {
     const free = repo.worktrees[1]!.path;
     expect(await post(s.tokens.executor, entry(ownedPath, { ownershipId, durableSeq: 1 }))).toMatchObject({ status: 201, body: { recorded: true } });
-    expect((await post(s.tokens.executor, entry(free, { kind: 'stale', reason: 'unknown_to_service', localOwnershipId: 'own_01ARZ3NDEKTSV4RRFFQ69G5FAV', localSeq: 3 }))).status).toBe(201);
+    expect(
+      (
+        await post(
+          s.tokens.executor,
+          entry(free, { kind: 'stale', reason: 'unknown_to_service', localOwnershipId: 'own_01ARZ3NDEKTSV4RRFFQ69G5FAV', localSeq: 3 }),
+        )
+      ).status,
+    ).toBe(201);
     expect(await post(s.tokens.otherExecutor, entry(ownedPath, { ownershipId }))).toMatchObject({ status: 403, body: { code: 'worker_mismatch' } });
     expect(await post(s.tokens.reader, entry(free))).toMatchObject({ status: 403, body: { code: 'forbidden' } });
     expect(await post(s.tokens.landing, entry(free))).toMatchObject({ status: 403, body: { code: 'forbidden' } });
@@ -283,7 +331,9 @@ describe('POST /v1/reconciliations and GET /v1/principal', () => {
     await expect(openHttpPort(s.api('wrong'))).rejects.toMatchObject({ name: 'ReconcileRefused', code: 'unauthenticated' });
     // An admin port reads and records, but never submits a provisional claim.
     const wt = repo.worktrees[2]!;
-    expect((await offlineClaim(wt.path, { executionSessionId: 's-adm', runtime: 'codex-cli', workerId: s.workerId, allowedRoots: [TMP()] })).status).toBe('claimed');
+    expect((await offlineClaim(wt.path, { executionSessionId: 's-adm', runtime: 'codex-cli', workerId: s.workerId, allowedRoots: [TMP()] })).status).toBe(
+      'claimed',
+    );
     const admin = createHttpPort({ client: s.api(s.tokens.admin), caller: { kind: 'admin', id: 'a', workerId: null, runId: null } });
     await expect(reconcile(wt.path, admin)).rejects.toMatchObject({ name: 'ReconcileRefused', code: 'forbidden' });
     expect((await readProjection(wt.path))?.provisional).toBe(true);

@@ -25,7 +25,13 @@ beforeAll(async () => {
   s = await startApiStack();
   repo = makeRepo(1);
   const wt = repo.worktrees[0]!;
-  const v = await s.api(s.tokens.executor).bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'day-one-cli', runtime: 'claude-code', lane: 'a lane with a rather long name for the table' });
+  const v = await s.api(s.tokens.executor).bind({
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: 'day-one-cli',
+    runtime: 'claude-code',
+    lane: 'a lane with a rather long name for the table',
+  });
   ownershipId = v.ownershipId;
 });
 afterAll(async () => s?.stop());
@@ -66,10 +72,14 @@ test('an unknown or missing token says where npm start keeps its dev tokens', as
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'od-day-one-data-'));
   const unknown = await cli(['who'], { env: { OD_TOKEN: 'not-a-token', OD_DATA_DIR: dataDir } });
   expect(unknown.code).toBe(EXIT.refused);
-  expect(unknown.stderr).toContain(`OD_TOKEN is not a token this service knows; \`npm start\` keeps its dev tokens in ${path.join(dataDir, 'dev-principals.json.secret.json')}`);
+  expect(unknown.stderr).toContain(
+    `OD_TOKEN is not a token this service knows; \`npm start\` keeps its dev tokens in ${path.join(dataDir, 'dev-principals.json.secret.json')}`,
+  );
   const missing = await cli(['who'], { env: { OD_TOKEN: undefined, OD_DATA_DIR: undefined } });
   expect(missing.code).toBe(EXIT.refused);
-  expect(missing.stderr).toContain(`OD_TOKEN is not set: set it to a bearer token; \`npm start\` keeps its dev tokens in ${path.join(ROOT, '.data', 'dev-principals.json.secret.json')}`);
+  expect(missing.stderr).toContain(
+    `OD_TOKEN is not set: set it to a bearer token; \`npm start\` keeps its dev tokens in ${path.join(ROOT, '.data', 'dev-principals.json.secret.json')}`,
+  );
 });
 
 test('bad input prints the fields the API refused', async () => {

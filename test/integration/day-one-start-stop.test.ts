@@ -135,7 +135,10 @@ function npmStart(ports: Ports, where: { cwd: string; env: NodeJS.ProcessEnv } =
     waitFor(re, timeoutMs) {
       if (stdout.some((l) => re.test(l))) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`no ${re} within ${timeoutMs} ms\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`)), timeoutMs);
+        const t = setTimeout(
+          () => reject(new Error(`no ${re} within ${timeoutMs} ms\nstdout:\n${stdout.join('\n')}\nstderr:\n${stderr.join('\n')}`)),
+          timeoutMs,
+        );
         // A caller that stopped waiting (the start ended first) must not keep the run alive.
         t.unref();
         waiters.push({ re, resolve: () => (clearTimeout(t), resolve()) });
@@ -208,7 +211,17 @@ async function cycle(n: number, c: Cycle): Promise<{ startMs: number; stopMs: nu
   if (c.when === 'running') {
     // Quiet after the banner: health polls (as a monitor makes them) print nothing.
     const api = `http://127.0.0.1:${ports.api}`;
-    await eventually('a healthy service', async () => ((await fetch(`${api}/healthz`).then((r) => r.json(), () => null)) as { ok?: boolean } | null)?.ok === true, 30_000);
+    await eventually(
+      'a healthy service',
+      async () =>
+        (
+          (await fetch(`${api}/healthz`).then(
+            (r) => r.json(),
+            () => null,
+          )) as { ok?: boolean } | null
+        )?.ok === true,
+      30_000,
+    );
     for (let i = 0; i < 5; i++) await fetch(`${api}/healthz`);
     await new Promise((r) => setTimeout(r, 500));
     const after = run.stdout.slice(run.stdout.findIndex((l) => BANNER_END.test(l)) + 1);
@@ -222,19 +235,30 @@ async function cycle(n: number, c: Cycle): Promise<{ startMs: number; stopMs: nu
   const result = await Promise.race([run.closed, timeout]);
   clearTimeout(timer);
   const stopMs = Date.now() - t1;
-  const left = () => stackPids(run.npm.pid!).concat(pids).filter((p) => p !== run.npm.pid && isRunning(p));
+  const left = () =>
+    stackPids(run.npm.pid!)
+      .concat(pids)
+      .filter((p) => p !== run.npm.pid && isRunning(p));
   const describe = () => left().map((p) => `${p}: ${(procCommand(p) ?? []).join(' ').slice(0, 160)}`);
   if (result === 'timeout') {
     const stuck = describe();
     for (const p of left()) process.kill(p, 'SIGKILL');
-    throw new Error(`cycle ${n} ${JSON.stringify(c)}: the stack did not stop within 20 s; left: ${stuck.join('; ')}\n${run.stdout.join('\n')}\n${run.stderr.join('\n')}`);
+    throw new Error(
+      `cycle ${n} ${JSON.stringify(c)}: the stack did not stop within 20 s; left: ${stuck.join('; ')}\n${run.stdout.join('\n')}\n${run.stderr.join('\n')}`,
+    );
   }
   await eventually(`cycle ${n}: no process left (${describe().join('; ')})`, () => left().length === 0, 5_000).catch((err) => {
     for (const p of left()) process.kill(p, 'SIGKILL');
     throw err;
   });
   const stoppedPrinted = run.stdout.includes('stopped.');
-  expect({ cycle: n, ...c, portsTaken: await portsFree(ports), stoppedPrinted, output: stoppedPrinted ? null : { stdout: run.stdout, stderr: run.stderr } }).toEqual({
+  expect({
+    cycle: n,
+    ...c,
+    portsTaken: await portsFree(ports),
+    stoppedPrinted,
+    output: stoppedPrinted ? null : { stdout: run.stdout, stderr: run.stderr },
+  }).toEqual({
     cycle: n,
     ...c,
     portsTaken: [],
@@ -258,7 +282,11 @@ test('a start prints its banner and nothing else; as root, in a directory only r
   const expected = [
     /^starting Temporal dev server on 127\.0\.0\.1:\d+ \(UI \d+\), data /,
     /^starting embedded PostgreSQL on 127\.0\.0\.1:\d+, data /,
-    ...(AS_ROOT ? [/^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\/overdeck-pg-[0-9a-f]{12} \(linked from .*\); set OD_DATA_DIR/] : []),
+    ...(AS_ROOT
+      ? [
+          /^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\/overdeck-pg-[0-9a-f]{12} \(linked from .*\); set OD_DATA_DIR/,
+        ]
+      : []),
     /^migrations applied: /,
     /^$/,
     /^ {2}API {10}http:\/\/127\.0\.0\.1:\d+ /,
@@ -279,14 +307,18 @@ test('a start prints its banner and nothing else; as root, in a directory only r
   expect(await portsFree(ports)).toEqual([]);
 }, 240_000);
 
-test(`started and stopped ${CYCLES} times (SIGINT, SIGTERM; to the group, to the start process, to npm; running and mid-start): stopped. each time, no process and no port left`, async () => {
-  const times: Array<{ startMs: number; stopMs: number }> = [];
-  for (let i = 0; i < CYCLES; i++) times.push(await cycle(i + 1, MATRIX[i % MATRIX.length]!));
-  const stops = times.map((t) => t.stopMs).sort((a, b) => a - b);
-  process.stderr.write(`[day-one] ${CYCLES} cycles; stop ms: median ${stops[Math.floor(stops.length / 2)]}, max ${stops[stops.length - 1]}\n`);
-  // The README promises every process stopped within 10 s.
-  expect(stops[stops.length - 1]).toBeLessThan(11_000);
-}, 60_000 + CYCLES * 40_000);
+test(
+  `started and stopped ${CYCLES} times (SIGINT, SIGTERM; to the group, to the start process, to npm; running and mid-start): stopped. each time, no process and no port left`,
+  async () => {
+    const times: Array<{ startMs: number; stopMs: number }> = [];
+    for (let i = 0; i < CYCLES; i++) times.push(await cycle(i + 1, MATRIX[i % MATRIX.length]!));
+    const stops = times.map((t) => t.stopMs).sort((a, b) => a - b);
+    process.stderr.write(`[day-one] ${CYCLES} cycles; stop ms: median ${stops[Math.floor(stops.length / 2)]}, max ${stops[stops.length - 1]}\n`);
+    // The README promises every process stopped within 10 s.
+    expect(stops[stops.length - 1]).toBeLessThan(11_000);
+  },
+  60_000 + CYCLES * 40_000,
+);
 
 test('a port held by a dev server an earlier start left running is named with its pid and how to stop it', async () => {
   const ports = await freePorts();
@@ -314,7 +346,9 @@ test('a port held by a dev server an earlier start left running is named with it
 function privateClone(): string {
   const home = mkdtempSync(path.join(os.tmpdir(), 'od-day-one-clone-'));
   const clone = path.join(home, 'worktree-ownership');
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
   for (const f of files) {
     const st = lstatSync(path.join(ROOT, f), { throwIfNoEntry: false });
     if (!st || st.isDirectory()) continue; // deleted in this worktree, or a submodule
@@ -331,7 +365,7 @@ function privateClone(): string {
   return clone;
 }
 
-test('a clone in a directory only its owner can enter (as root: out of the postgres user\'s reach) starts: banner, /healthz 200 at once, and a Ctrl-C stops it leaving no process', async () => {
+test("a clone in a directory only its owner can enter (as root: out of the postgres user's reach) starts: banner, /healthz 200 at once, and a Ctrl-C stops it leaving no process", async () => {
   const clone = privateClone();
   const home = path.dirname(clone);
   const ports = await freePorts();
@@ -344,20 +378,31 @@ test('a clone in a directory only its owner can enter (as root: out of the postg
   try {
     await Promise.race([
       run.waitFor(BANNER_END, 240_000),
-      run.closed.then(() => Promise.reject(new Error(`npm start ended before its banner\nstdout:\n${run.stdout.join('\n')}\nstderr:\n${run.stderr.join('\n')}`))),
+      run.closed.then(() =>
+        Promise.reject(new Error(`npm start ended before its banner\nstdout:\n${run.stdout.join('\n')}\nstderr:\n${run.stderr.join('\n')}`)),
+      ),
     ]);
     pidsNow().forEach((p) => seen.add(p));
     // The banner says the service is up: the first probe after it is healthy.
     const res = await fetch(`http://127.0.0.1:${ports.api}/healthz`);
     expect({ status: res.status, problems: ((await res.json()) as { problems?: unknown }).problems }).toEqual({ status: 200, problems: [] });
     expect(run.stderr).toEqual([]);
-    if (AS_ROOT) expect(run.stdout).toContainEqual(expect.stringMatching(/^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\//));
+    if (AS_ROOT)
+      expect(run.stdout).toContainEqual(
+        expect.stringMatching(/^note: the postgres user cannot enter .*, so the embedded PostgreSQL keeps its data in \/var\/tmp\//),
+      );
     pidsNow().forEach((p) => seen.add(p));
     process.kill(-run.npm.pid!, 'SIGINT');
     await run.closed;
     expect(run.stdout.slice(-2)).toEqual(['stopping…', 'stopped.']);
     const left = () => [...seen].filter((p) => p !== run.npm.pid && isRunning(p));
-    await eventually(`no process left (${left().map((p) => (procCommand(p) ?? []).join(' ').slice(0, 120)).join('; ')})`, () => left().length === 0, 5_000);
+    await eventually(
+      `no process left (${left()
+        .map((p) => (procCommand(p) ?? []).join(' ').slice(0, 120))
+        .join('; ')})`,
+      () => left().length === 0,
+      5_000,
+    );
     expect(await portsFree(ports)).toEqual([]);
   } finally {
     for (const p of [...seen, ...pidsNow()]) if (p !== run.npm.pid && isRunning(p)) process.kill(p, 'SIGKILL');
@@ -367,7 +412,7 @@ test('a clone in a directory only its owner can enter (as root: out of the postg
   }
 }, 300_000);
 
-test('the PostgreSQL tree copied for the postgres user is used only whole: a copy missing files is replaced, a dead copier\'s leftover swept, and the copy runs as that user', () => {
+test("the PostgreSQL tree copied for the postgres user is used only whole: a copy missing files is replaced, a dead copier's leftover swept, and the copy runs as that user", () => {
   const cacheRoot = mkdtempSync(path.join(os.tmpdir(), 'od-pg-cache-'));
   chmodSync(cacheRoot, 0o755);
   try {

@@ -36,7 +36,20 @@ beforeAll(async () => {
 afterAll(async () => s?.stop());
 
 function temporalList(query: string): Promise<{ code: number; ids: string[]; stderr: string }> {
-  const args = ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--query', query, '--output', 'json', '--limit', '50'];
+  const args = [
+    'workflow',
+    'list',
+    '--address',
+    process.env.TEMPORAL_ADDRESS!,
+    '--namespace',
+    'default',
+    '--query',
+    query,
+    '--output',
+    'json',
+    '--limit',
+    '50',
+  ];
   return new Promise((resolve) => {
     execFile(temporalCliPath(), args, { encoding: 'utf8' }, (err, stdout, stderr) => {
       let ids: string[];
@@ -121,10 +134,15 @@ test('every saved query of docs/temporal-ui.md is accepted by Temporal and finds
 
 function temporalJson<T>(args: string[]): Promise<T> {
   return new Promise((resolve, reject) => {
-    execFile(temporalCliPath(), [...args, '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'], { encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`temporal ${args.join(' ')}: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout) as T);
-    });
+    execFile(
+      temporalCliPath(),
+      [...args, '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json'],
+      { encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`temporal ${args.join(' ')}: ${stderr || err.message}`));
+        else resolve(JSON.parse(stdout) as T);
+      },
+    );
   });
 }
 
@@ -138,7 +156,9 @@ interface Metadata {
 
 /** Search attributes as `temporal workflow describe -o json` shows them: JSON payloads, base64. */
 function searchAttributes(d: Described): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(d.workflowExecutionInfo.searchAttributes.indexedFields).map(([k, v]) => [k, JSON.parse(Buffer.from(v.data, 'base64').toString('utf8'))]));
+  return Object.fromEntries(
+    Object.entries(d.workflowExecutionInfo.searchAttributes.indexedFields).map(([k, v]) => [k, JSON.parse(Buffer.from(v.data, 'base64').toString('utf8'))]),
+  );
 }
 
 test('after a whole lifecycle, the ownership reads in Temporal as it should: a one-line summary and details of the worktree only, search attributes of the current owner, described queries, and `events` without an argument answering every recent event', async () => {
@@ -187,7 +207,13 @@ test('after a whole lifecycle, the ownership reads in Temporal as it should: a o
   }
 
   const name = (p: string) => path.basename(p);
-  const started = ownershipStartMetadata({ ownershipId: bound.ownershipId, repoRoot: bound.repoRoot, worktreePath: bound.worktreePath, branch: wt.branch, hostId: bound.hostId });
+  const started = ownershipStartMetadata({
+    ownershipId: bound.ownershipId,
+    repoRoot: bound.repoRoot,
+    worktreePath: bound.worktreePath,
+    branch: wt.branch,
+    hostId: bound.hostId,
+  });
   expect(described.executionConfig.userMetadata).toEqual({ summary: started.staticSummary, details: started.staticDetails });
   const meta = described.executionConfig.userMetadata!;
   expect(meta.summary).toBe(`worktree ${name(bound.worktreePath)} · branch ${wt.branch} · repo ${name(bound.repoRoot)}`);
@@ -215,12 +241,18 @@ test('after a whole lifecycle, the ownership reads in Temporal as it should: a o
   expect(metadata.currentDetails).not.toContain('\n');
 
   // `events` as the UI's Queries tab sends it (no argument): every recent event, as the durable log has them.
-  const logged = await s.h.pool.query<{ seq: number; type: string }>('SELECT seq, type FROM ownership_events WHERE ownership_id = $1 ORDER BY seq', [bound.ownershipId]);
-  const all = (await temporalJson<{ queryResult: [Array<{ seq: number; type: string }>] }>(['workflow', 'query', '--workflow-id', workflowId, '--name', 'events'])).queryResult[0];
+  const logged = await s.h.pool.query<{ seq: number; type: string }>('SELECT seq, type FROM ownership_events WHERE ownership_id = $1 ORDER BY seq', [
+    bound.ownershipId,
+  ]);
+  const all = (
+    await temporalJson<{ queryResult: [Array<{ seq: number; type: string }>] }>(['workflow', 'query', '--workflow-id', workflowId, '--name', 'events'])
+  ).queryResult[0];
   expect(Array.isArray(all)).toBe(true);
   expect(all.map((e) => [e.seq, e.type])).toEqual(logged.rows.map((e) => [e.seq, e.type]));
   expect(all.map((e) => e.type)).toEqual(expect.arrayContaining(['ownership.claimed', 'ownership.handoff_started', 'ownership.submitted', 'ownership.landed']));
-  const after2 = (await temporalJson<{ queryResult: [Array<{ seq: number }>] }>(['workflow', 'query', '--workflow-id', workflowId, '--name', 'events', '--input', '2'])).queryResult[0];
+  const after2 = (
+    await temporalJson<{ queryResult: [Array<{ seq: number }>] }>(['workflow', 'query', '--workflow-id', workflowId, '--name', 'events', '--input', '2'])
+  ).queryResult[0];
   expect(after2.map((e) => e.seq)).toEqual(logged.rows.filter((e) => e.seq > 2).map((e) => e.seq));
 
   // The lineage stays searchable: s1 lost the worktree to s2 and still finds it.
@@ -228,10 +260,18 @@ test('after a whole lifecycle, the ownership reads in Temporal as it should: a o
   expect(searchAttributes(described).OwnershipSessions).toEqual([s1, s2]);
 
   // The compact history reads as the story: every activity, local activity and timer says what it is for.
-  const shown = await temporalJson<{ events: Array<{ eventType: string; userMetadata?: { summary?: { data?: string } } }> }>(['workflow', 'show', '--workflow-id', workflowId]);
+  const shown = await temporalJson<{ events: Array<{ eventType: string; userMetadata?: { summary?: { data?: string } } }> }>([
+    'workflow',
+    'show',
+    '--workflow-id',
+    workflowId,
+  ]);
   const summaries = shown.events
     .filter((e) => /ACTIVITY_TASK_SCHEDULED|MARKER_RECORDED|TIMER_STARTED/.test(e.eventType) && !JSON.stringify(e).includes('core_patch'))
-    .map((e) => ({ type: e.eventType, summary: e.userMetadata?.summary?.data ? (JSON.parse(Buffer.from(e.userMetadata.summary.data, 'base64').toString('utf8')) as string) : null }));
+    .map((e) => ({
+      type: e.eventType,
+      summary: e.userMetadata?.summary?.data ? (JSON.parse(Buffer.from(e.userMetadata.summary.data, 'base64').toString('utf8')) as string) : null,
+    }));
   expect(summaries.length).toBeGreaterThan(5);
   for (const x of summaries) expect(x).toEqual({ type: x.type, summary: expect.stringMatching(/\S/) });
   const story = summaries.map((x) => x.summary).join('\n');

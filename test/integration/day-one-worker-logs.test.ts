@@ -25,7 +25,14 @@ async function runWorker(args: string[], env: Record<string, string>): Promise<{
   const suffix = Math.random().toString(36).slice(2, 10);
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], {
     cwd: ROOT,
-    env: { ...base, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!, TEMPORAL_TASK_QUEUE: `logs-${suffix}`, OD_HOST_ID: `logs-${suffix}`, OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP!, ...env },
+    env: {
+      ...base,
+      TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
+      TEMPORAL_TASK_QUEUE: `logs-${suffix}`,
+      OD_HOST_ID: `logs-${suffix}`,
+      OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP!,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let raw = '';

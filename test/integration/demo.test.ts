@@ -58,8 +58,13 @@ function runDemo(stack: ApiStack): Promise<{ code: number; stdout: string; stder
     TMPDIR: process.env.OD_TEST_TMP!,
   };
   return new Promise((resolve) => {
-    execFile(process.execPath, [require.resolve('tsx/cli'), path.join(__dirname, '../../scripts/demo.ts')], { env, encoding: 'utf8', timeout: 200_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [require.resolve('tsx/cli'), path.join(__dirname, '../../scripts/demo.ts')],
+      { env, encoding: 'utf8', timeout: 200_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }

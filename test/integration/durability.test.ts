@@ -42,12 +42,21 @@ const post = (id: string, what: string, token: string, body: unknown) => s.raw('
 
 test('a reclaim of a worktree deleted without a worktree-removed message completes and records that no WIP could be kept', async () => {
   const wt = repo.worktrees[0]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'gone-a', runtime: 'codex-cli' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'gone-a', runtime: 'codex-cli' },
+  });
   expect(bound.status).toBe(200);
   const id = (bound.body as OwnershipViewOut).ownershipId;
   rmSync(wt.path, { recursive: true, force: true });
   const started = Date.now();
-  const reclaimed = await post(id, 'reclaim', s.tokens.admin, { executionSessionId: 'gone-b', runtime: 'codex-cli', force: true, reason: 'worktree deleted', worker: { workerId: s.workerId } });
+  const reclaimed = await post(id, 'reclaim', s.tokens.admin, {
+    executionSessionId: 'gone-b',
+    runtime: 'codex-cli',
+    force: true,
+    reason: 'worktree deleted',
+    worker: { workerId: s.workerId },
+  });
   expect(reclaimed.status).toBe(200);
   expect(Date.now() - started).toBeLessThan(30_000);
   const view = reclaimed.body as OwnershipViewOut;
@@ -73,7 +82,11 @@ test('input no store can hold is refused at the edge and the ownership stays usa
   const id = (ok.body as OwnershipViewOut).ownershipId;
   expectError(await post(id, 'plan', s.tokens.executor, { executionSessionId: 'edge-a', epoch: 1, lane: 'tab\there' }), 400, 'invalid_input');
   expectError(await post(id, 'release', s.tokens.executor, { executionSessionId: 'edge-a', epoch: 1, reason: 'a\u0000' }), 400, 'invalid_input');
-  expectError(await post(id, 'rename-branch', s.tokens.executor, { executionSessionId: 'edge-a', epoch: 1, from: wt.branch, to: 'bad\u0000name' }), 400, 'invalid_input');
+  expectError(
+    await post(id, 'rename-branch', s.tokens.executor, { executionSessionId: 'edge-a', epoch: 1, from: wt.branch, to: 'bad\u0000name' }),
+    400,
+    'invalid_input',
+  );
   const planned = await post(id, 'plan', s.tokens.executor, { executionSessionId: 'edge-a', epoch: 1, lane: 'fine' });
   expect(planned.status).toBe(200);
   expect((await readEvents(s.h.pool, id)).map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.plan_bound']);
@@ -86,7 +99,14 @@ test('a burst of 500 heartbeats to one ownership costs it one signal and does no
     const wt = r.worktrees[0]!;
     const p = executorPrincipal('burst-w');
     const ref = { worktreePath: wt.path };
-    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'burst-a', runtime: 'codex-cli', worker: { workerId: 'burst-w', runId: null }, principal: p });
+    await h.client.bind({
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: 'burst-a',
+      runtime: 'codex-cli',
+      worker: { workerId: 'burst-w', runId: null },
+      principal: p,
+    });
     const workflowId = await h.client.workflowIdOf(ref);
     const firstRun = (await h.temporal.workflow.getHandle(workflowId).describe()).runId;
     for (let round = 0; round < 6; round++) {
@@ -121,7 +141,14 @@ test('a signal during the drain before continue-as-new does not cut its wait for
     const wt = r.worktrees[0]!;
     const p = executorPrincipal('drain-w');
     const ref = { worktreePath: wt.path };
-    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'drain-a', runtime: 'codex-cli', worker: { workerId: 'drain-w', runId: null }, principal: p });
+    await h.client.bind({
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: 'drain-a',
+      runtime: 'codex-cli',
+      worker: { workerId: 'drain-w', runId: null },
+      principal: p,
+    });
     const workflowId = await h.client.workflowIdOf(ref);
     const run = h.temporal.workflow.getHandle(workflowId, (await h.temporal.workflow.getHandle(workflowId).describe()).runId);
     type Event = temporal.api.history.v1.IHistoryEvent;
@@ -200,7 +227,14 @@ test('a steady stream of updates does not hold continue-as-new off: updates duri
     const wt = r.worktrees[0]!;
     const p = executorPrincipal('stream-w');
     const ref = { worktreePath: wt.path };
-    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'stream-a', runtime: 'codex-cli', worker: { workerId: 'stream-w', runId: null }, principal: p });
+    await h.client.bind({
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: 'stream-a',
+      runtime: 'codex-cli',
+      worker: { workerId: 'stream-w', runId: null },
+      principal: p,
+    });
     const workflowId = await h.client.workflowIdOf(ref);
     let retried = 0;
     const stream = async (k: number) => {

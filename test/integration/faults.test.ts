@@ -28,7 +28,12 @@ afterAll(async () => {
 
 test('faults (short): every acknowledged event exactly once, answers bounded, 503 + Retry-After, next message taken', async () => {
   const { code, text } = await run.run('scripts/faults.ts', ['--short', '--seed', SEED], { FAULTS_SEED: SEED });
-  process.stderr.write(text.split('\n').filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\] {3}wedge /.test(l)).join('\n') + '\n');
+  process.stderr.write(
+    text
+      .split('\n')
+      .filter((l) => /^\[faults\] (\S+ (PASS|FAIL)|PASS|FAIL)|violation|^\[faults\] {3}wedge /.test(l))
+      .join('\n') + '\n',
+  );
   const lines = text.split('\n').filter((l) => /^\[faults\] \S+ (PASS|FAIL) acked=/.test(l));
   expect(lines.map((l) => l.split(' ')[1])).toEqual(['a1', 'b', 'c', 'd1', 'e']);
   expect(text.split('\n').filter((l) => /violation /.test(l))).toEqual([]);
@@ -38,8 +43,24 @@ test('faults (short): every acknowledged event exactly once, answers bounded, 50
 /** The checker itself, on a made-up log: each clause must be able to fail. */
 describe('faults checker', () => {
   const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 0, 0, s)).toISOString();
-  const owner = (session: string) => ({ executionSessionId: session, runtime: 'faults', parentExecutionSessionId: null, conversation: null, worker: { workerId: 'w0', runId: null }, process: null });
-  const base = (seq: number) => ({ ownershipId: 'own_X', seq, at: at(seq), actor: { executionSessionId: 's1', principal: 'executor:e' }, repoRoot: '/r', worktreePath: '/r/wt', branch: 'b', hostId: 'h' });
+  const owner = (session: string) => ({
+    executionSessionId: session,
+    runtime: 'faults',
+    parentExecutionSessionId: null,
+    conversation: null,
+    worker: { workerId: 'w0', runId: null },
+    process: null,
+  });
+  const base = (seq: number) => ({
+    ownershipId: 'own_X',
+    seq,
+    at: at(seq),
+    actor: { executionSessionId: 's1', principal: 'executor:e' },
+    repoRoot: '/r',
+    worktreePath: '/r/wt',
+    branch: 'b',
+    hostId: 'h',
+  });
   const ev = (seq: number, type: string, data: Record<string, unknown>) => ({ ...base(seq), type, data }) as unknown as OwnershipEvent;
   const intent = (id: number, op: Op, fields: Record<string, unknown>, outcome: IntentRecord['outcome'], inDoubt = false): IntentRecord => ({
     id,
@@ -57,7 +78,16 @@ describe('faults checker', () => {
 
   test('lost, duplicated, unexplained and refused-but-logged are each reported', () => {
     const events = [
-      ev(1, 'ownership.claimed', { owner: owner('s1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null }),
+      ev(1, 'ownership.claimed', {
+        owner: owner('s1'),
+        epoch: 1,
+        via: 'bind',
+        handoffId: null,
+        previousExecutionSessionId: null,
+        lane: null,
+        planRef: null,
+        requestId: null,
+      }),
       ev(2, 'ownership.plan_bound', { lane: 'L1', planRef: null, requestId: null }),
       ev(3, 'ownership.plan_bound', { lane: 'L1', planRef: null, requestId: null }),
       ev(4, 'ownership.plan_bound', { lane: 'L9', planRef: null, requestId: null }),
@@ -80,7 +110,16 @@ describe('faults checker', () => {
   });
 
   test('a heartbeat event is explained by a heartbeat sent, or by the answer that made its session the owner (recorded as heard), nothing else', () => {
-    const claimed = ev(1, 'ownership.claimed', { owner: owner('s1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null });
+    const claimed = ev(1, 'ownership.claimed', {
+      owner: owner('s1'),
+      epoch: 1,
+      via: 'bind',
+      handoffId: null,
+      previousExecutionSessionId: null,
+      lane: null,
+      planRef: null,
+      requestId: null,
+    });
     const beat = ev(2, 'ownership.heartbeat', { executionSessionId: 's1', epoch: 1, transition: 'periodic' });
     const log: Log = { byOwnership: new Map([['own_X', [claimed, beat]]]), recordedAt: new Map(), rows: new Map(), events: 2 };
     const unexplained = (intents: IntentRecord[]) => checkLog(log, intents, [], () => 'p').violations.filter((v) => v.check === 'unexplained_event').length;
@@ -91,14 +130,39 @@ describe('faults checker', () => {
   });
 
   test('a landing accepted (202) may be refused by the workflow only after a removal accepted before it closed the lifecycle', () => {
-    const receipt = (head: string) => ({ ownershipId: 'own_X', sourceBranch: 'b', sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: head, landedAt: at(0), worktreePath: '/r/wt', executionSessionId: 's1', worker: null, conversation: null });
+    const receipt = (head: string) => ({
+      ownershipId: 'own_X',
+      sourceBranch: 'b',
+      sourceHead: 'a'.repeat(40),
+      landedBranch: 'main',
+      landedHead: head,
+      landedAt: at(0),
+      worktreePath: '/r/wt',
+      executionSessionId: 's1',
+      worker: null,
+      conversation: null,
+    });
     const events = [
-      ev(1, 'ownership.claimed', { owner: owner('s1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null }),
+      ev(1, 'ownership.claimed', {
+        owner: owner('s1'),
+        epoch: 1,
+        via: 'bind',
+        handoffId: null,
+        previousExecutionSessionId: null,
+        lane: null,
+        planRef: null,
+        requestId: null,
+      }),
       ev(2, 'ownership.landed', { receipt: receipt('1'.repeat(40)) }),
       ev(3, 'ownership.worktree_removed', { reason: null }),
     ];
     const log: Log = { byOwnership: new Map([['own_X', events]]), recordedAt: new Map(), rows: new Map(), events: events.length };
-    const landed = (id: number, head: string, t0: number): IntentRecord => ({ ...intent(id, 'landed', { landedHead: head }, 'acked'), t0, t1: t0 + 10, answer: { ownershipId: 'own_X', landingStatus: 'accepted' } });
+    const landed = (id: number, head: string, t0: number): IntentRecord => ({
+      ...intent(id, 'landed', { landedHead: head }, 'acked'),
+      t0,
+      t1: t0 + 10,
+      answer: { ownershipId: 'own_X', landingStatus: 'accepted' },
+    });
     const removal: IntentRecord = { ...intent(1, 'worktreeRemoved', {}, 'acked'), t0: 100, t1: 110 };
     const bind = intent(3, 'bind', { session: 's1' }, 'acked');
     const late = checkLog(log, [bind, landed(0, '1'.repeat(40), 0), removal, landed(2, '2'.repeat(40), 200)], [], () => 'p');
@@ -110,12 +174,41 @@ describe('faults checker', () => {
   });
 
   test('a handoff in doubt may be started twice only when the first ended before its retry started the second', () => {
-    const started = (seq: number, id: string) => ev(seq, 'ownership.handoff_started', { handoffId: id, fromExecutionSessionId: 's1', toExecutionSessionId: 's2', toWorkerId: 'w0', reason: null, expiresAt: at(seq) });
-    const timedOut = (seq: number, id: string) => ({ ...ev(seq, 'ownership.handoff_cancelled', { handoffId: id, reason: 'timeout' }), actor: { executionSessionId: null, principal: 'system:workflow' } }) as unknown as OwnershipEvent;
-    const claimed = ev(1, 'ownership.claimed', { owner: owner('s1'), epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null });
+    const started = (seq: number, id: string) =>
+      ev(seq, 'ownership.handoff_started', {
+        handoffId: id,
+        fromExecutionSessionId: 's1',
+        toExecutionSessionId: 's2',
+        toWorkerId: 'w0',
+        reason: null,
+        expiresAt: at(seq),
+      });
+    const timedOut = (seq: number, id: string) =>
+      ({
+        ...ev(seq, 'ownership.handoff_cancelled', { handoffId: id, reason: 'timeout' }),
+        actor: { executionSessionId: null, principal: 'system:workflow' },
+      }) as unknown as OwnershipEvent;
+    const claimed = ev(1, 'ownership.claimed', {
+      owner: owner('s1'),
+      epoch: 1,
+      via: 'bind',
+      handoffId: null,
+      previousExecutionSessionId: null,
+      lane: null,
+      planRef: null,
+      requestId: null,
+    });
     const bind = intent(0, 'bind', { session: 's1' }, 'acked');
-    const handoff = (inDoubt: boolean): IntentRecord => ({ ...intent(1, 'handoff', { session: 's1', epoch: 1, toSession: 's2' }, 'acked', inDoubt), answer: { ownershipId: 'own_X', handoffId: 'hof_2' } });
-    const logOf = (events: OwnershipEvent[]): Log => ({ byOwnership: new Map([['own_X', events]]), recordedAt: new Map(), rows: new Map(), events: events.length });
+    const handoff = (inDoubt: boolean): IntentRecord => ({
+      ...intent(1, 'handoff', { session: 's1', epoch: 1, toSession: 's2' }, 'acked', inDoubt),
+      answer: { ownershipId: 'own_X', handoffId: 'hof_2' },
+    });
+    const logOf = (events: OwnershipEvent[]): Log => ({
+      byOwnership: new Map([['own_X', events]]),
+      recordedAt: new Map(),
+      rows: new Map(),
+      events: events.length,
+    });
     const ended = logOf([claimed, started(2, 'hof_1'), timedOut(3, 'hof_1'), started(4, 'hof_2')]);
     const ok = checkLog(ended, [bind, handoff(true)], [], () => 'p');
     expect(ok.violations).toEqual([]);
@@ -149,7 +242,14 @@ describe('faults checker', () => {
       c(4, 0, 90_000, { code: 'no_answer' }),
       c(5, 503, 10, { code: 'host_unavailable', retryAfter: '5' }),
     ];
-    expect(checkAnswers(calls, quiet).map((v) => `${v.check}:${v.call}`)).toEqual(['bad_5xx:0', 'bad_5xx:1', 'unsafe_body:2', 'workflow_unbounded:3', 'no_answer:4', 'slow_answer:4']);
+    expect(checkAnswers(calls, quiet).map((v) => `${v.check}:${v.call}`)).toEqual([
+      'bad_5xx:0',
+      'bad_5xx:1',
+      'unsafe_body:2',
+      'workflow_unbounded:3',
+      'no_answer:4',
+      'slow_answer:4',
+    ]);
     // With the worker away during the call, only the API's deadline can answer: allowed.
     const away = new Timeline();
     away.intervals.push({ component: 'worker', phase: 'p', from: 999_000, to: 1_040_000 });

@@ -68,13 +68,25 @@ interface View {
 
 async function seed(world: World, seedRepo: World['seedRepo']): Promise<Target[]> {
   const wt = seedRepo.worktrees;
-  const base = (i: number, session: string) => ({ repoRoot: seedRepo.repoRoot, worktreePath: wt[i]!.path, branch: wt[i]!.branch, executionSessionId: session, runtime: 'codex-cli', leaseTtlMs: LONG_LEASE_MS });
+  const base = (i: number, session: string) => ({
+    repoRoot: seedRepo.repoRoot,
+    worktreePath: wt[i]!.path,
+    branch: wt[i]!.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    leaseTtlMs: LONG_LEASE_MS,
+  });
   const a = await ok<View>(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { ...base(0, 'seed-a'), lane: 'seed-lane' } }));
   const b0 = await ok<View>(await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: base(1, 'seed-b') }));
   const b = await ok<View>(
-    await s.raw('POST', `/v1/ownerships/${b0.ownershipId}/handoff`, { token: s.tokens.executor, body: { executionSessionId: 'seed-b', epoch: b0.epoch, toExecutionSessionId: 'seed-b-next', toWorkerId: s.workerId, reason: 'seeded' } }),
+    await s.raw('POST', `/v1/ownerships/${b0.ownershipId}/handoff`, {
+      token: s.tokens.executor,
+      body: { executionSessionId: 'seed-b', epoch: b0.epoch, toExecutionSessionId: 'seed-b-next', toWorkerId: s.workerId, reason: 'seeded' },
+    }),
   );
-  const c = await ok<View>(await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: { ...base(2, 'seed-c'), worker: { workerId: world.seedWorkerId } } }));
+  const c = await ok<View>(
+    await s.raw('POST', '/v1/bind', { token: s.tokens.admin, body: { ...base(2, 'seed-c'), worker: { workerId: world.seedWorkerId } } }),
+  );
   const t = (v: View, i: number, session: string, ownerPrincipal: Target['ownerPrincipal'], ownerWorker: string): Target => ({
     id: v.ownershipId,
     worktreePath: wt[i]!.path,
@@ -130,9 +142,20 @@ async function makeWorld(): Promise<void> {
   };
   w.seeded = await seed(w, w.seedRepo);
   // A couple of the fuzz's own ownerships to start from; the run learns more from its binds.
-  for (const [i, token] of [[0, s.tokens.executor], [1, s.tokens.otherExecutor]] as const) {
+  for (const [i, token] of [
+    [0, s.tokens.executor],
+    [1, s.tokens.otherExecutor],
+  ] as const) {
     const wt = w.fuzzRepo.worktrees[i]!;
-    learn(w, await ok(await s.raw('POST', '/v1/bind', { token, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: w.sessions[i]!, runtime: 'codex-cli' } })));
+    learn(
+      w,
+      await ok(
+        await s.raw('POST', '/v1/bind', {
+          token,
+          body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: w.sessions[i]!, runtime: 'codex-cli' },
+        }),
+      ),
+    );
   }
 }
 
@@ -141,7 +164,13 @@ test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo,
   const before = new Map<string, OwnershipSnapshot>();
   for (const t of w.seeded) before.set(t.id, await snapshotOwnership(s.h.pool, t.id));
 
-  const result = await runFuzz(w, ops, Object.values(s.tokens), { seed: SEED, requests: REQUESTS, concurrency: CONCURRENCY, timeoutMs: 120_000, seededShare: 0.3 });
+  const result = await runFuzz(w, ops, Object.values(s.tokens), {
+    seed: SEED,
+    requests: REQUESTS,
+    concurrency: CONCURRENCY,
+    timeoutMs: 120_000,
+    seededShare: 0.3,
+  });
   process.stderr.write(`${result.summary}\n`);
   // Grouped by kind of problem, two examples each: enough to replay, short enough to read.
   const groups = new Map<string, typeof result.violations>();
@@ -183,7 +212,10 @@ test(`fuzz: every route of /openapi.json, ${REQUESTS} requests, no 5xx, no echo,
     const token = s.tokens[t.ownerPrincipal];
     const hb = await s.raw('POST', `/v1/ownerships/${t.id}/heartbeat`, { token, body: { executionSessionId: t.session, epoch: t.epoch } });
     if (hb.status !== 202) unusable.push({ id: t.id, heartbeat: hb.status, body: hb.body });
-    const plan = await s.raw('POST', `/v1/ownerships/${t.id}/plan`, { token, body: { executionSessionId: t.session, epoch: t.epoch, lane: 'after-fuzz', planRef: 'docs/plans/after.md' } });
+    const plan = await s.raw('POST', `/v1/ownerships/${t.id}/plan`, {
+      token,
+      body: { executionSessionId: t.session, epoch: t.epoch, lane: 'after-fuzz', planRef: 'docs/plans/after.md' },
+    });
     if (plan.status !== 200 || (plan.body as { lane?: unknown }).lane !== 'after-fuzz') unusable.push({ id: t.id, plan: plan.status, body: plan.body });
   }
   // And every ownership the fuzz itself learned still answers its view.
@@ -211,7 +243,10 @@ async function historyStalls(ownershipId: string): Promise<string[]> {
     for (let i = 1; i < events.length; i++) {
       const gap = at(events[i]!) - at(events[i - 1]!);
       if (gap < 3_000) continue;
-      const around = events.slice(Math.max(0, i - 3), i + 2).map((e) => `${String(e.eventId)}:${eventName(e)}`).join(' ');
+      const around = events
+        .slice(Math.max(0, i - 3), i + 2)
+        .map((e) => `${String(e.eventId)}:${eventName(e)}`)
+        .join(' ');
       out.push(`${gap} ms before event ${String(events[i]!.eventId)}: ${around}`);
     }
     return out.length ? out : ['no wait over 3 s in its history'];
@@ -222,7 +257,13 @@ async function historyStalls(ownershipId: string): Promise<string[]> {
 
 test(`fuzz from the document alone: ${DOC_CASES} cases per operation, valid per /openapi.json and boundary values; the document states every check`, async () => {
   await setUp();
-  const result = await runDocFuzz(w, ops, s.h.pool, { seed: SEED, casesPerOperation: DOC_CASES, concurrency: CONCURRENCY, timeoutMs: 120_000, maxMalformedShare: MAX_MALFORMED_SHARE });
+  const result = await runDocFuzz(w, ops, s.h.pool, {
+    seed: SEED,
+    casesPerOperation: DOC_CASES,
+    concurrency: CONCURRENCY,
+    timeoutMs: 120_000,
+    maxMalformedShare: MAX_MALFORMED_SHARE,
+  });
   process.stderr.write(`${result.summary}\n`);
   const groups = new Map<string, typeof result.violations>();
   for (const v of result.violations) {
@@ -234,9 +275,16 @@ test(`fuzz from the document alone: ${DOC_CASES} cases per operation, valid per 
     for (const v of vs.slice(0, 2)) process.stderr.write(`  request: ${v.example.request}\n  response: ${v.example.status} ${v.example.response}\n`);
   }
   // Every operation of the document was exercised with cases the document calls valid.
-  const thin = Object.entries(result.perOperation).filter(([, t]) => t.valid < DOC_CASES / 5).map(([k, t]) => `${k}: ${t.valid} valid, ${t.misses} misses`);
+  const thin = Object.entries(result.perOperation)
+    .filter(([, t]) => t.valid < DOC_CASES / 5)
+    .map(([k, t]) => `${k}: ${t.valid} valid, ${t.misses} misses`);
   expect({
-    violations: Object.fromEntries([...groups].map(([kind, vs]) => [kind, `x${vs.length}, e.g. ${vs[0]!.example.request.slice(0, 400)} -> ${vs[0]!.example.status} ${vs[0]!.example.response.slice(0, 120)}`])),
+    violations: Object.fromEntries(
+      [...groups].map(([kind, vs]) => [
+        kind,
+        `x${vs.length}, e.g. ${vs[0]!.example.request.slice(0, 400)} -> ${vs[0]!.example.status} ${vs[0]!.example.response.slice(0, 120)}`,
+      ]),
+    ),
     changed: result.changed,
     thin,
   }).toEqual({ violations: {}, changed: [], thin: [] });

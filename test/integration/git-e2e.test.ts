@@ -98,7 +98,6 @@ function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, sessio
   };
 }
 
-
 const localCaughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
 test('one live owner, end to end: the hooks refuse another session naming the owner, the owner commits, and a handoff reverses it', async () => {
@@ -138,7 +137,9 @@ test('one live owner, end to end: the hooks refuse another session naming the ow
   // The owner's session id and epoch, copied by anyone from git config, prove nothing; its secret does.
   const copied = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1']);
   expect([copied.status, JSON.parse(copied.stdout).reason]).toEqual([1, 'tenure_unproven']);
-  const guardA = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1'], { OVERDECK_TENURE_SECRET: tenureSecretFor(wt.path, 'session-A')! });
+  const guardA = await cli(wt.path, ['guard', '--json', '--session', 'session-A', '--epoch', '1'], {
+    OVERDECK_TENURE_SECRET: tenureSecretFor(wt.path, 'session-A')!,
+  });
   expect(guardA.status).toBe(0);
   expect(JSON.parse(guardA.stdout)).toMatchObject({ allowed: true });
   const guardBJson = await cli(wt.path, ['guard', '--json', '--session', 'session-B']);
@@ -151,7 +152,13 @@ test('one live owner, end to end: the hooks refuse another session naming the ow
   expect(head(wt.path)).not.toBe(before);
 
   // Handoff A -> B through the service: the reverse holds once the projection follows.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-A', epoch: 1, principal: executor('worker-a'), toExecutionSessionId: 'session-B', toWorkerId: 'worker-b' });
+  const started = await h.client.handoff(ref, {
+    executionSessionId: 'session-A',
+    epoch: 1,
+    principal: executor('worker-a'),
+    toExecutionSessionId: 'session-B',
+    toWorkerId: 'worker-b',
+  });
   const accepted = await h.client.acceptHandoff(ref, {
     handoffId: started.handoff!.handoffId,
     executionSessionId: 'session-B',
@@ -199,7 +206,13 @@ test('git worktree remove fails while the worktree is owned, and succeeds after 
   await h.client.bind(bindReq(repo, w2, 'session-L', 'worker-l'));
   expect(run('git', ['worktree', 'remove', w2.path], repo.repoRoot).status).not.toBe(0);
   const sha = head(w2.path);
-  await h.client.landed(ref2, { sourceHead: sha, landedBranch: 'main', landedHead: sha, landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'lander' } });
+  await h.client.landed(ref2, {
+    sourceHead: sha,
+    landedBranch: 'main',
+    landedHead: sha,
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing', id: 'lander' },
+  });
   const landed = await waitForView(h.client, ref2, (v) => v.state === 'landed' && localCaughtUp(v));
   expect(landed.landings).toHaveLength(1);
   const removed = run('git', ['worktree', 'remove', w2.path], repo.repoRoot);
@@ -214,11 +227,33 @@ test('offline claim, then reconcile: a free worktree is submitted and the projec
   expect((await cli(repo.repoRoot, ['install-hooks'])).status).toBe(0);
 
   // No service involved: only git.
-  const claimed = await cli(wt.path, ['claim', '--offline', '--session', 'session-P', '--runtime', 'codex-cli', '--worker', 'worker-p', '--lane', 'lane-p', '--plan', 'docs/p.md', '--json']);
+  const claimed = await cli(wt.path, [
+    'claim',
+    '--offline',
+    '--session',
+    'session-P',
+    '--runtime',
+    'codex-cli',
+    '--worker',
+    'worker-p',
+    '--lane',
+    'lane-p',
+    '--plan',
+    'docs/p.md',
+    '--json',
+  ]);
   expect(claimed.status).toBe(0);
   const body = JSON.parse(claimed.stdout);
   expect(body.status).toBe('claimed');
-  expect(body.projection).toMatchObject({ provisional: true, state: 'provisional', seq: 0, epoch: 0, conversationId: null, conversationUrl: null, executionSessionId: 'session-P' });
+  expect(body.projection).toMatchObject({
+    provisional: true,
+    state: 'provisional',
+    seq: 0,
+    epoch: 0,
+    conversationId: null,
+    conversationUrl: null,
+    executionSessionId: 'session-P',
+  });
   expect(body.projection.idempotencyKey).toMatch(/^idem_[0-9A-HJKMNP-TV-Z]{26}$/);
   // Never a conversation (docs/git-projection.md#offline-claims): not even an empty key.
   expect(run('git', ['config', '--worktree', '--includes', '--get-regexp', 'conversation'], wt.path).status).toBe(1);
@@ -241,9 +276,19 @@ test('offline claim, then reconcile: a free worktree is submitted and the projec
   expect(local?.provisional).toBeUndefined();
   expect(local?.ownershipId).toMatch(/^own_/);
   const durable = await port.durable(wt.path);
-  expect(durable).toMatchObject({ ownershipId: local!.ownershipId, owner: { executionSessionId: 'session-P', conversation: null }, worker: { workerId: 'worker-p' } });
+  expect(durable).toMatchObject({
+    ownershipId: local!.ownershipId,
+    owner: { executionSessionId: 'session-P', conversation: null },
+    worker: { workerId: 'worker-p' },
+  });
   expect(local!.seq).toBe(durable!.seq);
-  expect(logged).toEqual([expect.objectContaining({ kind: 'submitted', ownershipId: local!.ownershipId, provisional: expect.objectContaining({ idempotencyKey: body.projection.idempotencyKey }) })]);
+  expect(logged).toEqual([
+    expect.objectContaining({
+      kind: 'submitted',
+      ownershipId: local!.ownershipId,
+      provisional: expect.objectContaining({ idempotencyKey: body.projection.idempotencyKey }),
+    }),
+  ]);
 
   expect((await reconcile(wt.path, port)).kind).toBe('in_sync');
   expect(commit(wt.path, as('session-Q')).status).not.toBe(0);
@@ -258,14 +303,22 @@ test('offline claim, then reconcile: another session bound meanwhile, so the pro
 
   // Meanwhile session Q binds through the service; its host's agent is not running, so the
   // provisional projection is still what this worktree carries.
-  const elsewhere = new OwnershipClient({ client: h.temporal, taskQueue: h.taskQueue, hostId: `absent-${Math.random().toString(36).slice(2, 8)}`, allowedRoots: [TMP()], settings: { projectionWaitMs: 200 } });
+  const elsewhere = new OwnershipClient({
+    client: h.temporal,
+    taskQueue: h.taskQueue,
+    hostId: `absent-${Math.random().toString(36).slice(2, 8)}`,
+    allowedRoots: [TMP()],
+    settings: { projectionWaitMs: 200 },
+  });
   const q = await elsewhere.bind(bindReq(repo, wt, 'session-Q', 'worker-q'));
   expect(q.projectionSync.localSeq).toBeLessThan(q.seq);
   expect((await readProjection(wt.path))?.provisional).toBe(true);
 
   const res = await reconcile(wt.path, port);
   expect(res).toMatchObject({ kind: 'conflict', reason: 'worktree_owned', changed: true, repaired: false, durable: { executionSessionId: 'session-Q' } });
-  expect(logged).toEqual([expect.objectContaining({ kind: 'conflict', ownershipId: q.ownershipId, provisional: expect.objectContaining({ executionSessionId: 'session-P2' }) })]);
+  expect(logged).toEqual([
+    expect.objectContaining({ kind: 'conflict', ownershipId: q.ownershipId, provisional: expect.objectContaining({ executionSessionId: 'session-P2' }) }),
+  ]);
   expect(await readProjection(wt.path)).toMatchObject({ state: 'provisional-conflict', executionSessionId: 'session-P2', provisional: true });
 
   // The guard refuses the provisional owner (and, failing closed, everyone else) until repaired.

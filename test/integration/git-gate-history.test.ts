@@ -28,7 +28,10 @@ const BIN = path.join(ROOT, 'bin/od-worktree.js');
 const caughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null;
 
 function gated(cwd: string, session: string, epoch: number, ...args: string[]): { status: number; stderr: string } {
-  const env = withTenureSecret(cwd, cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: String(epoch) }));
+  const env = withTenureSecret(
+    cwd,
+    cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH ?? ''}`, OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: String(epoch) }),
+  );
   const r = spawnSync('git', args, { cwd, env, encoding: 'utf8' });
   return { status: r.status ?? -1, stderr: r.stderr };
 }
@@ -49,8 +52,21 @@ test('after a handoff the old owner cannot reset, check out, clean, stash or res
   await installHooks(repo.repoRoot);
   const ref = { repoRoot: await h.client.normalize(repo.repoRoot), worktreePath: await h.client.normalize(wt.path) };
   git(wt.path, 'branch', 'other');
-  const bound = await h.client.bind({ ...ref, branch: wt.branch, executionSessionId: 'session-gate-A', runtime: 'codex-cli', worker: { runId: null, workerId: 'worker-gate-a' }, principal: executor('worker-gate-a') });
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-gate-A', epoch: 1, principal: executor('worker-gate-a'), toExecutionSessionId: 'session-gate-B', toWorkerId: 'worker-gate-b' });
+  const bound = await h.client.bind({
+    ...ref,
+    branch: wt.branch,
+    executionSessionId: 'session-gate-A',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'worker-gate-a' },
+    principal: executor('worker-gate-a'),
+  });
+  const started = await h.client.handoff(ref, {
+    executionSessionId: 'session-gate-A',
+    epoch: 1,
+    principal: executor('worker-gate-a'),
+    toExecutionSessionId: 'session-gate-B',
+    toWorkerId: 'worker-gate-b',
+  });
   await h.client.acceptHandoff(ref, {
     handoffId: started.handoff!.handoffId,
     executionSessionId: 'session-gate-B',
@@ -64,14 +80,43 @@ test('after a handoff the old owner cannot reset, check out, clean, stash or res
   // B works: a committed file, an uncommitted edit of it, an untracked directory.
   writeFileSync(path.join(wt.path, 'b.txt'), 'committed by B\n');
   expect(gated(wt.path, 'session-gate-B', 2, 'add', 'b.txt').status).toBe(0);
-  expect(spawnSync('git', ['commit', '-qm', 'b'], { cwd: wt.path, env: withTenureSecret(wt.path, cleanGitEnv({ PATH: `${GATE_DIR}:${process.env.PATH}`, OVERDECK_EXECUTION_SESSION_ID: 'session-gate-B', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@x.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@x.invalid' })) }).status).toBe(0);
+  expect(
+    spawnSync('git', ['commit', '-qm', 'b'], {
+      cwd: wt.path,
+      env: withTenureSecret(
+        wt.path,
+        cleanGitEnv({
+          PATH: `${GATE_DIR}:${process.env.PATH}`,
+          OVERDECK_EXECUTION_SESSION_ID: 'session-gate-B',
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@x.invalid',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@x.invalid',
+        }),
+      ),
+    }).status,
+  ).toBe(0);
   writeFileSync(path.join(wt.path, 'b.txt'), 'uncommitted edit by B\n');
   mkdirSync(path.join(wt.path, 'scratch'));
   writeFileSync(path.join(wt.path, 'scratch/notes.txt'), 'untracked\n');
-  const files = () => ({ b: readFileSync(path.join(wt.path, 'b.txt'), 'utf8'), notes: existsSync(path.join(wt.path, 'scratch/notes.txt')), status: git(wt.path, 'status', '--porcelain'), head: git(wt.path, 'rev-parse', 'HEAD'), branch: git(wt.path, 'symbolic-ref', 'HEAD') });
+  const files = () => ({
+    b: readFileSync(path.join(wt.path, 'b.txt'), 'utf8'),
+    notes: existsSync(path.join(wt.path, 'scratch/notes.txt')),
+    status: git(wt.path, 'status', '--porcelain'),
+    head: git(wt.path, 'rev-parse', 'HEAD'),
+    branch: git(wt.path, 'symbolic-ref', 'HEAD'),
+  });
   const before = files();
 
-  const tried = [['reset', '--hard', 'HEAD~1'], ['checkout', 'other'], ['switch', 'other'], ['restore', '.'], ['clean', '-fd'], ['stash'], ['checkout', '--', '.']];
+  const tried = [
+    ['reset', '--hard', 'HEAD~1'],
+    ['checkout', 'other'],
+    ['switch', 'other'],
+    ['restore', '.'],
+    ['clean', '-fd'],
+    ['stash'],
+    ['checkout', '--', '.'],
+  ];
   for (const args of tried) {
     const r = gated(wt.path, 'session-gate-A', 1, ...args);
     expect([args.join(' '), r.status, r.stderr]).toEqual([args.join(' '), 1, expect.stringContaining('this worktree is owned by session session-gate-B')]);
@@ -85,12 +130,27 @@ test('after a handoff the old owner cannot reset, check out, clean, stash or res
     return a.length === tried.length ? a : null;
   });
   expect(attempts.map((a) => a.command)).toEqual(tried.map((t) => t[0]));
-  expect(attempts[0]).toMatchObject({ kind: 'wrapper_refused', code: 'not_owner', executionSessionId: 'session-gate-A', ownerSessionId: 'session-gate-B', epoch: 2, ref: `refs/heads/${wt.branch}`, oldHead: before.head });
+  expect(attempts[0]).toMatchObject({
+    kind: 'wrapper_refused',
+    code: 'not_owner',
+    executionSessionId: 'session-gate-A',
+    ownerSessionId: 'session-gate-B',
+    epoch: 2,
+    ref: `refs/heads/${wt.branch}`,
+    oldHead: before.head,
+  });
 
   // B keeps a copy of its work; the same content a second time is the same ref.
   const snap = (session: string) =>
     JSON.parse(
-      execFileSync(process.execPath, [BIN, 'snapshot', '--json'], { cwd: wt.path, env: withTenureSecret(wt.path, cleanGitEnv({ OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: '2', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! })), encoding: 'utf8' }),
+      execFileSync(process.execPath, [BIN, 'snapshot', '--json'], {
+        cwd: wt.path,
+        env: withTenureSecret(
+          wt.path,
+          cleanGitEnv({ OVERDECK_EXECUTION_SESSION_ID: session, OVERDECK_EPOCH: '2', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! }),
+        ),
+        encoding: 'utf8',
+      }),
     ) as { snapshot: { ref: string; deduplicated: boolean } };
   const first = snap('session-gate-B');
   expect(first.snapshot.ref).toMatch(new RegExp(`^refs/overdeck/wip/${bound.ownershipId}/tree-[0-9a-f]{40}$`));

@@ -30,7 +30,11 @@ test('a commit after the last projection write is the head the live lookups answ
   expect(projectedHead).toBe(git(wt.path, 'rev-parse', 'HEAD'));
 
   writeFileSync(path.join(wt.path, 'h.txt'), 'h\n');
-  const env = withTenureSecret(wt.path, { ...cleanGitEnv({ GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e.invalid' }), OVERDECK_EXECUTION_SESSION_ID: 'head-s1', OVERDECK_EPOCH: '1' });
+  const env = withTenureSecret(wt.path, {
+    ...cleanGitEnv({ GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e.invalid' }),
+    OVERDECK_EXECUTION_SESSION_ID: 'head-s1',
+    OVERDECK_EPOCH: '1',
+  });
   execFileSync('git', ['add', 'h.txt'], { cwd: wt.path, env });
   execFileSync('git', ['commit', '-q', '-m', 'h'], { cwd: wt.path, env });
   const head = git(wt.path, 'rev-parse', 'HEAD');

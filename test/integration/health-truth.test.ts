@@ -66,12 +66,20 @@ test('a host agent killed with SIGKILL is reported down while Temporal still lis
     },
     stdio: 'ignore',
   });
-  const up = await until(() => checkHealth(deps), (h) => h.hostAgent === 'up', 60_000);
+  const up = await until(
+    () => checkHealth(deps),
+    (h) => h.hostAgent === 'up',
+    60_000,
+  );
   expect(up).toMatchObject({ temporal: 'up', postgres: 'up', hostAgent: 'up' });
 
   agent.kill('SIGKILL');
   agent = null;
-  const down = await until(() => checkHealth(deps), (h) => h.hostAgent === 'down', BEACON_STALE_MS + 10_000);
+  const down = await until(
+    () => checkHealth(deps),
+    (h) => h.hostAgent === 'down',
+    BEACON_STALE_MS + 10_000,
+  );
   expect(down).toMatchObject({ temporal: 'up', postgres: 'up', hostAgent: 'down' });
   // What made it a lie before: the dead agent's pollers are still listed.
   expect(await pollersListed()).toBe(true);

@@ -22,7 +22,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('heartbeats keep a 1.5 s lease alive for 5 s with no signal; silence makes the owner stale', async () => {
   const wt = makeRepo(1).worktrees[0]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'hb-s1', runtime: 'codex-cli', leaseTtlMs: 1_500 } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'hb-s1', runtime: 'codex-cli', leaseTtlMs: 1_500 },
+  });
   expect(bound.status).toBe(200);
   const id = (bound.body as OwnershipViewOut).ownershipId;
   const get = async () => (await s.raw('GET', `/v1/ownerships/${id}`, { token: s.tokens.reader })).body as OwnershipViewOut;
@@ -40,7 +43,7 @@ test('heartbeats keep a 1.5 s lease alive for 5 s with no signal; silence makes 
   // The live view says when it was last heard, though no signal told the workflow.
   const sentAt = Date.now();
   await s.raw('POST', `/v1/ownerships/${id}/heartbeat`, { token: s.tokens.executor, body: { executionSessionId: 'hb-s1', epoch: 1 } });
-  expect(Date.parse((await get()).liveness?.lastHeartbeatAt ?? "0")).toBeGreaterThanOrEqual(sentAt - 50);
+  expect(Date.parse((await get()).liveness?.lastHeartbeatAt ?? '0')).toBeGreaterThanOrEqual(sentAt - 50);
 
   const { rows } = await s.h.pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE ownership_id = $1', [id]);
   const history = await s.h.temporal.workflow.getHandle(rows[0]!.workflow_id).fetchHistory();
@@ -56,7 +59,9 @@ test('heartbeats keep a 1.5 s lease alive for 5 s with no signal; silence makes 
   }
   expect(v.state).toBe('stale');
   // ...and a heartbeat revives it (signalled: a stale owner's is due now).
-  expect((await s.raw('POST', `/v1/ownerships/${id}/heartbeat`, { token: s.tokens.executor, body: { executionSessionId: 'hb-s1', epoch: 1 } })).status).toBe(202);
+  expect((await s.raw('POST', `/v1/ownerships/${id}/heartbeat`, { token: s.tokens.executor, body: { executionSessionId: 'hb-s1', epoch: 1 } })).status).toBe(
+    202,
+  );
   const reviveBy = Date.now() + 10_000;
   while ((await get()).state !== 'active' && Date.now() < reviveBy) await sleep(100);
   expect((await get()).state).toBe('active');

@@ -53,7 +53,9 @@ const wt = (i: number) => hr.worktrees[i]!;
 const refOf = (v: { repoRoot: string; worktreePath: string }) => ({ repoRoot: v.repoRoot, worktreePath: v.worktreePath });
 
 async function bind(i: number, session: string): Promise<OwnershipViewOut> {
-  const view = await s.api(s.tokens.executor).bind({ repoRoot: hr.repoRoot, worktreePath: wt(i).path, branch: wt(i).branch, executionSessionId: session, runtime: 'codex-cli' });
+  const view = await s
+    .api(s.tokens.executor)
+    .bind({ repoRoot: hr.repoRoot, worktreePath: wt(i).path, branch: wt(i).branch, executionSessionId: session, runtime: 'codex-cli' });
   await waitForView(s.h.client, refOf(view), caughtUp);
   return view;
 }
@@ -107,7 +109,13 @@ test('an admin-forced reclaim preserves dirty and untracked files as they are on
   for (const [f, c] of Object.entries(dirty)) writeFileSync(path.join(wt(1).path, f), c);
   hr.clear();
 
-  const reclaimed = await s.api(s.tokens.admin).reclaim(a.ownershipId, { executionSessionId: 'hostile-next', runtime: 'codex-cli', force: true, reason: 'hostile repository test', worker: { workerId: s.workerId } });
+  const reclaimed = await s.api(s.tokens.admin).reclaim(a.ownershipId, {
+    executionSessionId: 'hostile-next',
+    runtime: 'codex-cli',
+    force: true,
+    reason: 'hostile repository test',
+    worker: { workerId: s.workerId },
+  });
   expectNothingRan('forced reclaim (WIP preservation)');
   const wip = reclaimed.latestWip;
   expect(wip?.ref).toMatch(new RegExp(`^refs/overdeck/wip/${a.ownershipId}/\\d+$`));
@@ -128,7 +136,9 @@ test('a landing receipt, its landed commits, the journal, provenance notes and t
   const head = hr.agentGit(hr.repoRoot, null, 'rev-parse', 'HEAD');
   hr.clear();
 
-  const landed = await s.api(s.tokens.landing).land({ ownershipId: bound.ownershipId, sourceHead: c2, landedBranch: 'main', landedHead: head, landedAt: new Date().toISOString() });
+  const landed = await s
+    .api(s.tokens.landing)
+    .land({ ownershipId: bound.ownershipId, sourceHead: c2, landedBranch: 'main', landedHead: head, landedAt: new Date().toISOString() });
   expect(landed.status).toBe('recorded');
   const view = await waitForView(s.h.client, refOf(bound), (v) => caughtUp(v) && v.landings.some((l) => l.landedHead === head));
   // The host agent's shipping, with notes on: the journal, the landed commits (patch ids), the note.
@@ -139,7 +149,9 @@ test('a landing receipt, its landed commits, the journal, provenance notes and t
   expectNothingRan('landing, journal shipping, notes, provenance');
 
   // The work was done: the note names both commits by the session the journal attributed them to.
-  const note = JSON.parse(hr.agentGit(hr.repoRoot, null, 'notes', `--ref=${NOTES_REF}`, 'show', head)) as { authors: { commit: string; executionSessionId: string }[] };
+  const note = JSON.parse(hr.agentGit(hr.repoRoot, null, 'notes', `--ref=${NOTES_REF}`, 'show', head)) as {
+    authors: { commit: string; executionSessionId: string }[];
+  };
   expect(note.authors.map((x) => [x.commit, x.executionSessionId])).toEqual([
     [c1, 'hostile-lander'],
     [c2, 'hostile-lander'],
@@ -157,15 +169,28 @@ test('the CLI service commands: landings scan, admin rebuild-projection, and the
 
   const scan = await runCli(['landings', 'scan', '--json'], { cwd: hr.repoRoot, env: cliEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.landing }) });
   expect({ code: scan.code, stderr: scan.stderr }).toEqual({ code: 0, stderr: '' });
-  const report = (JSON.parse(scan.stdout) as { report: { results: { commit: string; status: string; method: string | null; ownershipId: string | null }[] } }).report;
+  const report = (JSON.parse(scan.stdout) as { report: { results: { commit: string; status: string; method: string | null; ownershipId: string | null }[] } })
+    .report;
   expect(report.results.find((r) => r.commit === landedCopy)).toMatchObject({ status: 'inferred', method: 'patch_id', ownershipId: bound.ownershipId });
   expectNothingRan('od-worktree landings scan');
 
-  const rebuild = await runCli(['admin', 'rebuild-projection', '--check', '--json', '--ownership', bound.ownershipId], { cwd: hr.repoRoot, env: cliEnv({ DATABASE_URL: process.env.OD_TEST_DATABASE_URL! }) });
+  const rebuild = await runCli(['admin', 'rebuild-projection', '--check', '--json', '--ownership', bound.ownershipId], {
+    cwd: hr.repoRoot,
+    env: cliEnv({ DATABASE_URL: process.env.OD_TEST_DATABASE_URL! }),
+  });
   expect(rebuild.code).toBe(0);
   expectNothingRan('od-worktree admin rebuild-projection');
 
-  const snap = await runCli(['snapshot', '--json'], { cwd: wt(3).path, env: cliEnv(withTenureSecret(wt(3).path, { OVERDECK_EXECUTION_SESSION_ID: 'hostile-scan', OVERDECK_EPOCH: '1', OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP! }) as Record<string, string>) });
+  const snap = await runCli(['snapshot', '--json'], {
+    cwd: wt(3).path,
+    env: cliEnv(
+      withTenureSecret(wt(3).path, {
+        OVERDECK_EXECUTION_SESSION_ID: 'hostile-scan',
+        OVERDECK_EPOCH: '1',
+        OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP!,
+      }) as Record<string, string>,
+    ),
+  });
   expect({ code: snap.code, stderr: snap.stderr }).toEqual({ code: 0, stderr: '' });
   const saved = (JSON.parse(snap.stdout) as { snapshot: { ref: string; sha: string } }).snapshot;
   expect(hr.agentGit(hr.repoRoot, null, 'cat-file', 'blob', `${saved.sha}:snap.txt`)).toBe('snapshot me');

@@ -37,7 +37,14 @@ beforeAll(async () => {
     const wt = repo.worktrees[i]!;
     const ref = { repoRoot, worktreePath: await h.client.normalize(wt.path) };
     const session = `session-scan-${name}`;
-    const view = await h.client.bind({ ...ref, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId: `worker-scan-${name}` }, principal: executor(`worker-scan-${name}`) });
+    const view = await h.client.bind({
+      ...ref,
+      branch: wt.branch,
+      executionSessionId: session,
+      runtime: 'codex-cli',
+      worker: { runId: null, workerId: `worker-scan-${name}` },
+      principal: executor(`worker-scan-${name}`),
+    });
     await waitForView(h.client, ref, caughtUp);
     own[name] = { ownershipId: view.ownershipId, session, path: ref.worktreePath, branch: wt.branch };
   }
@@ -136,9 +143,12 @@ test('two candidates for one commit: nothing is recorded, and the reason and can
 test('a second scan records nothing new; --since limits the walk', async () => {
   const again = await scanLandings(h.pool, { repo: repo.repoRoot, branch: 'main' });
   expect(again.inferred).toBe(0);
-  expect(again.results.filter((r) => r.status === 'already_inferred').map((r) => r.commit).sort()).toEqual(
-    [sha.merge, sha.f1, sha.pickedX, sha.picked, sha.rebased1, sha.rebased2, sha.squash, sha.twin].sort(),
-  );
+  expect(
+    again.results
+      .filter((r) => r.status === 'already_inferred')
+      .map((r) => r.commit)
+      .sort(),
+  ).toEqual([sha.merge, sha.f1, sha.pickedX, sha.picked, sha.rebased1, sha.rebased2, sha.squash, sha.twin].sort());
   const recent = await scanLandings(h.pool, { repo: repo.repoRoot, branch: 'main', since: sha.rebased2! });
   expect(recent.results.map((r) => r.commit)).toEqual([sha.squash, sha.twin]);
 });

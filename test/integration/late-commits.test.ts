@@ -136,7 +136,10 @@ const refSha = (wt: string, ref: string): string | null => {
 async function bindOn(i: number, session: string): Promise<{ id: string; wt: string; old: ClaimResponse }> {
   const w = repo.worktrees[i]!;
   const old = await ok<ClaimResponse>(
-    await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { repoRoot: repo.repoRoot, worktreePath: w.path, branch: w.branch, executionSessionId: session, runtime: 'codex-cli', hostId } }),
+    await s.raw('POST', '/v1/bind', {
+      token: s.tokens.executor,
+      body: { repoRoot: repo.repoRoot, worktreePath: w.path, branch: w.branch, executionSessionId: session, runtime: 'codex-cli', hostId },
+    }),
   );
   const wt = await s.h.client.normalize(w.path);
   await waitForEpoch(wt, 1);
@@ -144,7 +147,10 @@ async function bindOn(i: number, session: string): Promise<{ id: string; wt: str
 }
 
 const reclaim = (id: string, session: string) =>
-  s.raw('POST', `/v1/ownerships/${id}/reclaim`, { token: s.tokens.admin, body: { executionSessionId: session, runtime: 'codex-cli', force: true, reason: 'host cut off', worker: { workerId: s.workerId } } });
+  s.raw('POST', `/v1/ownerships/${id}/reclaim`, {
+    token: s.tokens.admin,
+    body: { executionSessionId: session, runtime: 'codex-cli', force: true, reason: 'host cut off', worker: { workerId: s.workerId } },
+  });
 
 beforeAll(async () => {
   s = await startApiStack();
@@ -259,7 +265,9 @@ test('late commits of the old tenure are preserved before the newer projection, 
   expect(text).toMatchObject({ code: 0, stderr: '' });
   const lines = text.stdout.split('\n');
   const at = lines.findIndex((l) => l.startsWith('    epoch 1  '));
-  expect(lines[at + 1]).toBe(`      late attempts of ${oldSession} (epoch 1) after the next tenure began, preserved under ${ref} (${sha!.slice(0, 12)}), with uncommitted files, reported ${entry.lateAttempts![0]!.at}:`);
+  expect(lines[at + 1]).toBe(
+    `      late attempts of ${oldSession} (epoch 1) after the next tenure began, preserved under ${ref} (${sha!.slice(0, 12)}), with uncommitted files, reported ${entry.lateAttempts![0]!.at}:`,
+  );
   expect(lines[at + 2]).toBe(`        ${a1.slice(0, 12)}  session ${oldSession}, epoch 1`);
   expect(lines[at + 3]).toBe(`        ${a2.slice(0, 12)}  session ${oldSession}, epoch 1`);
   expect(lines[at + 4]).toMatch(/^ {4}epoch 2 {2}forced reclaim from /);
@@ -270,7 +278,9 @@ test('late commits of the old tenure are preserved before the newer projection, 
   git(repo.repoRoot, 'merge', '-q', '--squash', repo.worktrees[0]!.branch);
   git(repo.repoRoot, 'commit', '-q', '-m', 'squash');
   const squash = git(repo.repoRoot, 'rev-parse', 'HEAD');
-  const landed = await s.api(s.tokens.landing).land({ ownershipId: id, sourceHead: b1, landedBranch: 'main', landedHead: squash, landedAt: new Date().toISOString() });
+  const landed = await s
+    .api(s.tokens.landing)
+    .land({ ownershipId: id, sourceHead: b1, landedBranch: 'main', landedHead: squash, landedAt: new Date().toISOString() });
   expect(landed.status).toBe('recorded');
   const deadline = Date.now() + 30_000;
   while ((await s.h.pool.query('SELECT 1 FROM landing_commits WHERE ownership_id = $1', [id])).rowCount === 0) {
@@ -278,7 +288,9 @@ test('late commits of the old tenure are preserved before the newer projection, 
     await new Promise((r) => setTimeout(r, 100));
   }
   const authorOf = async (sha1: string) => {
-    const p = JSON.parse((await cli(['provenance', sha1, '--repo', repo.repoRoot, '--json'])).stdout) as { provenance: { authors: { commit: string; executionSessionId: string | null; epoch: number | null }[] } };
+    const p = JSON.parse((await cli(['provenance', sha1, '--repo', repo.repoRoot, '--json'])).stdout) as {
+      provenance: { authors: { commit: string; executionSessionId: string | null; epoch: number | null }[] };
+    };
     return p.provenance.authors.find((x) => x.commit === sha1);
   };
   expect(await authorOf(a1)).toMatchObject({ executionSessionId: oldSession, epoch: 1 });

@@ -36,12 +36,20 @@ const TTL = 60_000;
 
 beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } }, client: { dataConverter } });
+  env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } },
+    client: { dataConverter },
+  });
   // The test server starts with no custom search attributes; register ours as the dev server does.
   await env.connection.operatorService.addSearchAttributes({
     namespace: 'default',
     searchAttributes: Object.fromEntries(
-      Object.entries(SEARCH_ATTRIBUTES).map(([k, type]) => [k, type === 'KeywordList' ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+      Object.entries(SEARCH_ATTRIBUTES).map(([k, type]) => [
+        k,
+        type === 'KeywordList'
+          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
+          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      ]),
     ),
   });
   pool = createPool(process.env.OD_TEST_DATABASE_URL!);
@@ -62,7 +70,15 @@ beforeAll(async () => {
     }),
   ];
   running = worker.map((w) => w.run());
-  client = new OwnershipClient({ client: env.client, taskQueue, hostId, allowedRoots: [process.env.OD_TEST_TMP!], settings: { leaseTtlMs: TTL }, updateWithStart: false, now: () => Date.now() + skewMs });
+  client = new OwnershipClient({
+    client: env.client,
+    taskQueue,
+    hostId,
+    allowedRoots: [process.env.OD_TEST_TMP!],
+    settings: { leaseTtlMs: TTL },
+    updateWithStart: false,
+    now: () => Date.now() + skewMs,
+  });
 });
 
 afterAll(async () => {
@@ -75,7 +91,15 @@ afterAll(async () => {
 const principal = (workerId: string) => ({ kind: 'executor' as const, id: `e-${workerId}`, workerId });
 
 function bindReq(repoRoot: string, wt: { path: string; branch: string }, session: string): BindRequest {
-  return { repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId: 'w-a' }, principal: principal('w-a') };
+  return {
+    repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'w-a' },
+    principal: principal('w-a'),
+  };
 }
 
 const reclaimBy = (session: string, extra: Record<string, unknown> = {}) => ({
@@ -208,7 +232,13 @@ test('a pending handoff that is never accepted times out back to the owner', asy
   const wt = repo.worktrees[0];
   await client.bind(bindReq(repo.repoRoot, wt, 'sess-h'));
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
-  const pending = await client.handoff(ref, { executionSessionId: 'sess-h', epoch: 1, principal: principal('w-a'), toExecutionSessionId: 'sess-never', toWorkerId: 'w-a' });
+  const pending = await client.handoff(ref, {
+    executionSessionId: 'sess-h',
+    epoch: 1,
+    principal: principal('w-a'),
+    toExecutionSessionId: 'sess-never',
+    toWorkerId: 'w-a',
+  });
   expect(pending.state).toBe('handoff_pending');
   await client.heartbeat(ref, { executionSessionId: 'sess-h', epoch: 1 });
   await sleep(11 * 60_000);

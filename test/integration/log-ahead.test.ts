@@ -80,7 +80,10 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms =
 /** Bound by A, released: the next claim is the one a lost workflow task wrote. */
 async function releasedOwnership(i: number): Promise<{ id: string; workflowId: string }> {
   const wt = repo.worktrees[i]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: `first-${i}`, runtime: 'codex-cli' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: `first-${i}`, runtime: 'codex-cli' },
+  });
   expect(bound.status).toBe(200);
   const id = (bound.body as OwnershipViewOut).ownershipId;
   expect((await post(id, 'release', s.tokens.executor, { executionSessionId: `first-${i}`, epoch: 1 })).status).toBe(200);
@@ -95,18 +98,30 @@ test("the log's owner, unknown to the workflow, is taken at its first heartbeat"
   expect(await live(workflowId)).toMatchObject({ state: 'released', seq: claim.seq - 1 });
 
   expect((await post(id, 'heartbeat', s.tokens.executor, { executionSessionId: 'lost-claim-0', epoch: 2 })).status).toBe(202);
-  const v = await eventually(() => live(workflowId), (x) => x?.seq === claim.seq);
+  const v = await eventually(
+    () => live(workflowId),
+    (x) => x?.seq === claim.seq,
+  );
   expect(v).toMatchObject({ state: 'active', epoch: 2, seq: claim.seq, owner: { executionSessionId: 'lost-claim-0' }, liveness: { status: 'live' } });
   // ...and it acts as the owner; the log stays gap-free and holds every acknowledged event once.
   expect((await post(id, 'release', s.tokens.executor, { executionSessionId: 'lost-claim-0', epoch: 2 })).status).toBe(200);
-  expect((await readEvents(s.h.pool, id)).map((e) => `${e.seq}:${e.type}`)).toEqual(['1:ownership.claimed', '2:ownership.released', '3:ownership.claimed', '4:ownership.released']);
+  expect((await readEvents(s.h.pool, id)).map((e) => `${e.seq}:${e.type}`)).toEqual([
+    '1:ownership.claimed',
+    '2:ownership.released',
+    '3:ownership.claimed',
+    '4:ownership.released',
+  ]);
 });
 
 test("an update from the log's owner is answered about the log, not refused by a workflow behind it", async () => {
   const { id, workflowId } = await releasedOwnership(1);
   await forgeClaim(workflowId, id, 'lost-claim-1');
   // Before the fix: 409 not_owner from the workflow, while GET (the durable row) named this session.
-  const again = { token: s.tokens.executor, body: { executionSessionId: 'lost-claim-1', epoch: 2, planRef: 'plan-after-crash' }, headers: { 'idempotency-key': 'plan-after-crash-1' } };
+  const again = {
+    token: s.tokens.executor,
+    body: { executionSessionId: 'lost-claim-1', epoch: 2, planRef: 'plan-after-crash' },
+    headers: { 'idempotency-key': 'plan-after-crash-1' },
+  };
   const planned = await s.raw('POST', `/v1/ownerships/${id}/plan`, again);
   expect(codeOf(planned)).toEqual({ status: 200, code: null });
   expect(planned.body).toMatchObject({ state: 'active', epoch: 2, planRef: 'plan-after-crash', owner: { executionSessionId: 'lost-claim-1' } });
@@ -121,7 +136,10 @@ test("an update from the log's owner is answered about the log, not refused by a
   expect((await readEvents(s.h.pool, id)).filter((e) => e.type === 'ownership.plan_bound')).toHaveLength(1);
   // Somebody else is refused as the log says: the worktree is owned.
   const wt = repo.worktrees[1]!;
-  const other = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'someone-else', runtime: 'codex-cli' } });
+  const other = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'someone-else', runtime: 'codex-cli' },
+  });
   expect(codeOf(other)).toEqual({ status: 409, code: 'worktree_owned' });
 });
 
@@ -130,7 +148,21 @@ test('a request the API went on with under its successor id is answered so when 
   await forgeClaim(workflowId, id, 'lost-claim-5');
   // The lost claim's owner also started a handoff the workflow never heard of.
   const record = fold(await readEvents(s.h.pool, id));
-  const [draft] = events(decideHandoff(record, { ownershipId: id, executionSessionId: 'lost-claim-5', epoch: 2, principal: executorPrincipal(s.workerId), toExecutionSessionId: 'next-5', toWorkerId: s.workerId }, 'hof_forged5', new Date(Date.now() + 600_000).toISOString()));
+  const [draft] = events(
+    decideHandoff(
+      record,
+      {
+        ownershipId: id,
+        executionSessionId: 'lost-claim-5',
+        epoch: 2,
+        principal: executorPrincipal(s.workerId),
+        toExecutionSessionId: 'next-5',
+        toWorkerId: s.workerId,
+      },
+      'hof_forged5',
+      new Date(Date.now() + 600_000).toISOString(),
+    ),
+  );
   await appendEvents(s.h.pool, workflowId, [stampEvent(id, record!, draft!, new Date().toISOString())]);
   const cancel = { token: s.tokens.executor, body: { executionSessionId: 'lost-claim-5', epoch: 2 }, headers: { 'idempotency-key': 'cancel-5' } };
   // The workflow, behind the log, refuses the first message; the API catches it up and goes on
@@ -153,7 +185,12 @@ test("GET names the log's owner while the workflow is behind, and the workflow c
   const got = await s.raw('GET', `/v1/ownerships/${id}`, { token: s.tokens.reader });
   expect(got.status).toBe(200);
   expect(got.body).toMatchObject({ state: 'active', epoch: 2, seq: claim.seq, owner: { executionSessionId: 'lost-claim-2' } });
-  expect(await eventually(() => live(workflowId), (x) => x?.seq === claim.seq)).toMatchObject({ state: 'active', seq: claim.seq });
+  expect(
+    await eventually(
+      () => live(workflowId),
+      (x) => x?.seq === claim.seq,
+    ),
+  ).toMatchObject({ state: 'active', seq: claim.seq });
 });
 
 test('a sequence gap (the run holds events the log never got) is repaired from the log, not retried forever', async () => {
@@ -163,15 +200,40 @@ test('a sequence gap (the run holds events the log never got) is repaired from t
   const principal = executorPrincipal(s.workerId);
   const worker = { workerId: s.workerId, runId: null };
   // The log: a claim and a plan, as a first run wrote them.
-  const claimInput: ClaimInput = { ownershipId, branch: wt.branch, executionSessionId: 'gap-owner', runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null };
+  const claimInput: ClaimInput = {
+    ownershipId,
+    branch: wt.branch,
+    executionSessionId: 'gap-owner',
+    runtime: 'codex-cli',
+    parentExecutionSessionId: null,
+    process: null,
+    worker,
+    principal,
+    lane: null,
+    planRef: null,
+    requestId: null,
+  };
   const place = { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId, seq: 0 };
   const claimed = stampEvent(ownershipId, place, events(decideClaim(null, claimInput, null))[0]!, new Date().toISOString());
-  const planned = stampEvent(ownershipId, { ...place, seq: 1 }, events(decideBindPlan(applyEvent(null, claimed), { ownershipId, executionSessionId: 'gap-owner', epoch: 1, planRef: 'p-1', principal }))[0]!, new Date().toISOString());
+  const planned = stampEvent(
+    ownershipId,
+    { ...place, seq: 1 },
+    events(decideBindPlan(applyEvent(null, claimed), { ownershipId, executionSessionId: 'gap-owner', epoch: 1, planRef: 'p-1', principal }))[0]!,
+    new Date().toISOString(),
+  );
   await appendEvents(s.h.pool, workflowId, [claimed, planned]);
   const logRecord = fold([claimed, planned])!;
   // The next run believes two more events are durable (seq 4): they are not in the log.
   const ahead: OwnershipRecord = { ...logRecord, seq: 4, planRef: 'p-never-logged' };
-  const handle = await startBelieving(s.h, { workflowId, ownershipId, repoRoot: repo.repoRoot, worktree: wt, record: ahead, recentEvents: [claimed, planned], sync: { localSeq: 0, durableSeq: 4 } });
+  const handle = await startBelieving(s.h, {
+    workflowId,
+    ownershipId,
+    repoRoot: repo.repoRoot,
+    worktree: wt,
+    record: ahead,
+    recentEvents: [claimed, planned],
+    sync: { localSeq: 0, durableSeq: 4 },
+  });
   try {
     // Before the fix this update never answered: the persist of seq 5 was refused and retried forever.
     const view = await s.h.client.bindPlan({ workflowId, ownershipId }, { ownershipId, executionSessionId: 'gap-owner', epoch: 1, planRef: 'p-2', principal });
@@ -186,7 +248,10 @@ test('a sequence gap (the run holds events the log never got) is repaired from t
 test('a retried handoff or reclaim whose first answer was lost (in doubt) is answered with its outcome, not refused', async () => {
   const { id } = await releasedOwnership(4);
   const wt = repo.worktrees[4]!;
-  const again = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'retry-a', runtime: 'codex-cli' } });
+  const again = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'retry-a', runtime: 'codex-cli' },
+  });
   expect(again.status).toBe(200);
   const epoch = (again.body as OwnershipViewOut).epoch;
   const handoff = { executionSessionId: 'retry-a', epoch, toExecutionSessionId: 'retry-b', toWorkerId: s.workerId };
@@ -216,10 +281,28 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
   const principal = executorPrincipal(s.workerId);
   const worker = { workerId: s.workerId, runId: null };
   const place = { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId, seq: 0 };
-  const claimInput: ClaimInput = { ownershipId, branch: wt.branch, executionSessionId: 'ahead-owner', runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null };
+  const claimInput: ClaimInput = {
+    ownershipId,
+    branch: wt.branch,
+    executionSessionId: 'ahead-owner',
+    runtime: 'codex-cli',
+    parentExecutionSessionId: null,
+    process: null,
+    worker,
+    principal,
+    lane: null,
+    planRef: null,
+    requestId: null,
+  };
   const claimed = stampEvent(ownershipId, place, events(decideClaim(null, claimInput, null))[0]!, new Date().toISOString());
   const plan = (record: OwnershipRecord, planRef: string, messageId?: string) =>
-    stampEvent(ownershipId, record, events(decideBindPlan(record, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef, principal }))[0]!, new Date().toISOString(), messageId);
+    stampEvent(
+      ownershipId,
+      record,
+      events(decideBindPlan(record, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef, principal }))[0]!,
+      new Date().toISOString(),
+      messageId,
+    );
   // The log, as a workflow task that Temporal then lost wrote it: the plan the run will decide
   // again (the same message, the same decision at seq 2), and one more it will never hear of (seq 3).
   const p1 = plan(applyEvent(null, claimed), 'p-1', `msg-${ownershipId}-p1`);
@@ -227,10 +310,22 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
   await appendEvents(s.h.pool, workflowId, [claimed, p1, lostTask]);
   // The run knows the claim only.
   const known = fold([claimed])!;
-  const handle = await startBelieving(s.h, { workflowId, ownershipId, repoRoot: repo.repoRoot, worktree: wt, record: known, recentEvents: [claimed], sync: { localSeq: 1, durableSeq: 1 } });
+  const handle = await startBelieving(s.h, {
+    workflowId,
+    ownershipId,
+    repoRoot: repo.repoRoot,
+    worktree: wt,
+    record: known,
+    recentEvents: [claimed],
+    sync: { localSeq: 1, durableSeq: 1 },
+  });
   try {
     const ref = { workflowId, ownershipId };
-    const first = await s.h.client.bindPlan(ref, { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal }, { messageId: `msg-${ownershipId}-p1` });
+    const first = await s.h.client.bindPlan(
+      ref,
+      { ownershipId, executionSessionId: 'ahead-owner', epoch: 1, planRef: 'p-1', principal },
+      { messageId: `msg-${ownershipId}-p1` },
+    );
     expect(first).toMatchObject({ seq: 2, planRef: 'p-1' });
     // Before the fix this was answered at seq 3 at once, "durable" because the log reached seq 3,
     // while the log's seq 3 is another plan: an acknowledged event that is in no log.
@@ -241,7 +336,12 @@ test('a log ahead of the batch it took as sent: nothing is answered as durable t
     expect(log.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(log[2]).toMatchObject({ data: { planRef: 'p-from-a-lost-task' } });
     expect(second).toMatchObject({ seq: 4, planRef: 'p-2' });
-    expect(await eventually(() => live(workflowId), (v) => v?.projectionSync.durableSeq === 4)).toMatchObject({ seq: 4, planRef: 'p-2', projectionSync: { durableSeq: 4 } });
+    expect(
+      await eventually(
+        () => live(workflowId),
+        (v) => v?.projectionSync.durableSeq === 4,
+      ),
+    ).toMatchObject({ seq: 4, planRef: 'p-2', projectionSync: { durableSeq: 4 } });
 
     // The log moves on without the run again (another lost task): a read of its tail folds onto
     // exactly what the run adopted. Before the fix the run's durable seq was past its durable

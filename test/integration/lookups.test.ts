@@ -102,7 +102,13 @@ async function expectAnswersFully(x: Landed): Promise<void> {
     ]);
     expect(o!.lineage).toEqual([
       expect.objectContaining({ executionSessionId: 'session-l1', via: 'bind', epoch: 1, previousExecutionSessionId: null, conversationId: x.conversationId }),
-      expect.objectContaining({ executionSessionId: 'session-l2', via: 'handoff', epoch: 2, previousExecutionSessionId: 'session-l1', conversationId: x.conversationId }),
+      expect.objectContaining({
+        executionSessionId: 'session-l2',
+        via: 'handoff',
+        epoch: 2,
+        previousExecutionSessionId: 'session-l1',
+        conversationId: x.conversationId,
+      }),
     ]);
   }
   expect(await getOwnership(h.pool, { branch: x.branch, repoRoot: '/nowhere' })).toBeNull();
@@ -111,13 +117,17 @@ async function expectAnswersFully(x: Landed): Promise<void> {
 
 test('history survives deletion: bind, hand off, land (replayed: one receipt), remove worktree and branch, delete the workflow: lookups answer from PostgreSQL', async () => {
   const CONV = '0b5f8e2a-4c1d-4e6f-9a7b-3c2d1e0f9a8b';
-  const observed = await recordObservation(h.pool, { workerId: 'worker-l1', runId: 'run-l1' }, {
-    executor: 'chatgpt-web',
-    executorInstanceId: 'ext-l1',
-    sessionGeneration: 'gen-1',
-    sequence: 1,
-    conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Lookup lane', observedAt: new Date().toISOString() },
-  });
+  const observed = await recordObservation(
+    h.pool,
+    { workerId: 'worker-l1', runId: 'run-l1' },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-l1',
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Lookup lane', observedAt: new Date().toISOString() },
+    },
+  );
   expect('code' in observed).toBe(false);
 
   const wt = repo.worktrees[0]!;
@@ -136,8 +146,20 @@ test('history survives deletion: bind, hand off, land (replayed: one receipt), r
     lane: 'lookups',
   });
   // A handoff, so that the lineage has two links to derive.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-l1', epoch: 1, principal: executor('worker-l1'), toExecutionSessionId: 'session-l2', toWorkerId: 'worker-l1' });
-  await h.client.acceptHandoff(ref, { handoffId: started.handoff!.handoffId, executionSessionId: 'session-l2', runtime: 'chatgpt-web', worker, principal: executor('worker-l1') });
+  const started = await h.client.handoff(ref, {
+    executionSessionId: 'session-l1',
+    epoch: 1,
+    principal: executor('worker-l1'),
+    toExecutionSessionId: 'session-l2',
+    toWorkerId: 'worker-l1',
+  });
+  await h.client.acceptHandoff(ref, {
+    handoffId: started.handoff!.handoffId,
+    executionSessionId: 'session-l2',
+    runtime: 'chatgpt-web',
+    worker,
+    principal: executor('worker-l1'),
+  });
 
   // Real work, landed with a real merge.
   writeFileSync(path.join(wt.path, 'lookups.txt'), 'work\n');
@@ -206,7 +228,9 @@ test('a renamed branch keeps one ownership record, found by its old name too', a
 test('the event log refuses UPDATE and DELETE at the database, whoever asks', async () => {
   const any = await h.pool.query<{ id: string }>('SELECT ownership_id AS id FROM ownership_events LIMIT 1');
   const id = any.rows[0]!.id;
-  await expect(h.pool.query("UPDATE ownership_events SET type = 'ownership.heartbeat' WHERE ownership_id = $1", [id])).rejects.toThrow(/append-only: UPDATE refused/);
+  await expect(h.pool.query("UPDATE ownership_events SET type = 'ownership.heartbeat' WHERE ownership_id = $1", [id])).rejects.toThrow(
+    /append-only: UPDATE refused/,
+  );
   await expect(h.pool.query('DELETE FROM ownership_events WHERE ownership_id = $1', [id])).rejects.toThrow(/append-only: DELETE refused/);
   await expect(h.pool.query('TRUNCATE ownership_events')).rejects.toThrow(/append-only: TRUNCATE refused/);
 });
@@ -334,7 +358,13 @@ function syntheticLog(prefix: string, i: number): { workflowId: string; events: 
   };
   const conv = (n: number) => {
     const id = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-    return { provider: 'chatgpt-web' as const, conversationId: id, conversationUrl: `https://chatgpt.com/c/${id}`, title: `lane ${n}`, observedAt: new Date(t0).toISOString() };
+    return {
+      provider: 'chatgpt-web' as const,
+      conversationId: id,
+      conversationUrl: `https://chatgpt.com/c/${id}`,
+      title: `lane ${n}`,
+      observedAt: new Date(t0).toISOString(),
+    };
   };
   const owner = (s: string, withConv: boolean): Owner => ({
     executionSessionId: s,
@@ -346,7 +376,20 @@ function syntheticLog(prefix: string, i: number): { workflowId: string; events: 
   });
   const s = (n: number) => `syn-${i}-${n}`;
   const claimed = (o: Owner, epoch: number, via: 'bind' | 'handoff' | 'after_release', prev: string | null) =>
-    push('ownership.claimed', { owner: o, epoch, via, handoffId: via === 'handoff' ? `hof_${i}` : null, previousExecutionSessionId: prev, lane: via === 'bind' ? `lane-${i % 7}` : null, planRef: null, requestId: null }, o.executionSessionId);
+    push(
+      'ownership.claimed',
+      {
+        owner: o,
+        epoch,
+        via,
+        handoffId: via === 'handoff' ? `hof_${i}` : null,
+        previousExecutionSessionId: prev,
+        lane: via === 'bind' ? `lane-${i % 7}` : null,
+        planRef: null,
+        requestId: null,
+      },
+      o.executionSessionId,
+    );
 
   const withConv = i % 3 !== 0;
   claimed(owner(s(1), withConv), 1, 'bind', null);
@@ -355,7 +398,17 @@ function syntheticLog(prefix: string, i: number): { workflowId: string; events: 
   if (!withConv && i % 2 === 0) push('ownership.conversation_bound', { executionSessionId: current, conversation: conv(i) }, current);
   if (i % 4 === 1) push('ownership.plan_bound', { lane: `lane-x-${i}`, planRef: `docs/plans/${i}.md`, requestId: null }, current);
   if (i % 5 >= 2) {
-    push('ownership.handoff_started', { handoffId: `hof_${i}`, fromExecutionSessionId: current, toExecutionSessionId: s(2), reason: 'resume', expiresAt: new Date(t0 + 3_600_000).toISOString() }, current);
+    push(
+      'ownership.handoff_started',
+      {
+        handoffId: `hof_${i}`,
+        fromExecutionSessionId: current,
+        toExecutionSessionId: s(2),
+        reason: 'resume',
+        expiresAt: new Date(t0 + 3_600_000).toISOString(),
+      },
+      current,
+    );
     if (i % 5 === 2) push('ownership.handoff_cancelled', { handoffId: `hof_${i}`, reason: 'timeout' });
     else {
       claimed(owner(s(2), withConv), ++epoch, 'handoff', current);
@@ -370,7 +423,18 @@ function syntheticLog(prefix: string, i: number): { workflowId: string; events: 
   if (i % 7 === 4) {
     push('ownership.stale', { executionSessionId: current, epoch, verdict: 'dead', detail: null });
     push('ownership.wip_preserved', { executionSessionId: current, ref: `refs/overdeck/wip/${ownershipId}/1`, sha: 'a'.repeat(40) }, s(4));
-    push('ownership.reclaimed', { previousOwner: owner(current, withConv), owner: owner(s(4), withConv), epoch: ++epoch, forced: false, reason: null, principal: { kind: 'executor', id: 'e', workerId: `worker-${i}` } }, s(4));
+    push(
+      'ownership.reclaimed',
+      {
+        previousOwner: owner(current, withConv),
+        owner: owner(s(4), withConv),
+        epoch: ++epoch,
+        forced: false,
+        reason: null,
+        principal: { kind: 'executor', id: 'e', workerId: `worker-${i}` },
+      },
+      s(4),
+    );
     current = s(4);
   }
   if (i % 8 === 5) {
@@ -446,7 +510,9 @@ describe('rebuildProjection', () => {
   });
 
   test('compareProjection reports a drifted row and an unbacked one; a rebuild repairs both', async () => {
-    const { rows } = await h.pool.query<{ id: string }>('SELECT ownership_id AS id FROM ownerships WHERE repo_root LIKE $1 ORDER BY ownership_id LIMIT 1', [`${PREFIX}/%`]);
+    const { rows } = await h.pool.query<{ id: string }>('SELECT ownership_id AS id FROM ownerships WHERE repo_root LIKE $1 ORDER BY ownership_id LIMIT 1', [
+      `${PREFIX}/%`,
+    ]);
     const id = rows[0]!.id;
     const before = await snapshot();
     await h.pool.query(`UPDATE ownerships SET state = 'forged', record = jsonb_set(record, '{state}', '"forged"') WHERE ownership_id = $1`, [id]);

@@ -57,7 +57,12 @@ async function ok(client: Client, name: string, args: Record<string, unknown>): 
   return r.value as unknown as OwnershipViewOut;
 }
 
-const bindArgs = (i: number, session: string) => ({ worktreePath: repo.worktrees[i]!.path, branch: repo.worktrees[i]!.branch, executionSessionId: session, runtime: 'claude-code' });
+const bindArgs = (i: number, session: string) => ({
+  worktreePath: repo.worktrees[i]!.path,
+  branch: repo.worktrees[i]!.branch,
+  executionSessionId: session,
+  runtime: 'claude-code',
+});
 
 test.each([
   ['contract names', '', (n: string) => n],
@@ -79,14 +84,23 @@ test.each([
   expect(offered.state).toBe('handoff_pending');
   const cancelled = await ok(exec, name('ownership.cancel_handoff'), { ownershipId: id, executionSessionId: a, epoch: 1 });
   expect(cancelled).toMatchObject({ state: 'active', handoff: null });
-  expect(await call(exec, name('ownership.cancel_handoff'), { ownershipId: id, executionSessionId: a, epoch: 1 })).toEqual({ ok: false, code: 'no_pending_handoff' });
+  expect(await call(exec, name('ownership.cancel_handoff'), { ownershipId: id, executionSessionId: a, epoch: 1 })).toEqual({
+    ok: false,
+    code: 'no_pending_handoff',
+  });
 
   const again = await ok(exec, name('ownership.handoff'), { ownershipId: id, executionSessionId: a, epoch: 1, toExecutionSessionId: b });
   const handoffId = again.handoff!.handoffId;
   // Only the named successor of the named worker may take it; nobody names a conversation.
   const other = await http(s.tokens.otherExecutor, query);
-  expect(await call(other, name('ownership.accept_handoff'), { ownershipId: id, executionSessionId: b, handoffId })).toEqual({ ok: false, code: 'handoff_mismatch' });
-  expect(await call(exec, name('ownership.accept_handoff'), { ownershipId: id, executionSessionId: b, handoffId, conversation: {} })).toEqual({ ok: false, code: 'conversation_forbidden' });
+  expect(await call(other, name('ownership.accept_handoff'), { ownershipId: id, executionSessionId: b, handoffId })).toEqual({
+    ok: false,
+    code: 'handoff_mismatch',
+  });
+  expect(await call(exec, name('ownership.accept_handoff'), { ownershipId: id, executionSessionId: b, handoffId, conversation: {} })).toEqual({
+    ok: false,
+    code: 'conversation_forbidden',
+  });
   const accepted = await ok(exec, name('ownership.accept_handoff'), { ownershipId: id, executionSessionId: b, handoffId, runtime: 'claude-code' });
   expect(accepted).toMatchObject({ state: 'active', epoch: 2, owner: { executionSessionId: b } });
   expect(await call(exec, name('ownership.heartbeat'), { ownershipId: id, executionSessionId: a, epoch: 1 })).toEqual({ ok: false, code: 'not_owner' });
@@ -113,7 +127,7 @@ test.each([
   expect(await call(reader, name('ownership.provenance'), { commit: 'zz', repo: repo.repoRoot })).toEqual({ ok: false, code: 'invalid_input' });
 
   const hist = await call(reader, name('ownership.history'), { ownershipId: id });
-  const events = hist.ok ? ((hist.value.ownerships as Array<{ events: Array<{ type: string }> }>)[0]!.events.map((e) => e.type)) : [];
+  const events = hist.ok ? (hist.value.ownerships as Array<{ events: Array<{ type: string }> }>)[0]!.events.map((e) => e.type) : [];
   expect(events).toEqual([
     'ownership.claimed',
     'ownership.handoff_started',
@@ -136,12 +150,23 @@ test('reclaim: refused while the owner is not proven dead; an admin forces it wi
   writeFileSync(path.join(repo.worktrees[2]!.path, 'unsaved.txt'), 'wip of c\n');
   const refused = await call(exec, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d' });
   expect(refused.ok ? 'ok' : refused.code).toMatch(/^(owner_alive|liveness_unknown)$/);
-  expect(await call(exec, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d', force: true, reason: 'x' })).toEqual({ ok: false, code: 'force_requires_admin' });
-  expect(await call(admin, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d', force: true, worker: { workerId: s.workerId } })).toEqual({
+  expect(await call(exec, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d', force: true, reason: 'x' })).toEqual({
+    ok: false,
+    code: 'force_requires_admin',
+  });
+  expect(
+    await call(admin, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d', force: true, worker: { workerId: s.workerId } }),
+  ).toEqual({
     ok: false,
     code: 'force_requires_reason',
   });
-  const taken = await ok(admin, 'ownership.reclaim', { ownershipId: id, executionSessionId: 'mcp-successor-d', force: true, reason: 'owner unreachable', worker: { workerId: s.workerId } });
+  const taken = await ok(admin, 'ownership.reclaim', {
+    ownershipId: id,
+    executionSessionId: 'mcp-successor-d',
+    force: true,
+    reason: 'owner unreachable',
+    worker: { workerId: s.workerId },
+  });
   expect(taken).toMatchObject({ state: 'active', epoch: 2, owner: { executionSessionId: 'mcp-successor-d' } });
   expect(taken.latestWip?.ref).toMatch(new RegExp(`^refs/overdeck/wip/${id}/`));
   const released = await ok(exec, 'ownership.release', { ownershipId: id, executionSessionId: 'mcp-successor-d', epoch: 2 });
@@ -153,7 +178,13 @@ test('stdio with OD_MCP_TOOL_NAMES=host-safe: host-safe names listed, either spe
     new StdioClientTransport({
       command: process.execPath,
       args: [require.resolve('tsx/cli'), path.join(__dirname, '../../src/mcp/stdio.ts')],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', OD_API_URL: s.url.replace(/^http:\/\//, ''), OD_TOKEN: s.tokens.reader, OD_MCP_TOOL_NAMES: 'host-safe' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        OD_API_URL: s.url.replace(/^http:\/\//, ''),
+        OD_TOKEN: s.tokens.reader,
+        OD_MCP_TOOL_NAMES: 'host-safe',
+      },
       stderr: 'pipe',
     }),
   );

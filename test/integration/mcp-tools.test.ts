@@ -93,7 +93,8 @@ test('tools/list: the lifecycle tools with titles, annotations, object input and
     for (const key of Object.keys(t.inputSchema.properties ?? {})) expect(key).not.toMatch(/conversation|principal/i);
   }
   const hints = Object.fromEntries(tools.map((t) => [t.name, [t.annotations?.readOnlyHint, t.annotations?.destructiveHint, t.annotations?.idempotentHint]]));
-  for (const read of ['ownership.get', 'ownership.list', 'ownership.history', 'ownership.provenance', 'ownership.tenure']) expect(hints[read]).toEqual([true, false, true]);
+  for (const read of ['ownership.get', 'ownership.list', 'ownership.history', 'ownership.provenance', 'ownership.tenure'])
+    expect(hints[read]).toEqual([true, false, true]);
   expect(hints['ownership.bind']).toEqual([false, false, true]);
   expect(hints['ownership.release']).toEqual([false, true, true]);
   expect(hints['ownership.reclaim']).toEqual([false, true, false]);
@@ -111,7 +112,10 @@ test('tools/list: the lifecycle tools with titles, annotations, object input and
 test('/mcp requires the bearer token like /v1', async () => {
   await expect(httpClient(null)).rejects.toThrow(/unauthenticated/);
   await expect(httpClient('nope')).rejects.toThrow(/unauthenticated/);
-  const raw = await s.raw('POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
+  const raw = await s.raw('POST', '/mcp', {
+    body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    headers: { accept: 'application/json, text/event-stream' },
+  });
   expect(raw.status).toBe(401);
   expect(raw.body).toEqual({ code: 'unauthenticated', message: expect.any(String) });
   expect((await s.raw('GET', '/mcp', { token: s.tokens.reader })).status).toBe(405);
@@ -131,7 +135,11 @@ test('ownership.bind / get / list / history / heartbeat / release: the HTTP rule
   expect(replay.ok && replay.value.ownershipId).toBe(view.ownershipId);
   // The tenure proof: in the bind's answer (checked by the SDK client against the output schema), the same again from ownership.tenure.
   const tenure = bound.value.tenure as { secret: string; epoch: number; env: Record<string, string> };
-  expect(tenure).toMatchObject({ epoch: 1, executionSessionId: 'mcp-s0', env: { OVERDECK_EXECUTION_SESSION_ID: 'mcp-s0', OVERDECK_EPOCH: '1', OVERDECK_TENURE_SECRET: tenure.secret } });
+  expect(tenure).toMatchObject({
+    epoch: 1,
+    executionSessionId: 'mcp-s0',
+    env: { OVERDECK_EXECUTION_SESSION_ID: 'mcp-s0', OVERDECK_EPOCH: '1', OVERDECK_TENURE_SECRET: tenure.secret },
+  });
   expect(replay.ok && replay.value.tenure).toEqual(tenure);
   expect(await call(exec, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-s0' })).toEqual({ ok: true, value: tenure });
   await refused(exec, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-other' }, 'not_owner');
@@ -139,7 +147,12 @@ test('ownership.bind / get / list / history / heartbeat / release: the HTTP rule
   await refused(reader, 'ownership.tenure', { ownershipId: view.ownershipId, executionSessionId: 'mcp-s0' }, 'forbidden');
   const before = await readEvents(s.h.pool, view.ownershipId);
 
-  await refused(exec, 'ownership.bind', bindArgs(1, 'x', { conversation: { conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c' } }), 'conversation_forbidden');
+  await refused(
+    exec,
+    'ownership.bind',
+    bindArgs(1, 'x', { conversation: { conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c' } }),
+    'conversation_forbidden',
+  );
   await refused(exec, 'ownership.bind', bindArgs(1, 'x', { bogus: 1 }), 'unknown_field');
   await refused(exec, 'ownership.bind', bindArgs(1, 'x', { branch: 5 }), 'invalid_input');
   await refused(exec, 'ownership.bind', { repoRoot: repo.repoRoot }, 'invalid_input');

@@ -36,11 +36,29 @@ function forgedLifecycle(i: number, session: string) {
   const wt = repo.worktrees[i]!;
   const ownershipId = newOwnershipId();
   const principal = executorPrincipal(s.workerId);
-  const claimInput: ClaimInput = { ownershipId, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker: { workerId: s.workerId, runId: null }, principal, lane: null, planRef: null, requestId: null };
+  const claimInput: ClaimInput = {
+    ownershipId,
+    branch: wt.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    parentExecutionSessionId: null,
+    process: null,
+    worker: { workerId: s.workerId, runId: null },
+    principal,
+    lane: null,
+    planRef: null,
+    requestId: null,
+  };
   const place = { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, hostId: s.h.hostId, seq: 0 };
   const claimed = stampEvent(ownershipId, place, events(decideClaim(null, claimInput, null))[0]!, new Date().toISOString(), `msg-claim-${ownershipId}`);
   const plan = (record: OwnershipRecord, planRef: string, messageId: string) =>
-    stampEvent(ownershipId, record, events(decideBindPlan(record, { ownershipId, executionSessionId: session, epoch: 1, planRef, principal }))[0]!, new Date().toISOString(), messageId);
+    stampEvent(
+      ownershipId,
+      record,
+      events(decideBindPlan(record, { ownershipId, executionSessionId: session, epoch: 1, planRef, principal }))[0]!,
+      new Date().toISOString(),
+      messageId,
+    );
   return { wt, ownershipId, workflowId: `msg-${ownershipId}`, principal, claimed, plan };
 }
 
@@ -59,7 +77,11 @@ test('the store: a message settled refused is never written; one applied is neve
   // Applied first: a refusal that comes after finds the events, and that is the answer.
   const p1 = f.plan(r1, 'p-1', 'msg-applied-first');
   expect((await appendEvents(s.h.pool, f.workflowId, [p1])).settled).toBeUndefined();
-  expect(await settleRefused(s.h.pool, 'msg-applied-first', f.ownershipId, 'unavailable')).toEqual({ outcome: 'applied', ownershipId: f.ownershipId, firstSeq: 2 });
+  expect(await settleRefused(s.h.pool, 'msg-applied-first', f.ownershipId, 'unavailable')).toEqual({
+    outcome: 'applied',
+    ownershipId: f.ownershipId,
+    firstSeq: 2,
+  });
 
   // Decided twice (a run that re-decided it at the next seq): nothing written, the first one named.
   const twice = f.plan(fold([f.claimed, p1])!, 'p-1-again', 'msg-applied-first');
@@ -75,21 +97,41 @@ test('the store: a message settled refused is never written; one applied is neve
     ),
   ).rejects.toThrow(/ownership_events_message_idx/);
   // Outcomes are settled once: the database refuses to change one.
-  await expect(s.h.pool.query(`UPDATE message_outcomes SET outcome = 'refused', first_seq = NULL WHERE message_id = 'msg-applied-first'`)).rejects.toThrow(/append-only/);
+  await expect(s.h.pool.query(`UPDATE message_outcomes SET outcome = 'refused', first_seq = NULL WHERE message_id = 'msg-applied-first'`)).rejects.toThrow(
+    /append-only/,
+  );
 });
 
 test('a message the API settled refused before the workflow wrote it: the update is refused with that code, and the log never holds it', async () => {
   const f = forgedLifecycle(1, 'burn-owner');
   await appendEvents(s.h.pool, f.workflowId, [f.claimed]);
-  const handle = await startBelieving(s.h, { workflowId: f.workflowId, ownershipId: f.ownershipId, repoRoot: repo.repoRoot, worktree: f.wt, record: fold([f.claimed])!, recentEvents: [f.claimed], sync: { localSeq: 1, durableSeq: 1 } });
+  const handle = await startBelieving(s.h, {
+    workflowId: f.workflowId,
+    ownershipId: f.ownershipId,
+    repoRoot: repo.repoRoot,
+    worktree: f.wt,
+    record: fold([f.claimed])!,
+    recentEvents: [f.claimed],
+    sync: { localSeq: 1, durableSeq: 1 },
+  });
   try {
     const ref = { workflowId: f.workflowId, ownershipId: f.ownershipId };
     await settleRefused(s.h.pool, `msg-burnt-${f.ownershipId}`, f.ownershipId, 'unavailable');
-    const refused = s.h.client.bindPlan(ref, { ownershipId: f.ownershipId, executionSessionId: 'burn-owner', epoch: 1, planRef: 'p-burnt', principal: f.principal }, { messageId: `msg-burnt-${f.ownershipId}` });
+    const refused = s.h.client.bindPlan(
+      ref,
+      { ownershipId: f.ownershipId, executionSessionId: 'burn-owner', epoch: 1, planRef: 'p-burnt', principal: f.principal },
+      { messageId: `msg-burnt-${f.ownershipId}` },
+    );
     await expect(refused).rejects.toMatchObject({ code: 'unavailable' });
     await expect(refused).rejects.toBeInstanceOf(OwnershipError);
     // The next message is decided on the record the log has, at the next seq.
-    const next = await s.h.client.bindPlan(ref, { ownershipId: f.ownershipId, executionSessionId: 'burn-owner', epoch: 1, planRef: 'p-next', principal: f.principal });
+    const next = await s.h.client.bindPlan(ref, {
+      ownershipId: f.ownershipId,
+      executionSessionId: 'burn-owner',
+      epoch: 1,
+      planRef: 'p-next',
+      principal: f.principal,
+    });
     expect(next).toMatchObject({ seq: 2, planRef: 'p-next' });
     const log = await readEvents(s.h.pool, f.ownershipId);
     expect(log.map((e) => e.data)).not.toContainEqual(expect.objectContaining({ planRef: 'p-burnt' }));
@@ -105,10 +147,24 @@ test('a message a lost task applied, sent again to a run that never heard of it 
   // The lost task: the owner released (seq 2) under a message whose answer never came back.
   const r1 = fold([f.claimed])!;
   const releaseMessage = `msg-release-${f.ownershipId}`;
-  const released = stampEvent(f.ownershipId, r1, events(decideRelease(r1, { ownershipId: f.ownershipId, executionSessionId: 'lost-owner', epoch: 1, reason: null, principal }))[0]!, new Date().toISOString(), releaseMessage);
+  const released = stampEvent(
+    f.ownershipId,
+    r1,
+    events(decideRelease(r1, { ownershipId: f.ownershipId, executionSessionId: 'lost-owner', epoch: 1, reason: null, principal }))[0]!,
+    new Date().toISOString(),
+    releaseMessage,
+  );
   await appendEvents(s.h.pool, f.workflowId, [f.claimed, released]);
   // The run knows only the claim, and believes a plan of the owner's own is pending at seq 2.
-  const handle = await startBelieving(s.h, { workflowId: f.workflowId, ownershipId: f.ownershipId, repoRoot: repo.repoRoot, worktree: f.wt, record: r1, recentEvents: [f.claimed], sync: { localSeq: 1, durableSeq: 1 } });
+  const handle = await startBelieving(s.h, {
+    workflowId: f.workflowId,
+    ownershipId: f.ownershipId,
+    repoRoot: repo.repoRoot,
+    worktree: f.wt,
+    record: r1,
+    recentEvents: [f.claimed],
+    sync: { localSeq: 1, durableSeq: 1 },
+  });
   try {
     const ref = { workflowId: f.workflowId, ownershipId: f.ownershipId };
     // Another message takes seq 2 in this run: the log wins, it is decided again on "released" (seq 3).
@@ -116,7 +172,11 @@ test('a message a lost task applied, sent again to a run that never heard of it 
     expect(plan).toMatchObject({ seq: 3, state: 'released' });
     // The retry of the release (same message): the run has adopted it, and answers from it. Before,
     // it was decided again on "released" and refused: the owner told no, its worktree released.
-    const retried = await s.h.client.release(ref, { ownershipId: f.ownershipId, executionSessionId: 'lost-owner', epoch: 1, reason: null, principal }, { messageId: releaseMessage });
+    const retried = await s.h.client.release(
+      ref,
+      { ownershipId: f.ownershipId, executionSessionId: 'lost-owner', epoch: 1, reason: null, principal },
+      { messageId: releaseMessage },
+    );
     expect(retried).toMatchObject({ state: 'released' });
     expect((await readEvents(s.h.pool, f.ownershipId)).filter((e) => e.type === 'ownership.released')).toHaveLength(1);
   } finally {
@@ -126,7 +186,10 @@ test('a message a lost task applied, sent again to a run that never heard of it 
 
 test('HTTP: every write answer names its message; a retried Idempotency-Key is one message, answered alike; a malformed key is refused', async () => {
   const wt = repo.worktrees[3]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'http-owner', runtime: 'codex-cli' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'http-owner', runtime: 'codex-cli' },
+  });
   expect(bound.status).toBe(200);
   expect(bound.headers.get('x-od-message-id')).toMatch(/^msg_/);
   const { ownershipId: id, epoch } = bound.body as OwnershipViewOut;
@@ -149,7 +212,11 @@ test('HTTP: every write answer names its message; a retried Idempotency-Key is o
   const refusedId = refused.headers.get('x-od-message-id')!;
   expect(await messageOutcome(s.h.pool, refusedId)).toMatchObject({ outcome: 'refused' });
 
-  const bad = await s.raw('POST', `/v1/ownerships/${id}/release`, { token: s.tokens.executor, body: { executionSessionId: 'http-owner', epoch }, headers: { 'idempotency-key': 'has spaces' } });
+  const bad = await s.raw('POST', `/v1/ownerships/${id}/release`, {
+    token: s.tokens.executor,
+    body: { executionSessionId: 'http-owner', epoch },
+    headers: { 'idempotency-key': 'has spaces' },
+  });
   expect(bad.status).toBe(400);
   expect((bad.body as { code: string }).code).toBe('invalid_input');
 });

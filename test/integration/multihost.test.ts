@@ -37,7 +37,13 @@ if (why) {
       return inFailed || /^\[multihost\] (\d (PASS|FAIL)|bound|PASS|FAIL|the run broke)|^\[multihost\]\s+FAIL/.test(l);
     });
     process.stderr.write(shown.join('\n') + '\n');
-    expect(lines.filter((l) => /^\[multihost\] \d (PASS|FAIL)/.test(l)).map((l) => l.split(' ').slice(1, 3).join(' '))).toEqual(['1 PASS', '2 PASS', '3 PASS', '4 PASS', '5 PASS']);
+    expect(lines.filter((l) => /^\[multihost\] \d (PASS|FAIL)/.test(l)).map((l) => l.split(' ').slice(1, 3).join(' '))).toEqual([
+      '1 PASS',
+      '2 PASS',
+      '3 PASS',
+      '4 PASS',
+      '5 PASS',
+    ]);
     expect(lines.filter((l) => /^\[multihost\] bound MISSED/.test(l))).toEqual([]);
     expect(code).toBe(0);
   }, 900_000);

@@ -29,7 +29,9 @@ const bare = `od-bare-${suffix}`;
 const absent = `od-absent-${suffix}`;
 const NAMES = Object.values(SEARCH_ATTRIBUTE_NAMES).sort();
 const createCommand = (ns: string, name: string, type: string) => `temporal operator search-attribute create --namespace ${ns} --name ${name} --type ${type}`;
-const EXPECTED_COMMANDS = (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((f) => createCommand(bare, SEARCH_ATTRIBUTE_NAMES[f], SEARCH_ATTRIBUTE_TYPES[f]));
+const EXPECTED_COMMANDS = (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((f) =>
+  createCommand(bare, SEARCH_ATTRIBUTE_NAMES[f], SEARCH_ATTRIBUTE_TYPES[f]),
+);
 
 let connection: Connection;
 let h: Harness;
@@ -108,7 +110,9 @@ test("the worker's start check refuses a namespace without the search attributes
   // A host agent runs no workflows: the namespace existing is enough for it.
   await expect(assertNamespaceReady(connection, bare, { searchAttributes: false })).resolves.toMatchObject({ exists: true, missing: [] });
   // A namespace that does not exist: the agent is refused too, with the command that creates it.
-  await expect(assertNamespaceReady(connection, absent, { searchAttributes: false })).rejects.toThrow(`temporal operator namespace create --namespace ${absent}`);
+  await expect(assertNamespaceReady(connection, absent, { searchAttributes: false })).rejects.toThrow(
+    `temporal operator namespace create --namespace ${absent}`,
+  );
 });
 
 test('worker.ts exits non-zero on it, before polling, with the names and commands on stderr; --host-agent on a namespace that does not exist too', async () => {
@@ -129,7 +133,12 @@ test('an attribute registered with another type counts as missing: the fix remov
   await connection.workflowService.registerNamespace({ namespace: wrong, workflowExecutionRetentionPeriod: msToTs('1 day') });
   const { temporal } = await import('@temporalio/proto');
   const T = temporal.api.enums.v1.IndexedValueType;
-  const types = Object.fromEntries((Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((f) => [SEARCH_ATTRIBUTE_NAMES[f], SEARCH_ATTRIBUTE_TYPES[f] === 'KeywordList' ? T.INDEXED_VALUE_TYPE_KEYWORD_LIST : T.INDEXED_VALUE_TYPE_KEYWORD]));
+  const types = Object.fromEntries(
+    (Object.keys(SEARCH_ATTRIBUTE_NAMES) as (keyof typeof SEARCH_ATTRIBUTE_NAMES)[]).map((f) => [
+      SEARCH_ATTRIBUTE_NAMES[f],
+      SEARCH_ATTRIBUTE_TYPES[f] === 'KeywordList' ? T.INDEXED_VALUE_TYPE_KEYWORD_LIST : T.INDEXED_VALUE_TYPE_KEYWORD,
+    ]),
+  );
   // The lineage's list registered as a plain keyword: upserting a list into it fails every workflow task alike.
   types[SEARCH_ATTRIBUTE_NAMES.sessions] = T.INDEXED_VALUE_TYPE_KEYWORD;
   await connection.operatorService.addSearchAttributes({ namespace: wrong, searchAttributes: types });
@@ -137,7 +146,9 @@ test('an attribute registered with another type counts as missing: the fix remov
   expect(report).toEqual({ namespace: wrong, exists: true, missing: [{ name: SEARCH_ATTRIBUTE_NAMES.sessions, type: 'KeywordList', found: 'Keyword' }] });
   const refused = await assertNamespaceReady(connection, wrong).catch((e: Error) => e);
   expect((refused as Error).message).toContain(`${SEARCH_ATTRIBUTE_NAMES.sessions} (KeywordList, registered as Keyword)`);
-  expect((refused as Error).message).toContain(`temporal operator search-attribute remove --namespace ${wrong} --name ${SEARCH_ATTRIBUTE_NAMES.sessions} --yes`);
+  expect((refused as Error).message).toContain(
+    `temporal operator search-attribute remove --namespace ${wrong} --name ${SEARCH_ATTRIBUTE_NAMES.sessions} --yes`,
+  );
   expect((refused as Error).message).toContain(createCommand(wrong, SEARCH_ATTRIBUTE_NAMES.sessions, 'KeywordList'));
 });
 
@@ -153,10 +164,19 @@ test('checkHealth against that namespace answers ok:false and names the missing 
 
   // A worker that polls it anyway (an older build, or one started before the attributes went) is not health.
   const native = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-  const polling = await Worker.create({ connection: native, namespace: bare, taskQueue: `ns-polled-${suffix}`, workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! } });
+  const polling = await Worker.create({
+    connection: native,
+    namespace: bare,
+    taskQueue: `ns-polled-${suffix}`,
+    workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! },
+  });
   const running = polling.run();
   try {
-    const served = await until(() => checkHealth(depsFor(bare, { taskQueue: `ns-polled-${suffix}` })), (r) => r.worker === 'up', 60_000);
+    const served = await until(
+      () => checkHealth(depsFor(bare, { taskQueue: `ns-polled-${suffix}` })),
+      (r) => r.worker === 'up',
+      60_000,
+    );
     expect(served).toMatchObject({ ok: false, temporal: 'up', worker: 'up' });
     expect(served.problems.map((p) => p.code)).toContain('search_attributes_missing');
   } finally {
@@ -185,7 +205,14 @@ test('the API on that namespace logs one WARN line at start naming what is missi
     LOG_LEVEL: 'warn',
   });
   const stand = {} as never;
-  const app = await buildServer({ config, temporal: new Client({ connection, namespace: bare }), client: stand, pool: h.pool, authenticator: { authenticate: () => null } as never, logger: createLogger('warn', sink) });
+  const app = await buildServer({
+    config,
+    temporal: new Client({ connection, namespace: bare }),
+    client: stand,
+    pool: h.pool,
+    authenticator: { authenticate: () => null } as never,
+    logger: createLogger('warn', sink),
+  });
   try {
     await app.ready();
     const warned = await until(

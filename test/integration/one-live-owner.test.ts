@@ -40,13 +40,19 @@ function oldShapeWorkflowId(repoRoot: string, worktreePath: string): string {
 }
 
 async function heldAt(worktreePath: string): Promise<string[]> {
-  const res = await s.h.pool.query<{ id: string }>(`SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 AND state IN ('active', 'handoff_pending', 'stale', 'submitted')`, [worktreePath]);
+  const res = await s.h.pool.query<{ id: string }>(
+    `SELECT ownership_id AS id FROM ownerships WHERE worktree_path = $1 AND state IN ('active', 'handoff_pending', 'stale', 'submitted')`,
+    [worktreePath],
+  );
   return res.rows.map((r) => r.id);
 }
 
 /** A bind over HTTP naming the branch git has checked out (what any caller would send). */
 const bindRaw = (worktreePath: string, session: string, token: string) =>
-  s.raw('POST', '/v1/bind', { token, body: { worktreePath, branch: git(worktreePath, 'symbolic-ref', '--short', 'HEAD'), executionSessionId: session, runtime: 'codex-cli' } });
+  s.raw('POST', '/v1/bind', {
+    token,
+    body: { worktreePath, branch: git(worktreePath, 'symbolic-ref', '--short', 'HEAD'), executionSessionId: session, runtime: 'codex-cli' },
+  });
 
 test('(a) a live ownership under the old workflow id shape: a bind gets worktree_owned, through the API and straight through Temporal alike', async () => {
   const wt = repo.worktrees[0]!;
@@ -55,7 +61,13 @@ test('(a) a live ownership under the old workflow id shape: a bind gets worktree
   // old-shape id (the harness's client, which sends messages as the service does).
   const routed = async () => ({ workflowId: oldId, record: { worktreePath: wt.path } as OwnershipRecord });
   const old = await s.h.client.bind(
-    { worktreePath: wt.path, executionSessionId: 'lo-old', runtime: 'codex-cli', worker: { workerId: s.workerId, runId: null }, principal: executorPrincipal(s.workerId) },
+    {
+      worktreePath: wt.path,
+      executionSessionId: 'lo-old',
+      runtime: 'codex-cli',
+      worker: { workerId: s.workerId, runId: null },
+      principal: executorPrincipal(s.workerId),
+    },
     { heldOwnership: routed },
   );
   const row = await s.h.pool.query<{ workflow_id: string }>('SELECT workflow_id FROM ownerships WHERE ownership_id = $1', [old.ownershipId]);
@@ -65,7 +77,10 @@ test('(a) a live ownership under the old workflow id shape: a bind gets worktree
   // Through the API: refused, naming the live owner; its own replay is answered from its lifecycle.
   const other = await bindRaw(wt.path, 'lo-new', s.tokens.otherExecutor);
   expectError(other, 409, 'worktree_owned');
-  expect((other.body as { details: { owner: { ownershipId: string } } }).details.owner).toMatchObject({ ownershipId: old.ownershipId, executionSessionId: 'lo-old' });
+  expect((other.body as { details: { owner: { ownershipId: string } } }).details.owner).toMatchObject({
+    ownershipId: old.ownershipId,
+    executionSessionId: 'lo-old',
+  });
   const replay = await bindRaw(wt.path, 'lo-old', s.tokens.executor);
   expect(replay.status).toBe(200);
   expect((replay.body as OwnershipViewOut).ownershipId).toBe(old.ownershipId);
@@ -73,7 +88,13 @@ test('(a) a live ownership under the old workflow id shape: a bind gets worktree
   // Straight through Temporal at today's id (no lookup first): the second workflow's claim meets the
   // index, its message is settled refused, and nothing of it is recorded.
   const direct = await s.h.client
-    .bind({ worktreePath: wt.path, executionSessionId: 'lo-direct', runtime: 'codex-cli', worker: { workerId: s.otherWorkerId, runId: null }, principal: executorPrincipal(s.otherWorkerId) })
+    .bind({
+      worktreePath: wt.path,
+      executionSessionId: 'lo-direct',
+      runtime: 'codex-cli',
+      worker: { workerId: s.otherWorkerId, runId: null },
+      principal: executorPrincipal(s.otherWorkerId),
+    })
     .then(
       () => null,
       (err: unknown) => err,
@@ -81,7 +102,10 @@ test('(a) a live ownership under the old workflow id shape: a bind gets worktree
   expect(direct).toBeInstanceOf(OwnershipError);
   expect((direct as OwnershipError).code).toBe('worktree_owned');
   expect(await heldAt(wt.path)).toEqual([old.ownershipId]);
-  const refused = await s.h.pool.query<{ ownership_id: string }>(`SELECT ownership_id FROM message_outcomes WHERE outcome = 'refused' AND code = 'worktree_owned' AND ownership_id <> $1`, [old.ownershipId]);
+  const refused = await s.h.pool.query<{ ownership_id: string }>(
+    `SELECT ownership_id FROM message_outcomes WHERE outcome = 'refused' AND code = 'worktree_owned' AND ownership_id <> $1`,
+    [old.ownershipId],
+  );
   const seconds = refused.rows.map((r) => r.ownership_id);
   expect(seconds.length).toBeGreaterThanOrEqual(1);
   for (const id of seconds) expect(await readEvents(s.h.pool, id)).toEqual([]);
@@ -89,7 +113,10 @@ test('(a) a live ownership under the old workflow id shape: a bind gets worktree
   expect(rows.rows[0]!.n).toBe(1);
 
   // Once the old lifecycle lets go, a bind gets the worktree at today's id.
-  const released = await s.raw('POST', `/v1/ownerships/${old.ownershipId}/release`, { token: s.tokens.executor, body: { executionSessionId: 'lo-old', epoch: old.epoch } });
+  const released = await s.raw('POST', `/v1/ownerships/${old.ownershipId}/release`, {
+    token: s.tokens.executor,
+    body: { executionSessionId: 'lo-old', epoch: old.epoch },
+  });
   expect(released.status).toBe(200);
   const next = await bindRaw(wt.path, 'lo-new', s.tokens.otherExecutor);
   expect(next.status).toBe(200);
@@ -113,7 +140,10 @@ test('(b) a worktree moved while owned (git worktree move): a bind at its new pa
 
   const other = await bindRaw(moved, 'mv-b', s.tokens.otherExecutor);
   expectError(other, 409, 'worktree_owned');
-  expect((other.body as { details: Record<string, unknown> }).details).toMatchObject({ owner: { ownershipId: owner.ownershipId, executionSessionId: 'mv-a' }, worktreePath: wt.path });
+  expect((other.body as { details: Record<string, unknown> }).details).toMatchObject({
+    owner: { ownershipId: owner.ownershipId, executionSessionId: 'mv-a' },
+    worktreePath: wt.path,
+  });
   // The owner itself too: its ownership is recorded at the old path until it lets go there.
   expectError(await bindRaw(moved, 'mv-a', s.tokens.executor), 409, 'worktree_owned');
   const atNewPath = await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ownerships WHERE worktree_path = $1', [moved]);
@@ -133,7 +163,18 @@ test('(b2) the same move, bound through the service port (reconcile, admin tooli
   const moved = path.join(path.dirname(wt.path), 'moved-3');
   git(repo.repoRoot, 'worktree', 'move', '-f', '-f', wt.path, moved);
   const port = createServicePort({ client: s.h.client, pool: s.h.pool });
-  const out = await port.bind({ repoRoot: repo.repoRoot, worktreePath: moved, branch: wt.branch, executionSessionId: 'mvp-b', runtime: 'codex-cli', worker: { workerId: 'w-port', runId: null }, lane: null, planRef: null, idempotencyKey: null, claimedAt: new Date().toISOString() });
+  const out = await port.bind({
+    repoRoot: repo.repoRoot,
+    worktreePath: moved,
+    branch: wt.branch,
+    executionSessionId: 'mvp-b',
+    runtime: 'codex-cli',
+    worker: { workerId: 'w-port', runId: null },
+    lane: null,
+    planRef: null,
+    idempotencyKey: null,
+    claimedAt: new Date().toISOString(),
+  });
   expect(out).toMatchObject({ ok: false, code: 'worktree_owned' });
   expect(await heldAt(wt.path)).toEqual([owner.ownershipId]);
   const atNewPath = await s.h.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM ownerships WHERE worktree_path = $1', [moved]);
@@ -154,7 +195,10 @@ test('(c) PostgreSQL refuses a second live row for one worktree, and takes a fre
   try {
     await client.query('BEGIN');
     await client.query('SAVEPOINT live');
-    await expect(client.query(copy('active'), [id, 'own_01JZZZZZZZZZZZZZZZZZZZZZZ1'])).rejects.toMatchObject({ code: '23505', constraint: 'ownerships_one_live_owner' });
+    await expect(client.query(copy('active'), [id, 'own_01JZZZZZZZZZZZZZZZZZZZZZZ1'])).rejects.toMatchObject({
+      code: '23505',
+      constraint: 'ownerships_one_live_owner',
+    });
     await client.query('ROLLBACK TO SAVEPOINT live');
     await expect(client.query(copy('released'), [id, 'own_01JZZZZZZZZZZZZZZZZZZZZZZ2'])).resolves.toMatchObject({ rowCount: 1 });
   } finally {
@@ -171,7 +215,16 @@ test('(d) the migration stops on worktrees that already have two live ownerships
   const pool = new Pool({ connectionString: url, max: 1 });
   try {
     // Every migration before this one, then two live rows for one worktree.
-    await runner({ databaseUrl: url, dir: MIGRATIONS_DIR, direction: 'up', migrationsTable: 'pgmigrations', count: 10, log: () => undefined, checkOrder: true, verbose: false });
+    await runner({
+      databaseUrl: url,
+      dir: MIGRATIONS_DIR,
+      direction: 'up',
+      migrationsTable: 'pgmigrations',
+      count: 10,
+      log: () => undefined,
+      checkOrder: true,
+      verbose: false,
+    });
     const row = (id: string, state: string) =>
       pool.query(
         `INSERT INTO ownerships (ownership_id, workflow_id, repo_root, worktree_path, branch, host_id, state, epoch, seq, updated_at, record)

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-
 async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
 }
@@ -123,12 +122,29 @@ test('`temporal workflow list --query OwnershipBranch=...` finds the ownership',
   // Visibility is eventually consistent; poll briefly.
   let out = '';
   for (let i = 0; i < 50 && !out.includes(workflowId); i++) {
-    out = execFileSync(temporalCliPath(), ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--query', `OwnershipBranch='${branch}'`, '--output', 'json'], { encoding: 'utf8' });
+    out = execFileSync(
+      temporalCliPath(),
+      ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--query', `OwnershipBranch='${branch}'`, '--output', 'json'],
+      { encoding: 'utf8' },
+    );
     if (!out.includes(workflowId)) await new Promise((r) => setTimeout(r, 200));
   }
   expect(out).toContain(workflowId);
-  const byId = execFileSync(temporalCliPath(), ['workflow', 'list', '--address', process.env.TEMPORAL_ADDRESS!, '--query', `OwnershipId='${view.ownershipId}' AND OwnershipState='active'`, '--output', 'json'], {
-    encoding: 'utf8',
-  });
+  const byId = execFileSync(
+    temporalCliPath(),
+    [
+      'workflow',
+      'list',
+      '--address',
+      process.env.TEMPORAL_ADDRESS!,
+      '--query',
+      `OwnershipId='${view.ownershipId}' AND OwnershipState='active'`,
+      '--output',
+      'json',
+    ],
+    {
+      encoding: 'utf8',
+    },
+  );
   expect(byId).toContain(workflowId);
 });

@@ -21,7 +21,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.shutdown());
 
-
 function bindReq(wt: { path: string; branch: string }, session: string, workerId: string, extra: Partial<BindRequest> = {}): BindRequest {
   return {
     repoRoot: repo.repoRoot,
@@ -58,18 +57,22 @@ async function expectRefused(p: Promise<unknown>, code: string): Promise<Ownersh
 }
 
 test('a managed ChatGPT worker binds: the record carries the observed conversation, worker, session, branch, lane and plan', async () => {
-  const observed = await recordObservation(h.pool, { workerId: 'worker-chat', runId: 'run-worker-chat' }, {
-    executor: 'chatgpt-web',
-    executorInstanceId: 'ext-1',
-    sessionGeneration: 'gen-1',
-    sequence: 1,
-    conversation: {
-      conversationId: CONV.toUpperCase(),
-      conversationUrl: `https://chatgpt.com/g/g-abc123/c/${CONV}?model=x#frag`,
-      title: 'Example lane',
-      observedAt: new Date().toISOString(),
+  const observed = await recordObservation(
+    h.pool,
+    { workerId: 'worker-chat', runId: 'run-worker-chat' },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-1',
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: {
+        conversationId: CONV.toUpperCase(),
+        conversationUrl: `https://chatgpt.com/g/g-abc123/c/${CONV}?model=x#frag`,
+        title: 'Example lane',
+        observedAt: new Date().toISOString(),
+      },
     },
-  });
+  );
   expect('code' in observed).toBe(false);
 
   const wt = repo.worktrees[0];
@@ -109,13 +112,17 @@ test('a later observation of the same conversation refreshes its title where `wh
   const wt = repo.worktrees[0];
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
   const before = (await h.client.projection(ref))!;
-  const observed = await recordObservation(h.pool, { workerId: 'worker-chat', runId: 'run-worker-chat' }, {
-    executor: 'chatgpt-web',
-    executorInstanceId: 'ext-1',
-    sessionGeneration: 'gen-1',
-    sequence: 2,
-    conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Renamed lane', observedAt: new Date().toISOString() },
-  });
+  const observed = await recordObservation(
+    h.pool,
+    { workerId: 'worker-chat', runId: 'run-worker-chat' },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-1',
+      sessionGeneration: 'gen-1',
+      sequence: 2,
+      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Renamed lane', observedAt: new Date().toISOString() },
+    },
+  );
   expect('code' in observed).toBe(false);
   await h.client.conversationBound(await h.client.workflowIdOf(ref), 'worker-chat');
   const after = await waitForView(h.client, ref, (v) => v.owner?.conversation?.title === 'Renamed lane' && v.projectionSync.durableSeq >= v.seq);
@@ -157,15 +164,34 @@ test('heartbeats, handoff, accept, plan, submit, landing and removal: every step
   await expectRefused(h.client.bindPlan(ref, { executionSessionId: 'session-h1', epoch: 2, principal: executor('worker-h'), lane: 'x' }), 'stale_epoch');
   await expectRefused(h.client.bindPlan(ref, { executionSessionId: 'session-zz', epoch: 1, principal: executor('worker-h'), lane: 'x' }), 'not_owner');
   await expectRefused(h.client.bindPlan(ref, { executionSessionId: 'session-h1', epoch: 1, principal: executor('worker-evil'), lane: 'x' }), 'worker_mismatch');
-  const planned = await h.client.bindPlan(ref, { executionSessionId: 'session-h1', epoch: 1, principal: executor('worker-h'), lane: 'lane-2', planRef: 'docs/p2.md' });
+  const planned = await h.client.bindPlan(ref, {
+    executionSessionId: 'session-h1',
+    epoch: 1,
+    principal: executor('worker-h'),
+    lane: 'lane-2',
+    planRef: 'docs/p2.md',
+  });
   expect(planned.lane).toBe('lane-2');
 
   // Two-phase handoff keeps both identities.
-  const started = await h.client.handoff(ref, { executionSessionId: 'session-h1', epoch: 1, principal: executor('worker-h'), toExecutionSessionId: 'session-h2', toWorkerId: 'worker-h', reason: 'resume after restart' });
+  const started = await h.client.handoff(ref, {
+    executionSessionId: 'session-h1',
+    epoch: 1,
+    principal: executor('worker-h'),
+    toExecutionSessionId: 'session-h2',
+    toWorkerId: 'worker-h',
+    reason: 'resume after restart',
+  });
   expect(started.state).toBe('handoff_pending');
   const handoffId = started.handoff!.handoffId;
   await expectRefused(
-    h.client.acceptHandoff(ref, { handoffId, executionSessionId: 'session-h3', runtime: 'chatgpt-web', worker: { runId: null, workerId: 'worker-h' }, principal: executor('worker-h') }),
+    h.client.acceptHandoff(ref, {
+      handoffId,
+      executionSessionId: 'session-h3',
+      runtime: 'chatgpt-web',
+      worker: { runId: null, workerId: 'worker-h' },
+      principal: executor('worker-h'),
+    }),
     'handoff_mismatch',
   );
   const accepted = await h.client.acceptHandoff(ref, {
@@ -190,7 +216,13 @@ test('heartbeats, handoff, accept, plan, submit, landing and removal: every step
   expect(submitted.state).toBe('submitted');
 
   // Landing: replayed landed signals produce one receipt.
-  const landing = { sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: 'b'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing' as const, id: 'lander' } };
+  const landing = {
+    sourceHead: 'a'.repeat(40),
+    landedBranch: 'main',
+    landedHead: 'b'.repeat(40),
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing' as const, id: 'lander' },
+  };
   await h.client.landed(ref, landing);
   await h.client.landed(ref, landing);
   await h.client.landed(ref, landing);
@@ -202,7 +234,7 @@ test('heartbeats, handoff, accept, plan, submit, landing and removal: every step
   await expectLogMatchesProjection(landedView);
 
   await h.client.worktreeRemoved(ref, { principal: { kind: 'system', id: 'host' } });
-  const handle = h.temporal.workflow.getHandle((await h.client.workflowIdOf(ref)));
+  const handle = h.temporal.workflow.getHandle(await h.client.workflowIdOf(ref));
   const final = (await handle.result()) as { state: string };
   expect(final.state).toBe('closed');
   const events = await readEvents(h.pool, a.ownershipId);
@@ -235,10 +267,29 @@ test('bad messages are refused with their reason code and change nothing', async
   await expectRefused(h.client.bind({ ...base, principal: executor('worker-someone-else') }), 'worker_mismatch');
   await expectRefused(h.client.release(ref, { executionSessionId: 'session-bad', epoch: 2, principal: executor('worker-bad') }), 'stale_epoch');
   await expectRefused(h.client.release(ref, { executionSessionId: 'session-other', epoch: 1, principal: executor('worker-bad') }), 'not_owner');
-  await expectRefused(h.client.release(ref, { executionSessionId: 'session-bad', epoch: 1, principal: executor('worker-bad'), extra: 1 } as never), 'unknown_field');
-  await expectRefused(h.client.reclaim(ref, { executionSessionId: 'session-r', runtime: 'x', worker: { runId: null, workerId: 'worker-r' }, principal: executor('worker-r'), force: true, reason: 'x' }), 'force_requires_admin');
   await expectRefused(
-    h.client.reclaim(ref, { executionSessionId: 'session-r', runtime: 'x', worker: { runId: null, workerId: 'worker-r' }, principal: { kind: 'admin', id: 'ops' }, force: true }),
+    h.client.release(ref, { executionSessionId: 'session-bad', epoch: 1, principal: executor('worker-bad'), extra: 1 } as never),
+    'unknown_field',
+  );
+  await expectRefused(
+    h.client.reclaim(ref, {
+      executionSessionId: 'session-r',
+      runtime: 'x',
+      worker: { runId: null, workerId: 'worker-r' },
+      principal: executor('worker-r'),
+      force: true,
+      reason: 'x',
+    }),
+    'force_requires_admin',
+  );
+  await expectRefused(
+    h.client.reclaim(ref, {
+      executionSessionId: 'session-r',
+      runtime: 'x',
+      worker: { runId: null, workerId: 'worker-r' },
+      principal: { kind: 'admin', id: 'ops' },
+      force: true,
+    }),
     'force_requires_reason',
   );
 

@@ -24,7 +24,19 @@ import { writeProjection } from '../../src/git/projection';
 
 const REPO = path.resolve(__dirname, '../..');
 /** What `npm run build` reads (tsconfig.build.json's include, scripts/build.js's assets) and what `files` ships. */
-const BUILD_INPUTS = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'worker.ts', 'src', 'scripts/build.js', 'scripts/migrate.ts', 'migrations', 'hooks', 'bin'];
+const BUILD_INPUTS = [
+  'package.json',
+  'README.md',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'worker.ts',
+  'src',
+  'scripts/build.js',
+  'scripts/migrate.ts',
+  'migrations',
+  'hooks',
+  'bin',
+];
 /** Modules `od-worktree who` over HTTP must never load (src/cli/main.ts). */
 const HEAVY = /\/node_modules\/(@temporalio|pg|pg-pool|fastify|@fastify|node-pg-migrate|pino)\//;
 
@@ -43,8 +55,11 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env ?? cleanEnv(), encoding: 'utf8', maxBuffer: 32 * 2 ** 20, timeout: opts.timeoutMs ?? 300_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+    execFile(
+      cmd,
+      args,
+      { cwd: opts.cwd, env: opts.env ?? cleanEnv(), encoding: 'utf8', maxBuffer: 32 * 2 ** 20, timeout: opts.timeoutMs ?? 300_000 },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });
 }
@@ -167,7 +182,9 @@ beforeAll(async () => {
   stage = path.join(tmp, 'stage');
   for (const f of BUILD_INPUTS) cpSync(path.join(REPO, f), path.join(stage, f), { recursive: true });
   symlinkSync(path.join(REPO, 'node_modules'), path.join(stage, 'node_modules'), 'dir');
-  const pack = await timed('npm pack (with build)', async () => ok(await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: stage }), 'npm pack'));
+  const pack = await timed('npm pack (with build)', async () =>
+    ok(await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: stage }), 'npm pack'),
+  );
   const info = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   tarball = path.join(tmp, info[0].filename);
   packed = info[0].files;
@@ -181,7 +198,14 @@ beforeAll(async () => {
   );
   const versionOf = (m: string) => (JSON.parse(readFileSync(path.join(REPO, 'node_modules', m, 'package.json'), 'utf8')) as { version: string }).version;
   const install = await timed('npm install <tarball>', async () =>
-    ok(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${versionOf('typescript')}`, `@types/node@${versionOf('@types/node')}`], { cwd: scratch }), 'npm install'),
+    ok(
+      await run(
+        'npm',
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball, `typescript@${versionOf('typescript')}`, `@types/node@${versionOf('@types/node')}`],
+        { cwd: scratch },
+      ),
+      'npm install',
+    ),
   );
   // Every install script the package's dependencies carry is one docs/integrating.md tells integrators to allow.
   expect(install.stderr).not.toMatch(/not yet covered by allowScripts/);
@@ -192,9 +216,14 @@ beforeAll(async () => {
   readmeExamples.forEach((code, i) => writeFileSync(path.join(scratch, `readme-${i + 1}.mts`), code));
   writeFileSync(
     path.join(scratch, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' }, include: ['orchestrator.ts', 'readme-*.mts'] }),
+    JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'node16', moduleResolution: 'node16', strict: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+      include: ['orchestrator.ts', 'readme-*.mts'],
+    }),
   );
-  typecheck = await timed('tsc in the scratch project', () => run(process.execPath, [path.join(scratch, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: scratch }));
+  typecheck = await timed('tsc in the scratch project', () =>
+    run(process.execPath, [path.join(scratch, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: scratch }),
+  );
 
   s = await startApiStack();
   repo = makeRepo(1);
@@ -218,7 +247,18 @@ test('the tarball holds only what runs: compiled code, declarations, the CLI, mi
     expect(files).toContain(`dist/src/exports/${entry}.js`);
     expect(files).toContain(`dist/src/exports/${entry}.d.ts`);
   }
-  for (const f of ['dist/worker.js', 'dist/src/api/main.js', 'dist/scripts/migrate.js', 'dist/src/cli/main.js', 'dist/workflow-bundle.js', 'dist/hooks/overdeck-guard.sh', 'dist/hooks/pretooluse-git-gate.sh', 'bin/git-gate/git', 'bin/git-gate/.od-git-gate']) expect(files).toContain(f);
+  for (const f of [
+    'dist/worker.js',
+    'dist/src/api/main.js',
+    'dist/scripts/migrate.js',
+    'dist/src/cli/main.js',
+    'dist/workflow-bundle.js',
+    'dist/hooks/overdeck-guard.sh',
+    'dist/hooks/pretooluse-git-gate.sh',
+    'bin/git-gate/git',
+    'bin/git-gate/.od-git-gate',
+  ])
+    expect(files).toContain(f);
   expect(files.filter((f) => f.startsWith('dist/migrations/')).length).toBeGreaterThan(0);
   expect(files.filter((f) => /^dist\/(test|bench|faults)\//.test(f))).toEqual([]);
   // Nothing shipped needs a dev dependency: those modules (npm start's embedded PostgreSQL, say) stay out of the build.
@@ -228,7 +268,9 @@ test('the tarball holds only what runs: compiled code, declarations, the CLI, mi
     .filter((f) => f.endsWith('.js') && f !== 'dist/workflow-bundle.js')
     .flatMap((f) => {
       const code = readFileSync(path.join(scratch, 'node_modules/worktree-ownership', f), 'utf8');
-      return devOnly.filter((d) => code.includes(`require("${d}")`) || code.includes(`require('${d}')`) || code.includes(`require("${d}/`)).map((d) => `${f} requires ${d}`);
+      return devOnly
+        .filter((d) => code.includes(`require("${d}")`) || code.includes(`require('${d}')`) || code.includes(`require("${d}/`))
+        .map((d) => `${f} requires ${d}`);
     });
   expect(needsDev).toEqual([]);
   const installed = JSON.parse(readFileSync(path.join(scratch, 'node_modules/worktree-ownership/package.json'), 'utf8')) as { version: string };
@@ -252,7 +294,16 @@ test('the orchestrator binds, heartbeats and releases over HTTP and reads the ow
   const r = ok(
     await run(process.execPath, ['out/orchestrator.js'], {
       cwd: scratch,
-      env: cleanEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.executor, TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!, OD_SERVICE_KEY_FILE: process.env.OD_SERVICE_KEY_FILE!, TASK_QUEUE: s.h.taskQueue, HOST_ID: s.h.hostId, WORKTREE: wt.path, BRANCH: wt.branch }),
+      env: cleanEnv({
+        OD_API_URL: s.url,
+        OD_TOKEN: s.tokens.executor,
+        TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
+        OD_SERVICE_KEY_FILE: process.env.OD_SERVICE_KEY_FILE!,
+        TASK_QUEUE: s.h.taskQueue,
+        HOST_ID: s.h.hostId,
+        WORKTREE: wt.path,
+        BRANCH: wt.branch,
+      }),
       timeoutMs: 60_000,
     }),
     'orchestrator',
@@ -272,7 +323,15 @@ test('the orchestrator binds, heartbeats and releases over HTTP and reads the ow
   expect(out.httpRefusalText).toBe(REASONS[out.httpRefusal as keyof typeof REASONS]);
   // ESM consumers get the same named exports from the CommonJS build.
   const esm = ok(
-    await run(process.execPath, ['--input-type=module', '-e', "import { OwnershipClient } from 'worktree-ownership'; import { ApiClient } from 'worktree-ownership/http'; import { WIRE_VERSION, BindBodySchema } from 'worktree-ownership/schemas'; console.log(typeof OwnershipClient, typeof ApiClient, WIRE_VERSION, typeof BindBodySchema.parse)"], { cwd: scratch }),
+    await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "import { OwnershipClient } from 'worktree-ownership'; import { ApiClient } from 'worktree-ownership/http'; import { WIRE_VERSION, BindBodySchema } from 'worktree-ownership/schemas'; console.log(typeof OwnershipClient, typeof ApiClient, WIRE_VERSION, typeof BindBodySchema.parse)",
+      ],
+      { cwd: scratch },
+    ),
     'ESM import',
   );
   expect(esm.stdout.trim()).toBe(`function function ${WIRE_VERSION} function`);
@@ -298,12 +357,18 @@ test('the installed od-worktree runs the compiled code: --version loads nothing,
   const probe = path.join(tmp, 'probe.cjs');
   writeFileSync(probe, MODULE_PROBE);
   const loaded = (name: string) => JSON.parse(readFileSync(path.join(tmp, `${name}.modules.json`), 'utf8')) as string[];
-  const env = (name: string) => cleanEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.reader, NODE_OPTIONS: `--require ${probe}`, PROBE_OUT: path.join(tmp, `${name}.modules.json`) });
+  const env = (name: string) =>
+    cleanEnv({ OD_API_URL: s.url, OD_TOKEN: s.tokens.reader, NODE_OPTIONS: `--require ${probe}`, PROBE_OUT: path.join(tmp, `${name}.modules.json`) });
 
   const version = ok(await run(bin, ['--version'], { cwd: scratch, env: env('version') }), 'od-worktree --version');
   expect(version.stdout).toBe(`${PACKAGE_VERSION}\n`);
   const versionModules = loaded('version').filter((m) => !m.endsWith('probe.cjs'));
-  expect(versionModules.map((m) => path.relative(path.join(scratch, 'node_modules/worktree-ownership'), m)).sort()).toEqual(['bin/od-worktree.js', 'dist/src/cli/exit-codes.js', 'dist/src/cli/main.js', 'dist/src/version.js']);
+  expect(versionModules.map((m) => path.relative(path.join(scratch, 'node_modules/worktree-ownership'), m)).sort()).toEqual([
+    'bin/od-worktree.js',
+    'dist/src/cli/exit-codes.js',
+    'dist/src/cli/main.js',
+    'dist/src/version.js',
+  ]);
 
   const wt = repo.worktrees[0]!;
   const who = ok(await run(bin, ['who', wt.path, '--json'], { cwd: scratch, env: env('who') }), 'od-worktree who');
@@ -321,14 +386,34 @@ test('the installed od-worktree runs the compiled code: --version loads nothing,
 test('the installed git gate judges with the compiled guard; shell-init and the PreToolUse hook find it', async () => {
   const pkg = path.join(scratch, 'node_modules/worktree-ownership');
   const gate = path.join(pkg, 'bin/git-gate/git');
-  const init = ok(await run(path.join(scratch, 'node_modules/.bin/od-worktree'), ['shell-init', '--shell', 'sh'], { cwd: scratch, env: cleanEnv() }), 'od-worktree shell-init');
+  const init = ok(
+    await run(path.join(scratch, 'node_modules/.bin/od-worktree'), ['shell-init', '--shell', 'sh'], { cwd: scratch, env: cleanEnv() }),
+    'od-worktree shell-init',
+  );
   expect(init.stdout).toContain(`PATH='${path.dirname(gate)}':"$PATH"`);
   const owned = makeRepo(1).worktrees[0]!;
   const at = new Date().toISOString();
-  await writeProjection(owned.path, { ownershipId: 'own_pkg', executionSessionId: 'session-pkg-owner', runtime: 'codex-cli', conversationId: null, conversationUrl: null, workerId: null, runId: null, lane: null, planRef: null, epoch: 1, seq: 1, state: 'active', claimedAt: at, lastSeenAt: at });
+  await writeProjection(owned.path, {
+    ownershipId: 'own_pkg',
+    executionSessionId: 'session-pkg-owner',
+    runtime: 'codex-cli',
+    conversationId: null,
+    conversationUrl: null,
+    workerId: null,
+    runId: null,
+    lane: null,
+    planRef: null,
+    epoch: 1,
+    seq: 1,
+    state: 'active',
+    claimedAt: at,
+    lastSeenAt: at,
+  });
   const refused = await run('sh', [gate, 'reset', '--hard'], { cwd: owned.path, env: cleanEnv({ OVERDECK_EXECUTION_SESSION_ID: 'session-pkg-other' }) });
   expect(refused).toMatchObject({ code: 1, stderr: expect.stringContaining('owned by session session-pkg-owner') });
-  expect((await run('sh', [gate, 'reset', '-q', '--hard'], { cwd: owned.path, env: cleanEnv({ OVERDECK_EXECUTION_SESSION_ID: 'session-pkg-owner' }) })).code).toBe(0);
+  expect(
+    (await run('sh', [gate, 'reset', '-q', '--hard'], { cwd: owned.path, env: cleanEnv({ OVERDECK_EXECUTION_SESSION_ID: 'session-pkg-owner' }) })).code,
+  ).toBe(0);
   const hook = spawnSync('sh', [path.join(pkg, 'dist/hooks/pretooluse-git-gate.sh')], {
     cwd: scratch,
     env: cleanEnv({ OVERDECK_EXECUTION_SESSION_ID: 'session-pkg-other' }),
@@ -391,7 +476,12 @@ test('the installed migrations, worker (prebuilt workflow bundle) and API run wi
   const port = await freePort();
   const api = await start(
     [path.join(dist, 'src/api/main.js')],
-    { ...env, OD_API_HOST: '127.0.0.1', OD_API_PORT: String(port), OD_TOKENS: JSON.stringify({ principals: [{ id: 'pkg-reader', kind: 'reader', tokenSha256: hashToken(generateToken()) }] }) },
+    {
+      ...env,
+      OD_API_HOST: '127.0.0.1',
+      OD_API_PORT: String(port),
+      OD_TOKENS: JSON.stringify({ principals: [{ id: 'pkg-reader', kind: 'reader', tokenSha256: hashToken(generateToken()) }] }),
+    },
     'api listening',
   );
   let health: { status: number; body: Record<string, unknown> } = { status: 0, body: {} };
@@ -402,7 +492,16 @@ test('the installed migrations, worker (prebuilt workflow bundle) and API run wi
   }
   expect(health).toEqual({
     status: 200,
-    body: { ok: true, temporal: 'up', postgres: 'up', worker: 'up', hostAgent: 'up', version: VERSION_INFO, problems: [], hosts: [{ hostId: `pkg-host-${suffix}`, agent: 'up', lastBeatAgoMs: expect.any(Number) }] },
+    body: {
+      ok: true,
+      temporal: 'up',
+      postgres: 'up',
+      worker: 'up',
+      hostAgent: 'up',
+      version: VERSION_INFO,
+      problems: [],
+      hosts: [{ hostId: `pkg-host-${suffix}`, agent: 'up', lastBeatAgoMs: expect.any(Number) }],
+    },
   });
   expect(await stopped(api)).toBe(0);
   expect([0, 'SIGTERM']).toContain(await stopped(worker));

@@ -23,8 +23,11 @@ afterAll(async () => s?.stop());
 
 function show(workflowId: string, extra: string[] = []): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json', ...extra], { encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(stderr || err.message)) : resolve(stdout),
+    execFile(
+      temporalCliPath(),
+      ['workflow', 'show', '--workflow-id', workflowId, '--address', process.env.TEMPORAL_ADDRESS!, '--namespace', 'default', '--output', 'json', ...extra],
+      { encoding: 'utf8', maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => (err ? reject(new Error(stderr || err.message)) : resolve(stdout)),
     );
   });
 }

@@ -22,7 +22,10 @@ afterAll(async () => s?.stop());
 test('a release whose worktree is locked by another writer is answered, projection pending, then written', async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0]!;
-  const bound = await s.raw('POST', '/v1/bind', { token: s.tokens.executor, body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'slow-wt', runtime: 'codex-cli' } });
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, branch: wt.branch, executionSessionId: 'slow-wt', runtime: 'codex-cli' },
+  });
   expect(bound.status).toBe(200);
   const view = bound.body as OwnershipViewOut;
   expect(view.projection).toBe('applied');
@@ -33,7 +36,10 @@ test('a release whose worktree is locked by another writer is answered, projecti
   let released: { status: number; body: unknown };
   const t0 = Date.now();
   try {
-    released = await s.raw('POST', `/v1/ownerships/${view.ownershipId}/release`, { token: s.tokens.executor, body: { executionSessionId: 'slow-wt', epoch: 1 } });
+    released = await s.raw('POST', `/v1/ownerships/${view.ownershipId}/release`, {
+      token: s.tokens.executor,
+      body: { executionSessionId: 'slow-wt', epoch: 1 },
+    });
   } finally {
     setTimeout(() => void unlock().catch(() => undefined), Math.max(0, 25_000 - (Date.now() - t0)));
   }

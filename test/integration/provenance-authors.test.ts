@@ -63,13 +63,17 @@ function commitAs(cwd: string, env: Record<string, string>, file: string, messag
 }
 
 async function observe(workerId: string, conversationId: string, title: string): Promise<void> {
-  const observed = await recordObservation(h.pool, { workerId, runId: null }, {
-    executor: 'chatgpt-web',
-    executorInstanceId: `ext-${workerId}`,
-    sessionGeneration: 'gen-1',
-    sequence: 1,
-    conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title, observedAt: new Date().toISOString() },
-  });
+  const observed = await recordObservation(
+    h.pool,
+    { workerId, runId: null },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: `ext-${workerId}`,
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title, observedAt: new Date().toISOString() },
+    },
+  );
   expect('code' in observed).toBe(false);
 }
 
@@ -84,7 +88,12 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 }
 
 const attributed = async (sha: string): Promise<{ execution_session_id: string | null; via: string } | null> =>
-  (await h.pool.query<{ execution_session_id: string | null; via: string }>("SELECT execution_session_id, via FROM commit_authorship WHERE commit_sha = $1 AND status = 'attributed'", [sha])).rows[0] ?? null;
+  (
+    await h.pool.query<{ execution_session_id: string | null; via: string }>(
+      "SELECT execution_session_id, via FROM commit_authorship WHERE commit_sha = $1 AND status = 'attributed'",
+      [sha],
+    )
+  ).rows[0] ?? null;
 
 describe('squash after a handoff', () => {
   const s: Record<string, string> = {};
@@ -96,7 +105,14 @@ describe('squash after a handoff', () => {
     ref = { repoRoot, worktreePath: await h.client.normalize(wt.path) };
     await observe('worker-auth-a', CONV_A, 'Lane of A');
     await observe('worker-auth-b', CONV_B, 'Lane of B');
-    const bound = await h.client.bind({ ...ref, branch: wt.branch, executionSessionId: 'session-auth-A', runtime: 'chatgpt-web', worker: { runId: null, workerId: 'worker-auth-a' }, principal: executor('worker-auth-a') });
+    const bound = await h.client.bind({
+      ...ref,
+      branch: wt.branch,
+      executionSessionId: 'session-auth-A',
+      runtime: 'chatgpt-web',
+      worker: { runId: null, workerId: 'worker-auth-a' },
+      principal: executor('worker-auth-a'),
+    });
     ownershipId = bound.ownershipId;
     await waitForView(h.client, ref, caughtUp);
 
@@ -105,7 +121,13 @@ describe('squash after a handoff', () => {
     // holds the worktree: A, "owner at the time".
     s.a2 = commitAs(wt.path, { OVERDECK_TENURE_SECRET: tenureSecretFor(wt.path, 'session-auth-A')! }, 'a2.txt', 'a2');
 
-    const started = await h.client.handoff(ref, { executionSessionId: 'session-auth-A', epoch: 1, principal: executor('worker-auth-a'), toExecutionSessionId: 'session-auth-B', toWorkerId: 'worker-auth-b' });
+    const started = await h.client.handoff(ref, {
+      executionSessionId: 'session-auth-A',
+      epoch: 1,
+      principal: executor('worker-auth-a'),
+      toExecutionSessionId: 'session-auth-B',
+      toWorkerId: 'worker-auth-b',
+    });
     await h.client.acceptHandoff(ref, {
       handoffId: started.handoff!.handoffId,
       executionSessionId: 'session-auth-B',
@@ -124,7 +146,9 @@ describe('squash after a handoff', () => {
     expect(refused.status).not.toBe(0);
     s.b1 = commitAs(wt.path, { OVERDECK_EXECUTION_SESSION_ID: 'session-auth-B', OVERDECK_EPOCH: '2' }, 'b1.txt', 'b1');
 
-    const journal = readFileSync(path.join(git(wt.path, 'rev-parse', '--absolute-git-dir'), 'overdeck.journal'), 'utf8').split('\n').filter(Boolean);
+    const journal = readFileSync(path.join(git(wt.path, 'rev-parse', '--absolute-git-dir'), 'overdeck.journal'), 'utf8')
+      .split('\n')
+      .filter(Boolean);
     expect(journal.map((l) => l.split('\t')[1])).toEqual(['kind=commit', 'kind=commit', 'kind=ref_refused', 'kind=commit']);
   });
 
@@ -162,7 +186,16 @@ describe('squash after a handoff', () => {
       const a = await attemptsOf(h.pool, { ownershipIds: [ownershipId] });
       return a.length > 0 ? a : null;
     });
-    expect(attempts).toEqual([expect.objectContaining({ kind: 'ref_refused', code: 'not_owner', executionSessionId: 'session-auth-A', ownerSessionId: 'session-auth-B', epoch: 2, ref: `refs/heads/${repo.worktrees[0]!.branch}` })]);
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        kind: 'ref_refused',
+        code: 'not_owner',
+        executionSessionId: 'session-auth-A',
+        ownerSessionId: 'session-auth-B',
+        epoch: 2,
+        ref: `refs/heads/${repo.worktrees[0]!.branch}`,
+      }),
+    ]);
     const again = await shipJournal(h.pool, ref.worktreePath, { hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
     expect(again).toMatchObject({ attributed: 0, refusals: 0 });
   });
@@ -188,7 +221,14 @@ describe('squash after a handoff', () => {
 test('rebase landing: each rebased copy names the session that wrote its original', async () => {
   const wt = repo.worktrees[1]!;
   const ref = { repoRoot, worktreePath: await h.client.normalize(wt.path) };
-  const bound = await h.client.bind({ ...ref, branch: wt.branch, executionSessionId: 'session-auth-C', runtime: 'codex-cli', worker: { runId: null, workerId: 'worker-auth-c' }, principal: executor('worker-auth-c') });
+  const bound = await h.client.bind({
+    ...ref,
+    branch: wt.branch,
+    executionSessionId: 'session-auth-C',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'worker-auth-c' },
+    principal: executor('worker-auth-c'),
+  });
   await waitForView(h.client, ref, caughtUp);
   const env = { OVERDECK_EXECUTION_SESSION_ID: 'session-auth-C' };
   const c1 = commitAs(wt.path, env, 'c1.txt', 'c1');
@@ -220,7 +260,9 @@ test("the host agent's periodic pass ships what no projection write followed, on
   const shipper = new JournalShipper({ pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
   await shipper.shipAll();
   // A worktree nobody holds (landed): unowned, attributed to nobody; the session the line named is kept as its claim.
-  expect(await reports()).toEqual([{ verdict: 'unowned', reason: 'attribution_no_tenure', execution_session_id: null, claimed_session_id: 'session-auth-late' }]);
+  expect(await reports()).toEqual([
+    { verdict: 'unowned', reason: 'attribution_no_tenure', execution_session_id: null, claimed_session_id: 'session-auth-late' },
+  ]);
   expect(await attributed(later)).toBeNull();
   await shipper.shipAll();
   expect((await reports()).length).toBe(1);

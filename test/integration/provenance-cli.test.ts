@@ -31,7 +31,9 @@ const caughtUp = (v: OwnershipView): boolean => v.projectionSync.localSeq >= v.s
 
 async function bind(i: number, session: string): Promise<{ ownershipId: string; path: string }> {
   const wt = repo.worktrees[i]!;
-  const bound = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli' });
+  const bound = await s
+    .api(s.tokens.executor)
+    .bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli' });
   const ref = { repoRoot: await s.h.client.normalize(repo.repoRoot), worktreePath: await s.h.client.normalize(wt.path) };
   await waitForView(s.h.client, ref, caughtUp);
   return { ownershipId: bound.ownershipId, path: ref.worktreePath };
@@ -45,7 +47,9 @@ test('provenance shows the authors and the lander apart; history shows the refus
   git(repo.repoRoot, 'merge', '-q', '--squash', repo.worktrees[0]!.branch);
   git(repo.repoRoot, 'commit', '-q', '-m', 'squash');
   const squash = git(repo.repoRoot, 'rev-parse', 'HEAD');
-  const landed = await s.api(s.tokens.landing).land({ ownershipId: a.ownershipId, sourceHead: a2, landedBranch: 'main', landedHead: squash, landedAt: new Date().toISOString() });
+  const landed = await s
+    .api(s.tokens.landing)
+    .land({ ownershipId: a.ownershipId, sourceHead: a2, landedBranch: 'main', landedHead: squash, landedAt: new Date().toISOString() });
   expect(landed.status).toBe('recorded');
   const deadline = Date.now() + 20_000;
   while ((await s.h.pool.query('SELECT 1 FROM landing_commits WHERE ownership_id = $1', [a.ownershipId])).rowCount !== 2) {
@@ -59,7 +63,9 @@ test('provenance shows the authors and the lander apart; history shows the refus
   expect(p.stdout).toMatch(/^Authors: +2 commits, 1 session, oldest first$/m);
   expect(p.stdout).toContain(`1. ${a1.slice(0, 12)} session cli-prov-A, epoch 1`);
   expect(p.stdout).toContain(`2. ${a2.slice(0, 12)} session cli-prov-A, epoch 1`);
-  const pj = JSON.parse((await cli(['provenance', a1, '--repo', repo.repoRoot, '--json'], s.tokens.reader)).stdout) as { provenance: { authors: { commit: string; executionSessionId: string }[] } };
+  const pj = JSON.parse((await cli(['provenance', a1, '--repo', repo.repoRoot, '--json'], s.tokens.reader)).stdout) as {
+    provenance: { authors: { commit: string; executionSessionId: string }[] };
+  };
   expect(pj.provenance.authors.map((x) => [x.commit, x.executionSessionId])).toEqual([[a1, 'cli-prov-A']]);
 
   const h = await cli(['history', a.path], s.tokens.reader);

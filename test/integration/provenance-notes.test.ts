@@ -50,7 +50,9 @@ function noteOf(head: string): string | null {
 /** Binds worktree i, makes two commits, squash-lands them on main; the landed record as the host agent projects it. */
 async function landSquash(i: number, session: string): Promise<{ view: OwnershipView; head: string; source: string; commits: string[] }> {
   const wt = repo.worktrees[i]!;
-  const bound = await s.api(s.tokens.executor).bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli' });
+  const bound = await s
+    .api(s.tokens.executor)
+    .bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli' });
   const ref = { repoRoot: await s.h.client.normalize(repo.repoRoot), worktreePath: await s.h.client.normalize(wt.path) };
   await waitForView(s.h.client, ref, (v) => v.projectionSync.localSeq >= v.seq && v.projectionSync.error === null);
   const c1 = commitAs(ref.worktreePath, session, `${session}-1.txt`);
@@ -58,7 +60,9 @@ async function landSquash(i: number, session: string): Promise<{ view: Ownership
   git(repo.repoRoot, 'merge', '-q', '--squash', wt.branch);
   git(repo.repoRoot, 'commit', '-q', '-m', `squash ${session}`);
   const head = git(repo.repoRoot, 'rev-parse', 'HEAD');
-  const landed = await s.api(s.tokens.landing).land({ ownershipId: bound.ownershipId, sourceHead: c2, landedBranch: 'main', landedHead: head, landedAt: new Date().toISOString() });
+  const landed = await s
+    .api(s.tokens.landing)
+    .land({ ownershipId: bound.ownershipId, sourceHead: c2, landedBranch: 'main', landedHead: head, landedAt: new Date().toISOString() });
   expect(landed.status).toBe('recorded');
   const view = await waitForView(s.h.client, ref, (v) => v.landings.some((l) => l.landedHead === head));
   return { view, head, source: c2, commits: [c1, c2] };
@@ -67,16 +71,30 @@ async function landSquash(i: number, session: string): Promise<{ view: Ownership
 test('OD_PROVENANCE_NOTES=1: the landed head gets a note (ids only); the CLI answers from it when the service is unreachable', async () => {
   expect(loadConfig({ OD_PROVENANCE_NOTES: '1' }).provenanceNotes).toBe(true);
   // The worker's conversation has a title and a URL: the note must carry its id alone.
-  const observed = await recordObservation(s.h.pool, { workerId: s.workerId, runId: null }, {
-    executor: 'chatgpt-web',
-    executorInstanceId: `ext-${s.workerId}`,
-    sessionGeneration: 'gen-1',
-    sequence: 1,
-    conversation: { conversationId: 'c0ffee00-0000-4000-8000-0000000000aa', conversationUrl: 'https://chatgpt.com/c/c0ffee00-0000-4000-8000-0000000000aa', title: 'Private lane title', observedAt: new Date().toISOString() },
-  });
+  const observed = await recordObservation(
+    s.h.pool,
+    { workerId: s.workerId, runId: null },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: `ext-${s.workerId}`,
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: {
+        conversationId: 'c0ffee00-0000-4000-8000-0000000000aa',
+        conversationUrl: 'https://chatgpt.com/c/c0ffee00-0000-4000-8000-0000000000aa',
+        title: 'Private lane title',
+        observedAt: new Date().toISOString(),
+      },
+    },
+  );
   expect(observed).not.toHaveProperty('code');
   const { view, head, source, commits } = await landSquash(0, 'notes-A');
-  const shipper = new JournalShipper({ pool: s.h.pool, hostId: s.h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], provenanceNotes: loadConfig({ OD_PROVENANCE_NOTES: '1' }).provenanceNotes });
+  const shipper = new JournalShipper({
+    pool: s.h.pool,
+    hostId: s.h.hostId,
+    allowedRoots: [process.env.OD_TEST_TMP!],
+    provenanceNotes: loadConfig({ OD_PROVENANCE_NOTES: '1' }).provenanceNotes,
+  });
   await shipper.afterProjection(view);
   await shipper.afterProjection(view); // idempotent: rewritten, not refused
   await shipper.stop();
@@ -84,9 +102,13 @@ test('OD_PROVENANCE_NOTES=1: the landed head gets a note (ids only); the CLI ans
   expect(noteOf(source)).toBeNull();
   const raw = noteOf(head);
   expect(raw).not.toBeNull();
-  const note = JSON.parse(raw!) as Record<string, unknown> & { authors: { commit: string; executionSessionId: string; epoch: number; conversationId: string | null }[] };
+  const note = JSON.parse(raw!) as Record<string, unknown> & {
+    authors: { commit: string; executionSessionId: string; epoch: number; conversationId: string | null }[];
+  };
   expect(note).toMatchObject({ commit: head, landedHead: head, ownershipId: view.ownershipId, lander: { executionSessionId: 'notes-A' } });
-  expect(note.authors.map((a) => [a.commit, a.executionSessionId, a.epoch, a.conversationId])).toEqual(commits.map((c) => [c, 'notes-A', 1, 'c0ffee00-0000-4000-8000-0000000000aa']));
+  expect(note.authors.map((a) => [a.commit, a.executionSessionId, a.epoch, a.conversationId])).toEqual(
+    commits.map((c) => [c, 'notes-A', 1, 'c0ffee00-0000-4000-8000-0000000000aa']),
+  );
   // Readable by anyone with the repository: ids, never a title, a URL or a path.
   expect(raw).not.toMatch(/title|Private lane|conversationUrl|worktreePath|https?:/);
 
@@ -111,7 +133,12 @@ test('OD_PROVENANCE_NOTES=1: the landed head gets a note (ids only); the CLI ans
 test('OD_PROVENANCE_NOTES off (the default): no note is written', async () => {
   expect(loadConfig({}).provenanceNotes).toBe(false);
   const { view, head } = await landSquash(1, 'notes-B');
-  const shipper = new JournalShipper({ pool: s.h.pool, hostId: s.h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], provenanceNotes: loadConfig({}).provenanceNotes });
+  const shipper = new JournalShipper({
+    pool: s.h.pool,
+    hostId: s.h.hostId,
+    allowedRoots: [process.env.OD_TEST_TMP!],
+    provenanceNotes: loadConfig({}).provenanceNotes,
+  });
   await shipper.afterProjection(view);
   await shipper.stop();
   expect((await s.h.pool.query('SELECT 1 FROM landing_commits WHERE landed_head = $1', [head])).rowCount).toBe(2);

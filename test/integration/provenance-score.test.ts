@@ -15,7 +15,10 @@ let score: CorpusScore;
 beforeAll(async () => {
   h = await startHarness();
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'corpus-'));
-  score = await buildAndScore({ client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir, tenureSecret: testTenureSecret }, { rounds: 3 });
+  score = await buildAndScore(
+    { client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir, tenureSecret: testTenureSecret },
+    { rounds: 3 },
+  );
 }, 300_000);
 afterAll(async () => h?.shutdown());
 
@@ -24,7 +27,12 @@ const RECALLED_WITHOUT_RECEIPT = new Set(['rebase', 'cherry_pick', 'cherry_pick_
 
 describe.each(STYLES.map((style) => [style]))('%s landings', (style) => {
   test('land with a receipt and without one', () => {
-    expect(score.rows.filter((r) => r.style === style).map((r) => r.receipt).sort()).toEqual([false, true]);
+    expect(
+      score.rows
+        .filter((r) => r.style === style)
+        .map((r) => r.receipt)
+        .sort(),
+    ).toEqual([false, true]);
   });
 
   test('precision 100%: no commit attributed to the wrong ownership or session', () => {

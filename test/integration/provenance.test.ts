@@ -46,16 +46,28 @@ function commit(cwd: string, file: string, message: string): string {
 }
 
 /** Binds worktree i for a worker whose executor has observed a conversation (or none). */
-async function bindWorktree(i: number, conversationId: string | null): Promise<{ ownershipId: string; ref: { repoRoot: string; worktreePath: string }; session: string; workerId: string }> {
+async function bindWorktree(
+  i: number,
+  conversationId: string | null,
+): Promise<{ ownershipId: string; ref: { repoRoot: string; worktreePath: string }; session: string; workerId: string }> {
   const workerId = `worker-prov-${i}`;
   if (conversationId) {
-    const observed = await recordObservation(h.pool, { workerId, runId: `run-prov-${i}` }, {
-      executor: 'chatgpt-web',
-      executorInstanceId: `ext-prov-${i}`,
-      sessionGeneration: 'gen-1',
-      sequence: 1,
-      conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title: `Provenance lane ${i}`, observedAt: new Date().toISOString() },
-    });
+    const observed = await recordObservation(
+      h.pool,
+      { workerId, runId: `run-prov-${i}` },
+      {
+        executor: 'chatgpt-web',
+        executorInstanceId: `ext-prov-${i}`,
+        sessionGeneration: 'gen-1',
+        sequence: 1,
+        conversation: {
+          conversationId,
+          conversationUrl: `https://chatgpt.com/c/${conversationId}`,
+          title: `Provenance lane ${i}`,
+          observedAt: new Date().toISOString(),
+        },
+      },
+    );
     expect('code' in observed).toBe(false);
   }
   const wt = repo.worktrees[i]!;
@@ -96,7 +108,11 @@ function expectChain(p: Provenance | null, l: Landing, commitSha: string, via: P
     via,
   });
   if (l.conversationId) {
-    expect(p!.conversation).toEqual({ conversationId: l.conversationId, conversationUrl: `https://chatgpt.com/c/${l.conversationId}`, title: expect.stringMatching(/^Provenance lane/) });
+    expect(p!.conversation).toEqual({
+      conversationId: l.conversationId,
+      conversationUrl: `https://chatgpt.com/c/${l.conversationId}`,
+      title: expect.stringMatching(/^Provenance lane/),
+    });
   } else {
     expect(p!.conversation).toBeNull();
   }
@@ -203,7 +219,12 @@ test('a first fast-forward landing with nothing to bound it attributes its head 
   await land(ref, view.ownershipId, d2, d2);
 
   const head = await provenance(h.pool, freshRoot, d2);
-  expectChain(head, { name: 'ff', ownershipId: view.ownershipId, session: 'session-ff', workerId: 'worker-ff', conversationId: null, landedHead: d2, inside: [] }, d2, 'landed_head');
+  expectChain(
+    head,
+    { name: 'ff', ownershipId: view.ownershipId, session: 'session-ff', workerId: 'worker-ff', conversationId: null, landedHead: d2, inside: [] },
+    d2,
+    'landed_head',
+  );
   expect(head!.worker).toEqual({ runId: null, workerId: 'worker-ff' });
   const text = renderProvenance(head!);
   expect(text).toMatch(/^Conversation: +unknown$/m);

@@ -30,7 +30,15 @@ afterAll(async () => h?.shutdown());
 const as = (session: string) => ({ OVERDECK_EXECUTION_SESSION_ID: session });
 
 function bindReq(repo: RepoFixture, wt: { path: string; branch: string }, session: string, workerId = `worker-${session}`): BindRequest {
-  return { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId }, principal: executor(workerId) };
+  return {
+    repoRoot: repo.repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId },
+    principal: executor(workerId),
+  };
 }
 
 /** A worktree owned through the service, its projection written by the host agent. */
@@ -59,7 +67,8 @@ describe('ordinary projections', () => {
     const ref = { repoRoot: view.repoRoot, worktreePath: view.worktreePath };
     const planned = await h.client.bindPlan(ref, { executionSessionId: 's-behind', epoch: 1, principal: executor('worker-s-behind'), lane: 'lane-2' });
     // bindPlan does not wait for the host agent: let it finish before rolling the projection back.
-    for (let v = await h.client.projection(ref); v!.projectionSync.localSeq < planned.seq; v = await h.client.projection(ref)) await new Promise((r) => setTimeout(r, 50));
+    for (let v = await h.client.projection(ref); v!.projectionSync.localSeq < planned.seq; v = await h.client.projection(ref))
+      await new Promise((r) => setTimeout(r, 50));
     const stale = await readProjection(wt.path);
     await writeProjection(wt.path, { ...stale!, seq: view.seq, lane: null }, { force: true });
     const res = await reconcile(wt.path, port);
@@ -129,7 +138,22 @@ describe('ordinary projections', () => {
   it('stale (a projection the service knows nothing of): --repair clears it', async () => {
     const repo = makeRepo(1);
     const wt = repo.worktrees[0];
-    await writeProjection(wt.path, { ownershipId: 'own_01ARZ3NDEKTSV4RRFFQ69G5FAV', executionSessionId: 's-nobody', runtime: 'x', conversationId: null, conversationUrl: null, workerId: null, runId: null, lane: null, planRef: null, epoch: 1, seq: 3, state: 'active', claimedAt: new Date().toISOString(), lastSeenAt: new Date().toISOString() });
+    await writeProjection(wt.path, {
+      ownershipId: 'own_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+      executionSessionId: 's-nobody',
+      runtime: 'x',
+      conversationId: null,
+      conversationUrl: null,
+      workerId: null,
+      runId: null,
+      lane: null,
+      planRef: null,
+      epoch: 1,
+      seq: 3,
+      state: 'active',
+      claimedAt: new Date().toISOString(),
+      lastSeenAt: new Date().toISOString(),
+    });
     expect(await reconcile(wt.path, port)).toMatchObject({ kind: 'stale', reason: 'unknown_to_service', durable: null });
     expect(await reconcile(wt.path, port, { repair: true })).toMatchObject({ repaired: true });
     expect(await readProjection(wt.path)).toBeNull();
@@ -140,7 +164,13 @@ describe('ordinary projections', () => {
     const ref = { repoRoot: view.repoRoot, worktreePath: view.worktreePath };
     const leftover = await readProjection(wt.path);
     const sha = 'c'.repeat(40);
-    await h.client.landed(ref, { sourceHead: sha, landedBranch: 'main', landedHead: sha, landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'lander' } });
+    await h.client.landed(ref, {
+      sourceHead: sha,
+      landedBranch: 'main',
+      landedHead: sha,
+      landedAt: new Date().toISOString(),
+      principal: { kind: 'landing', id: 'lander' },
+    });
     await h.client.worktreeRemoved(ref, { principal: { kind: 'system', id: 'host' } });
     await h.temporal.workflow.getHandle(await h.client.workflowIdOf(ref)).result();
     await writeProjection(wt.path, leftover, { force: true }); // e.g. the host was down while it closed
@@ -163,13 +193,20 @@ describe('provisional claims', () => {
 
     const res = await reconcile(wt.path, port);
     expect(res).toMatchObject({ kind: 'conflict', reason: 'worktree_owned', changed: false, provisional: { executionSessionId: 's-prov' } });
-    expect(logged).toEqual([expect.objectContaining({ kind: 'conflict', provisional: expect.objectContaining({ idempotencyKey: claim.projection!.idempotencyKey }) })]);
+    expect(logged).toEqual([
+      expect.objectContaining({ kind: 'conflict', provisional: expect.objectContaining({ idempotencyKey: claim.projection!.idempotencyKey }) }),
+    ]);
     // Logged durably, beside the ownership log.
     const rows = await h.pool.query('SELECT kind, reason, provisional FROM reconciliations WHERE worktree_path = $1', [q.worktreePath]);
     expect(rows.rows).toEqual([{ kind: 'conflict', reason: 'worktree_owned', provisional: expect.objectContaining({ executionSessionId: 's-prov' }) }]);
     expect(await readSupersededProvisional(wt.path)).toBeNull();
     // The durable owner, with the secret of its tenure (the projection holds its hash).
-    expect(await guardCheck(wt.path, { ...as('s-bound'), OVERDECK_TENURE_SECRET: testTenureSecret({ ownershipId: q.ownershipId, epoch: q.epoch, executionSessionId: 's-bound' }) })).toEqual({ allowed: true });
+    expect(
+      await guardCheck(wt.path, {
+        ...as('s-bound'),
+        OVERDECK_TENURE_SECRET: testTenureSecret({ ownershipId: q.ownershipId, epoch: q.epoch, executionSessionId: 's-bound' }),
+      }),
+    ).toEqual({ allowed: true });
     expect(await guardCheck(wt.path, as('s-prov'))).toMatchObject({ allowed: false, reason: 'not_owner' });
     expect((await reconcile(wt.path, port)).kind).toBe('in_sync');
   });
@@ -191,7 +228,9 @@ describe('provisional claims', () => {
     const ref = { repoRoot: view.repoRoot, worktreePath: view.worktreePath };
     await h.client.release(ref, { executionSessionId: 's-orig', epoch: 1, principal: executor('worker-s-orig') });
     spawnSync('git', ['checkout', '-q', '-b', 'other-branch'], { cwd: wt.path });
-    expect((await offlineClaim(wt.path, { executionSessionId: 's-late', runtime: 'codex-cli', workerId: 'w-late', allowedRoots: [TMP()] })).status).toBe('claimed');
+    expect((await offlineClaim(wt.path, { executionSessionId: 's-late', runtime: 'codex-cli', workerId: 'w-late', allowedRoots: [TMP()] })).status).toBe(
+      'claimed',
+    );
     const res = await reconcile(wt.path, port);
     expect(res).toMatchObject({ kind: 'conflict', reason: 'worktree_mismatch' });
     expect(await guardCheck(wt.path, as('s-late'))).toMatchObject({ allowed: false, reason: 'provisional_conflict' });

@@ -42,7 +42,10 @@ async function bind(i: number, session: string, token = s.tokens.executor, extra
 const post = (id: string, what: string, token: string, body: unknown) => s.raw('POST', `/v1/ownerships/${id}/${what}`, { token, body });
 
 async function liveRows(worktreePath: string): Promise<{ ownership_id: string; owner_session_id: string | null }[]> {
-  const res = await s.h.pool.query(`SELECT ownership_id, owner_session_id FROM ownerships WHERE worktree_path = $1 AND state NOT IN ('released', 'landed', 'closed')`, [worktreePath]);
+  const res = await s.h.pool.query(
+    `SELECT ownership_id, owner_session_id FROM ownerships WHERE worktree_path = $1 AND state NOT IN ('released', 'landed', 'closed')`,
+    [worktreePath],
+  );
   return res.rows;
 }
 
@@ -62,7 +65,11 @@ describe('1. one worktree is one ownership, however its repository root or path 
     const link = path.join(linkDir, 'alias');
     symlinkSync(repo.worktrees[1]!.path, link);
     expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...noRoot, worktreePath: link } }), 409, 'worktree_owned');
-    expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...noRoot, worktreePath: `${repo.worktrees[1]!.path}/.` } }), 409, 'worktree_owned');
+    expectError(
+      await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...noRoot, worktreePath: `${repo.worktrees[1]!.path}/.` } }),
+      409,
+      'worktree_owned',
+    );
     expect((await liveRows(repo.worktrees[1]!.path)).map((r) => r.ownership_id)).toEqual([a.ownershipId]);
   });
 
@@ -80,7 +87,11 @@ describe('1. one worktree is one ownership, however its repository root or path 
     expect(res.status).toBe(200);
     // A linked worktree has no pointer back to the main one: git names the repository by its git dir.
     expect((res.body as OwnershipViewOut).repoRoot).toBe(path.join(dir, 'gitdir'));
-    expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...body, executionSessionId: 'sep-b', repoRoot: main } }), 400, 'repo_root_mismatch');
+    expectError(
+      await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...body, executionSessionId: 'sep-b', repoRoot: main } }),
+      400,
+      'repo_root_mismatch',
+    );
     expectError(await s.raw('POST', '/v1/bind', { token: s.tokens.otherExecutor, body: { ...body, executionSessionId: 'sep-b' } }), 409, 'worktree_owned');
   });
 });
@@ -101,14 +112,27 @@ describe('2. a handoff goes to the worker it names', () => {
     expect(accepted.status).toBe(200);
     expect((accepted.body as OwnershipViewOut).worker?.workerId).toBe(s.workerId);
     // A replay by the other worker is not a replay: it is refused too.
-    expectError(await post(a.ownershipId, 'handoff/accept', s.tokens.otherExecutor, { handoffId, executionSessionId: 'ho-b', runtime: 'codex-cli' }), 409, 'no_pending_handoff');
+    expectError(
+      await post(a.ownershipId, 'handoff/accept', s.tokens.otherExecutor, { handoffId, executionSessionId: 'ho-b', runtime: 'codex-cli' }),
+      409,
+      'no_pending_handoff',
+    );
   });
 
   test('a handoff to another worker can only be accepted by that worker', async () => {
     const a = await bind(3, 'ho-c');
-    const started = await post(a.ownershipId, 'handoff', s.tokens.executor, { executionSessionId: 'ho-c', epoch: 1, toExecutionSessionId: 'ho-d', toWorkerId: s.otherWorkerId });
+    const started = await post(a.ownershipId, 'handoff', s.tokens.executor, {
+      executionSessionId: 'ho-c',
+      epoch: 1,
+      toExecutionSessionId: 'ho-d',
+      toWorkerId: s.otherWorkerId,
+    });
     const handoffId = (started.body as OwnershipViewOut).handoff!.handoffId;
-    expectError(await post(a.ownershipId, 'handoff/accept', s.tokens.executor, { handoffId, executionSessionId: 'ho-d', runtime: 'codex-cli' }), 409, 'handoff_mismatch');
+    expectError(
+      await post(a.ownershipId, 'handoff/accept', s.tokens.executor, { handoffId, executionSessionId: 'ho-d', runtime: 'codex-cli' }),
+      409,
+      'handoff_mismatch',
+    );
     const ok = await post(a.ownershipId, 'handoff/accept', s.tokens.otherExecutor, { handoffId, executionSessionId: 'ho-d', runtime: 'codex-cli' });
     expect(ok.status).toBe(200);
     expect((ok.body as OwnershipViewOut).worker?.workerId).toBe(s.otherWorkerId);
@@ -137,7 +161,13 @@ describe('4. the loser of an ownership learns it on its next call', () => {
 
   test('after a forced reclaim the old owner is told too', async () => {
     const a = await bind(6, 'st-c');
-    const reclaimed = await post(a.ownershipId, 'reclaim', s.tokens.admin, { executionSessionId: 'st-d', runtime: 'codex-cli', force: true, reason: 'test', worker: { workerId: s.otherWorkerId } });
+    const reclaimed = await post(a.ownershipId, 'reclaim', s.tokens.admin, {
+      executionSessionId: 'st-d',
+      runtime: 'codex-cli',
+      force: true,
+      reason: 'test',
+      worker: { workerId: s.otherWorkerId },
+    });
     expect(reclaimed.status).toBe(200);
     expect(['applied', 'pending', 'failed']).toContain((reclaimed.body as OwnershipViewOut).projection);
     expectError(await post(a.ownershipId, 'heartbeat', s.tokens.executor, { executionSessionId: 'st-c', epoch: 1 }), 409, 'not_owner');
@@ -157,12 +187,22 @@ describe('8. fencing says where it stands and messages reach the lifecycle they 
   test('a message naming an ended lifecycle does not act on the next one of the same worktree', async () => {
     const r = makeRepo(1);
     const wt = r.worktrees[0]!;
-    const req = { repoRoot: r.repoRoot, worktreePath: wt.path, branch: wt.branch, runtime: 'codex-cli', worker: { runId: null, workerId: 'fence-w' }, principal: executorPrincipal('fence-w') };
+    const req = {
+      repoRoot: r.repoRoot,
+      worktreePath: wt.path,
+      branch: wt.branch,
+      runtime: 'codex-cli',
+      worker: { runId: null, workerId: 'fence-w' },
+      principal: executorPrincipal('fence-w'),
+    };
     const first = await s.h.client.bind({ ...req, executionSessionId: 'fence-1' });
     await s.h.client.release({ worktreePath: wt.path }, { executionSessionId: 'fence-1', epoch: 1, principal: executorPrincipal('fence-w') });
     const landedHead = git(r.repoRoot, 'rev-parse', 'HEAD');
     const landing = { kind: 'landing' as const, id: 'landing-test' };
-    await s.h.client.landed({ worktreePath: wt.path }, { sourceHead: landedHead, landedBranch: 'main', landedHead, landedAt: new Date().toISOString(), principal: landing });
+    await s.h.client.landed(
+      { worktreePath: wt.path },
+      { sourceHead: landedHead, landedBranch: 'main', landedHead, landedAt: new Date().toISOString(), principal: landing },
+    );
     await s.h.client.worktreeRemoved({ worktreePath: wt.path }, { reason: 'test', principal: landing });
     const workflowId = await s.h.client.workflowIdOf({ worktreePath: wt.path });
     await s.h.temporal.workflow.getHandle(workflowId).result();
@@ -170,7 +210,10 @@ describe('8. fencing says where it stands and messages reach the lifecycle they 
     expect(second.ownershipId).not.toBe(first.ownershipId);
     const stale = await s.h.client
       .release({ workflowId, ownershipId: first.ownershipId }, { executionSessionId: 'fence-2', epoch: 1, principal: executorPrincipal('fence-w') })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(stale).toBeInstanceOf(OwnershipError);
     expect((stale as OwnershipError).code).toBe('ownership_mismatch');
     expect((await s.h.client.projection({ workflowId }))?.state).toBe('active');
@@ -181,8 +224,19 @@ describe('8. fencing says where it stands and messages reach the lifecycle they 
     const wt = r.worktrees[0]!;
     const principal = { kind: 'executor' as const, id: 'exec-run', workerId: 'run-w', runId: 'run-1' };
     const err = await s.h.client
-      .bind({ repoRoot: r.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'run-s', runtime: 'codex-cli', worker: { workerId: 'run-w', runId: 'run-2' }, principal })
-      .then(() => null, (e: unknown) => e);
+      .bind({
+        repoRoot: r.repoRoot,
+        worktreePath: wt.path,
+        branch: wt.branch,
+        executionSessionId: 'run-s',
+        runtime: 'codex-cli',
+        worker: { workerId: 'run-w', runId: 'run-2' },
+        principal,
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect((err as OwnershipError).code).toBe('worker_mismatch');
   });
 });
@@ -213,12 +267,27 @@ describe('5. a liveness verdict lands only on the owner it was asked about', () 
     const wt = r.worktrees[0]!;
     const p = executorPrincipal('lv-w');
     const ref = { worktreePath: wt.path };
-    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'lv-a', runtime: 'codex-cli', worker: { workerId: 'lv-w', runId: null }, principal: p, leaseTtlMs: 1_000 });
+    await h.client.bind({
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: 'lv-a',
+      runtime: 'codex-cli',
+      worker: { workerId: 'lv-w', runId: null },
+      principal: p,
+      leaseTtlMs: 1_000,
+    });
     const deadline = Date.now() + 20_000;
     while (asked === 0 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 100));
     expect(asked).toBe(1);
     const started = await h.client.handoff(ref, { executionSessionId: 'lv-a', epoch: 1, principal: p, toExecutionSessionId: 'lv-b', toWorkerId: 'lv-w' });
-    await h.client.acceptHandoff(ref, { handoffId: started.handoff!.handoffId, executionSessionId: 'lv-b', runtime: 'codex-cli', worker: { workerId: 'lv-w', runId: null }, principal: p, leaseTtlMs: 1_000 });
+    await h.client.acceptHandoff(ref, {
+      handoffId: started.handoff!.handoffId,
+      executionSessionId: 'lv-b',
+      runtime: 'codex-cli',
+      worker: { workerId: 'lv-w', runId: null },
+      principal: p,
+      leaseTtlMs: 1_000,
+    });
     // The new owner is silent too by the time the verdict about the old one arrives.
     await new Promise((res) => setTimeout(res, 1_500));
     waiting.shift()!('dead');

@@ -34,7 +34,18 @@ afterAll(async () => {
 async function bound(i: number, session: string): Promise<OwnershipView & { workflowId: string }> {
   const wt = repo.worktrees[i]!;
   const workflowId = await h.client.workflowIdOf({ worktreePath: wt.path });
-  return { workflowId, ...(await h.client.bind({ repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: session, runtime: 'codex-cli', worker: { runId: 'run-w', workerId: 'worker-w' }, principal: executor('worker-w') })) };
+  return {
+    workflowId,
+    ...(await h.client.bind({
+      repoRoot: repo.repoRoot,
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: session,
+      runtime: 'codex-cli',
+      worker: { runId: 'run-w', workerId: 'worker-w' },
+      principal: executor('worker-w'),
+    })),
+  };
 }
 
 const adminReclaim = (extra: Record<string, unknown> = {}) => ({
@@ -58,9 +69,14 @@ async function refusalOf(p: Promise<unknown>): Promise<{ type: string | null | u
   return { type: (cause as ApplicationFailure).type, details: (cause as ApplicationFailure).details?.[0] };
 }
 
-async function refusedRows(ownershipId: string, n: number): Promise<{ message: string; problem: string; claimed_principal: string | null; message_id: string | null }[]> {
+async function refusedRows(
+  ownershipId: string,
+  n: number,
+): Promise<{ message: string; problem: string; claimed_principal: string | null; message_id: string | null }[]> {
   for (let i = 0; i < 100; i++) {
-    const { rows } = await h.pool.query('SELECT message, problem, claimed_principal, message_id FROM refused_messages WHERE ownership_id = $1 ORDER BY id', [ownershipId]);
+    const { rows } = await h.pool.query('SELECT message, problem, claimed_principal, message_id FROM refused_messages WHERE ownership_id = $1 ORDER BY id', [
+      ownershipId,
+    ]);
     if (rows.length >= n) return rows;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -77,14 +93,22 @@ test('a forced admin reclaim sent straight to Temporal without the service key i
   expect(r.details).toEqual({ problem: 'unsealed' });
 
   // A hand-written seal claiming to be proven is not believed either.
-  const forged = await refusalOf(handle.executeUpdate(reclaimUpdate, { args: [adminReclaim({ seal: { ok: true, kid: 'x', messageId: 'intruder-2', exp: Date.now() + 60_000 } }) as never], updateId: 'intruder-2' }));
+  const forged = await refusalOf(
+    handle.executeUpdate(reclaimUpdate, {
+      args: [adminReclaim({ seal: { ok: true, kid: 'x', messageId: 'intruder-2', exp: Date.now() + 60_000 } }) as never],
+      updateId: 'intruder-2',
+    }),
+  );
   expect(forged.type).toBe('message_unsealed');
 
   // Nothing changed: the same events, the same owner; and the ownership answers its owner at once.
   expect(await readEvents(h.pool, owned.ownershipId)).toEqual(before);
   const after = await h.client.projection({ workflowId: owned.workflowId });
   expect(after?.owner?.executionSessionId).toBe('owner-0');
-  const released = await h.client.release({ workflowId: owned.workflowId }, { executionSessionId: 'owner-0', epoch: owned.epoch, principal: executor('worker-w') });
+  const released = await h.client.release(
+    { workflowId: owned.workflowId },
+    { executionSessionId: 'owner-0', epoch: owned.epoch, principal: executor('worker-w') },
+  );
   expect(released.state).toBe('released');
 
   const rows = await refusedRows(owned.ownershipId, 2);
@@ -99,10 +123,14 @@ test('a sealed message counts only for the update it was sealed for, and only un
   const handle = h.temporal.workflow.getHandle(owned.workflowId);
   const release = { executionSessionId: 'owner-1', epoch: owned.epoch, principal: executor('worker-w') };
   // Sealed with the service key (h.temporal holds it), but for another update id: a captured message sent again under a new id.
-  const replayed = await refusalOf(handle.executeUpdate(releaseUpdate, { args: [{ ...release, seal: { messageId: 'captured', exp: Date.now() + 60_000 } }], updateId: 'replayed' }));
+  const replayed = await refusalOf(
+    handle.executeUpdate(releaseUpdate, { args: [{ ...release, seal: { messageId: 'captured', exp: Date.now() + 60_000 } }], updateId: 'replayed' }),
+  );
   expect(replayed).toEqual({ type: 'message_unsealed', details: { problem: 'other_message' } });
   // Sealed for this id, but long expired: a captured message kept for later.
-  const late = await refusalOf(handle.executeUpdate(releaseUpdate, { args: [{ ...release, seal: { messageId: 'late', exp: Date.now() - 1 } }], updateId: 'late' }));
+  const late = await refusalOf(
+    handle.executeUpdate(releaseUpdate, { args: [{ ...release, seal: { messageId: 'late', exp: Date.now() - 1 } }], updateId: 'late' }),
+  );
   expect(late).toEqual({ type: 'message_unsealed', details: { problem: 'expired' } });
   expect((await h.client.projection({ workflowId: owned.workflowId }))?.state).toBe('active');
   const rows = await refusedRows(owned.ownershipId, 2);
@@ -115,7 +143,13 @@ test('signals without the service key change nothing: no landing, no heartbeat',
   const submitted = await h.client.submit(ref, { executionSessionId: 'owner-2', epoch: owned.epoch, principal: executor('worker-w'), head: 'a'.repeat(40) });
   expect(submitted.state).toBe('submitted');
   const handle = intruder.workflow.getHandle(owned.workflowId);
-  const landing = { sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: 'b'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'intruder' } };
+  const landing = {
+    sourceHead: 'a'.repeat(40),
+    landedBranch: 'main',
+    landedHead: 'b'.repeat(40),
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing', id: 'intruder' },
+  };
   await handle.signal(landedSignal, landing as never);
   await handle.signal(heartbeatSignal, { executionSessionId: 'owner-2', epoch: owned.epoch, seal: { ok: true } } as never);
   const rows = await refusedRows(owned.ownershipId, 2);
@@ -133,10 +167,17 @@ test('signals without the service key change nothing: no landing, no heartbeat',
 test('a signal the workflow refuses is recorded under the id its sender gave it, never dropped', async () => {
   const current = await bound(3, 'owner-3');
   const workflowId = current.workflowId;
-  const landing = { sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: 'c'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing' as const, id: 'lander' } };
+  const landing = {
+    sourceHead: 'a'.repeat(40),
+    landedBranch: 'main',
+    landedHead: 'c'.repeat(40),
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing' as const, id: 'lander' },
+  };
   // Addressed to another lifecycle of this worktree: the workflow refuses it (ownership_mismatch).
   await h.client.landed({ workflowId, ownershipId: 'own_01JABCDEFGHJKMNPQRSTVWXYZ0' }, landing, { messageId: 'sig-misaddressed' });
-  for (let i = 0; i < 100 && (await recordedRefusal(h.pool, current.ownershipId, 'sig-misaddressed')) === null; i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 100 && (await recordedRefusal(h.pool, current.ownershipId, 'sig-misaddressed')) === null; i++)
+    await new Promise((r) => setTimeout(r, 100));
   expect(await recordedRefusal(h.pool, current.ownershipId, 'sig-misaddressed')).toBe('ownership_mismatch');
   expect((await h.client.projection({ workflowId }))!.landings).toHaveLength(0);
 });

@@ -55,14 +55,28 @@ beforeAll(async () => {
     }),
     { mode: 0o600 },
   );
-  const config = loadConfig({ ...process.env, TEMPORAL_TASK_QUEUE: h.taskQueue, OD_HOST_ID: h.hostId, OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP!, OD_TOKENS_FILE: tokensFile, LOG_LEVEL: 'trace' });
+  const config = loadConfig({
+    ...process.env,
+    TEMPORAL_TASK_QUEUE: h.taskQueue,
+    OD_HOST_ID: h.hostId,
+    OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP!,
+    OD_TOKENS_FILE: tokensFile,
+    LOG_LEVEL: 'trace',
+  });
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
       logs.push(chunk.toString());
       done();
     },
   });
-  app = await buildServer({ config, temporal: h.temporal, client: h.client, pool: h.pool, authenticator: loadAuthenticator({ tokensFile }), logger: createLogger('trace', sink) });
+  app = await buildServer({
+    config,
+    temporal: h.temporal,
+    client: h.client,
+    pool: h.pool,
+    authenticator: loadAuthenticator({ tokensFile }),
+    logger: createLogger('trace', sink),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
@@ -75,7 +89,11 @@ afterAll(async () => {
 async function call(method: string, p: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url + p, {
     method,
-    headers: { authorization: `Bearer ${token}`, cookie: `session=${COOKIE}; other=${COOKIE}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      cookie: `session=${COOKIE}; other=${COOKIE}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -94,7 +112,12 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
     executorInstanceId: 'ext-canary',
     sessionGeneration: 'gen-1',
     sequence: 1,
-    conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}?token=${TOKEN('url')}#${COOKIE}`, title: `${TEXT} title`, observedAt: new Date().toISOString() },
+    conversation: {
+      conversationId,
+      conversationUrl: `https://chatgpt.com/c/${conversationId}?token=${TOKEN('url')}#${COOKIE}`,
+      title: `${TEXT} title`,
+      observedAt: new Date().toISOString(),
+    },
   };
   const smuggled = await call('POST', '/v1/executor/conversation', exec, { ...observation, sequence: 0, cookie: COOKIE, accessToken: TOKEN('body') });
   expect(smuggled.status).toBe(400);
@@ -103,8 +126,16 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   expect(reported.status).toBe(200);
 
   // A request with a wrong token carrying a canary, and a bind naming a conversation, are refused.
-  expect((await call('POST', '/v1/bind', TOKEN('forged'), { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's' })).status).toBe(401);
-  const withConversation = await call('POST', '/v1/bind', exec, { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's', conversation: { conversationId, token: TOKEN('conv') } });
+  expect(
+    (await call('POST', '/v1/bind', TOKEN('forged'), { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 's' })).status,
+  ).toBe(401);
+  const withConversation = await call('POST', '/v1/bind', exec, {
+    repoRoot: repo.repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: 's',
+    conversation: { conversationId, token: TOKEN('conv') },
+  });
   expect(withConversation.status).toBe(400);
 
   // The full scenario, every free-text field carrying the text canary.
@@ -125,11 +156,29 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   expect(v.owner.conversation.conversationUrl).toBe(`https://chatgpt.com/c/${conversationId}`);
   const id = v.ownershipId;
   expect((await call('POST', `/v1/ownerships/${id}/heartbeat`, exec, { executionSessionId: `canary-a-${RUN}`, epoch: 1 })).status).toBe(202);
-  expect((await call('POST', `/v1/ownerships/${id}/plan`, exec, { executionSessionId: `canary-a-${RUN}`, epoch: 1, lane: `${TEXT} lane 2`, planRef: `${TEXT} plan 2` })).status).toBe(200);
-  const ho = await call('POST', `/v1/ownerships/${id}/handoff`, exec, { executionSessionId: `canary-a-${RUN}`, epoch: 1, toExecutionSessionId: `canary-b-${RUN}`, reason: `${TEXT} handoff` });
+  expect(
+    (
+      await call('POST', `/v1/ownerships/${id}/plan`, exec, {
+        executionSessionId: `canary-a-${RUN}`,
+        epoch: 1,
+        lane: `${TEXT} lane 2`,
+        planRef: `${TEXT} plan 2`,
+      })
+    ).status,
+  ).toBe(200);
+  const ho = await call('POST', `/v1/ownerships/${id}/handoff`, exec, {
+    executionSessionId: `canary-a-${RUN}`,
+    epoch: 1,
+    toExecutionSessionId: `canary-b-${RUN}`,
+    reason: `${TEXT} handoff`,
+  });
   expect(ho.status).toBe(200);
   const handoffId = (ho.body as { handoff: { handoffId: string } }).handoff.handoffId;
-  const accepted = await call('POST', `/v1/ownerships/${id}/handoff/accept`, exec, { handoffId, executionSessionId: `canary-b-${RUN}`, runtime: 'chatgpt-web' });
+  const accepted = await call('POST', `/v1/ownerships/${id}/handoff/accept`, exec, {
+    handoffId,
+    executionSessionId: `canary-b-${RUN}`,
+    runtime: 'chatgpt-web',
+  });
   expect(accepted.status).toBe(200);
   secrets.push((accepted.body as { tenure: { secret: string } }).tenure.secret);
   // Fetched again, and handed to an admin's recorded override: the same secret, and still nowhere else.
@@ -155,7 +204,13 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   expect((await call('POST', `/v1/ownerships/${id}/submit`, exec, { executionSessionId: `canary-b-${RUN}`, epoch: 2, head })).status).toBe(200);
   git(repo.repoRoot, 'merge', '-q', '--no-ff', '-m', 'land', wt.branch);
   const landedHead = git(repo.repoRoot, 'rev-parse', 'HEAD');
-  const landing = await call('POST', '/v1/landings', TOKEN('landing'), { ownershipId: id, sourceHead: head, landedBranch: 'main', landedHead, landedAt: new Date().toISOString() });
+  const landing = await call('POST', '/v1/landings', TOKEN('landing'), {
+    ownershipId: id,
+    sourceHead: head,
+    landedBranch: 'main',
+    landedHead,
+    landedAt: new Date().toISOString(),
+  });
   expect([200, 202]).toContain(landing.status);
   expect((await call('GET', `/v1/history?ownershipId=${id}`, TOKEN('admin'))).status).toBe(200);
   expect((await call('GET', `/v1/provenance/${landedHead}?repo=${encodeURIComponent(repo.repoRoot)}`, TOKEN('admin'))).status).toBe(200);
@@ -178,7 +233,11 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   const wf = await h.pool.query<{ workflow_id: string }>('SELECT DISTINCT workflow_id FROM ownerships WHERE repo_root = $1', [repo.repoRoot]);
   expect(wf.rows.length).toBeGreaterThan(0);
   for (const { workflow_id } of wf.rows) {
-    const shown = execFileSync(temporalCliPath(), ['workflow', 'show', '--workflow-id', workflow_id, '--address', process.env.TEMPORAL_ADDRESS!, '--output', 'json'], { encoding: 'utf8' });
+    const shown = execFileSync(
+      temporalCliPath(),
+      ['workflow', 'show', '--workflow-id', workflow_id, '--address', process.env.TEMPORAL_ADDRESS!, '--output', 'json'],
+      { encoding: 'utf8' },
+    );
     places[`temporal:${workflow_id}`] = `${shown}\n${decodedPayloads(JSON.parse(shown)).join('\n')}`;
   }
   // git: every config, include and lock file of the repository and its worktrees (objects excluded).
@@ -186,22 +245,42 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   places.logs = logs.join('\n');
 
   expect(places.logs.length).toBeGreaterThan(0);
-  const found = Object.entries(places).filter(([, text]) => text.includes(TOKEN_MARK) || text.includes(COOKIE)).map(([where]) => where);
+  const found = Object.entries(places)
+    .filter(([, text]) => text.includes(TOKEN_MARK) || text.includes(COOKIE))
+    .map(([where]) => where);
   expect(found).toEqual([]);
   // The service key seals every message (docs/operations.md#the-service-key): its seals are in the
   // histories, the key itself nowhere (base64 as in its file, or hex).
-  const serviceKey = readFileSync(process.env.OD_SERVICE_KEY_FILE!, 'utf8').split('\n').find((l) => l.trim() !== '' && !l.startsWith('#'))!.trim();
+  const serviceKey = readFileSync(process.env.OD_SERVICE_KEY_FILE!, 'utf8')
+    .split('\n')
+    .find((l) => l.trim() !== '' && !l.startsWith('#'))!
+    .trim();
   // As it would show: in clear, in hex, or base64 again (the CLI's JSON prints payload metadata base64).
   const keyForms = [serviceKey, Buffer.from(serviceKey, 'base64').toString('hex'), Buffer.from(serviceKey).toString('base64').replace(/=+$/, '')];
-  expect(Object.entries(places).filter(([, text]) => keyForms.some((k) => text.includes(k))).map(([where]) => where)).toEqual([]);
+  expect(
+    Object.entries(places)
+      .filter(([, text]) => keyForms.some((k) => text.includes(k)))
+      .map(([where]) => where),
+  ).toEqual([]);
   expect(Object.keys(places).some((k) => k.startsWith('temporal:') && places[k].includes('od-seal'))).toBe(true);
   // No tenure secret either: in clear, its MAC in hex or in standard base64, or the secret base64 again.
   const secretForms = secrets.flatMap((t) => {
     const mac = Buffer.from(t.slice('odt1_'.length), 'base64url');
-    return [t, t.slice('odt1_'.length), mac.toString('hex'), mac.toString('base64').replace(/=+$/, ''), Buffer.from(t).toString('base64').replace(/=+$/, ''), Buffer.from(t).toString('hex')];
+    return [
+      t,
+      t.slice('odt1_'.length),
+      mac.toString('hex'),
+      mac.toString('base64').replace(/=+$/, ''),
+      Buffer.from(t).toString('base64').replace(/=+$/, ''),
+      Buffer.from(t).toString('hex'),
+    ];
   });
   const everywhere = { ...places, ...held };
-  expect(Object.entries(everywhere).filter(([, text]) => secretForms.some((f) => text.includes(f))).map(([where]) => where)).toEqual([]);
+  expect(
+    Object.entries(everywhere)
+      .filter(([, text]) => secretForms.some((f) => text.includes(f)))
+      .map(([where]) => where),
+  ).toEqual([]);
   // The override is recorded (the positive control of the table the secret never reaches).
   expect(places['postgres:overrides']).toContain(`${TEXT} override`);
   // Positive control: the scan does see data the scenario stored.

@@ -10,12 +10,22 @@ import { executorPrincipal, startHarness } from '../support/harness';
  * pending handoff's expiry are state, not settings, and do not move.
  */
 test('a continue-as-new takes the worker configuration; the next handoff is offered with its timeout', async () => {
-  const h = await startHarness({ settings: { maxHistoryEvents: 40, handoffTimeoutMs: 600_000 }, workerSettings: { maxHistoryEvents: 400, handoffTimeoutMs: 123_000 } });
+  const h = await startHarness({
+    settings: { maxHistoryEvents: 40, handoffTimeoutMs: 600_000 },
+    workerSettings: { maxHistoryEvents: 400, handoffTimeoutMs: 123_000 },
+  });
   try {
     const wt = makeRepo(1).worktrees[0]!;
     const p = executorPrincipal('cfg-w');
     const ref = { worktreePath: wt.path };
-    await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 'cfg-a', runtime: 'codex-cli', worker: { workerId: 'cfg-w', runId: null }, principal: p });
+    await h.client.bind({
+      worktreePath: wt.path,
+      branch: wt.branch,
+      executionSessionId: 'cfg-a',
+      runtime: 'codex-cli',
+      worker: { workerId: 'cfg-w', runId: null },
+      principal: p,
+    });
     const workflowId = await h.client.workflowIdOf(ref);
     const handle = h.temporal.workflow.getHandle(workflowId);
     const firstRun = (await handle.describe()).runId;
@@ -43,7 +53,9 @@ test('a continue-as-new takes the worker configuration; the next handoff is offe
     const started = (await h.temporal.workflow.getHandle(workflowId, secondRun).fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
     const input = defaultPayloadConverter.fromPayload<OwnershipWorkflowInput>(started.input!.payloads![0]!);
     expect(input.settings).toMatchObject({ maxHistoryEvents: 400, handoffTimeoutMs: 123_000 });
-    const offered = await retrying(() => h.client.handoff(ref, { executionSessionId: 'cfg-a', epoch: 1, principal: p, toExecutionSessionId: 'cfg-b', toWorkerId: 'cfg-w' }));
+    const offered = await retrying(() =>
+      h.client.handoff(ref, { executionSessionId: 'cfg-a', epoch: 1, principal: p, toExecutionSessionId: 'cfg-b', toWorkerId: 'cfg-w' }),
+    );
     expect(Date.parse(offered.handoff!.expiresAt) - Date.parse(offered.handoff!.startedAt)).toBe(123_000);
   } finally {
     await h.shutdown();

@@ -89,8 +89,14 @@ test('the tenure route answers the same proof to the session that holds the owne
   const route = `/v1/ownerships/${id}/tenure`;
   expect(await ok<TenureOut>(await s.raw('POST', route, { token: s.tokens.executor, body: { executionSessionId: 'ten-s1' } }))).toEqual(bound.tenure);
   // An admin may act for the owner's worker (named or not); a worker named must be the owner's.
-  expect(await ok<TenureOut>(await s.raw('POST', route, { token: s.tokens.admin, body: { executionSessionId: 'ten-s1', worker: { workerId: s.workerId } } }))).toEqual(bound.tenure);
-  expectError(await s.raw('POST', route, { token: s.tokens.admin, body: { executionSessionId: 'ten-s1', worker: { workerId: s.otherWorkerId } } }), 403, 'worker_mismatch');
+  expect(
+    await ok<TenureOut>(await s.raw('POST', route, { token: s.tokens.admin, body: { executionSessionId: 'ten-s1', worker: { workerId: s.workerId } } })),
+  ).toEqual(bound.tenure);
+  expectError(
+    await s.raw('POST', route, { token: s.tokens.admin, body: { executionSessionId: 'ten-s1', worker: { workerId: s.otherWorkerId } } }),
+    403,
+    'worker_mismatch',
+  );
 
   expectError(await s.raw('POST', route, { token: s.tokens.executor, body: { executionSessionId: 'ten-other' } }), 409, 'not_owner');
   expectError(await s.raw('POST', route, { token: s.tokens.otherExecutor, body: { executionSessionId: 'ten-s1' } }), 403, 'worker_mismatch');
@@ -98,7 +104,11 @@ test('the tenure route answers the same proof to the session that holds the owne
   expectError(await s.raw('POST', route, { token: s.tokens.landing, body: { executionSessionId: 'ten-s1' } }), 403, 'forbidden');
   expectError(await s.raw('POST', route, { body: { executionSessionId: 'ten-s1' } }), 401, 'unauthenticated');
   expectError(await s.raw('POST', route, { token: s.tokens.executor, body: { executionSessionId: 'ten-s1', epoch: 1 } }), 400, 'unknown_field');
-  expectError(await s.raw('POST', '/v1/ownerships/own_01JZZZZZZZZZZZZZZZZZZZZZZZ/tenure', { token: s.tokens.executor, body: { executionSessionId: 'ten-s1' } }), 404, 'not_found');
+  expectError(
+    await s.raw('POST', '/v1/ownerships/own_01JZZZZZZZZZZZZZZZZZZZZZZZ/tenure', { token: s.tokens.executor, body: { executionSessionId: 'ten-s1' } }),
+    404,
+    'not_found',
+  );
 
   // Released: nobody holds it, so nobody gets a proof.
   await ok(await s.raw('POST', `/v1/ownerships/${id}/release`, { token: s.tokens.executor, body: { executionSessionId: 'ten-s1', epoch: 1 } }));
@@ -112,10 +122,20 @@ test('after a handoff the new owner’s secret is the projection’s and the old
   const oldHash = sha256(expectTenure(a.tenure, 'ten-a', 1).secret);
   expect(await projectedHashes(wt, 1)).toContain(oldHash);
 
-  const offered = await ok<OwnershipViewOut>(await s.raw('POST', `/v1/ownerships/${id}/handoff`, { token: s.tokens.executor, body: { executionSessionId: 'ten-a', epoch: 1, toExecutionSessionId: 'ten-b' } }));
+  const offered = await ok<OwnershipViewOut>(
+    await s.raw('POST', `/v1/ownerships/${id}/handoff`, {
+      token: s.tokens.executor,
+      body: { executionSessionId: 'ten-a', epoch: 1, toExecutionSessionId: 'ten-b' },
+    }),
+  );
   // Offering is not giving: the owner's proof stands until the successor accepts.
   expect(await projectedHashes(wt, 1)).toContain(oldHash);
-  const b = await ok<ClaimResponse>(await s.raw('POST', `/v1/ownerships/${id}/handoff/accept`, { token: s.tokens.executor, body: { handoffId: offered.handoff!.handoffId, executionSessionId: 'ten-b' } }));
+  const b = await ok<ClaimResponse>(
+    await s.raw('POST', `/v1/ownerships/${id}/handoff/accept`, {
+      token: s.tokens.executor,
+      body: { handoffId: offered.handoff!.handoffId, executionSessionId: 'ten-b' },
+    }),
+  );
   const bTenure = expectTenure(b.tenure, 'ten-b', 2);
   expect(bTenure.secret).not.toBe(a.tenure!.secret);
   const afterHandoff = await projectedHashes(wt, 2);
@@ -125,7 +145,10 @@ test('after a handoff the new owner’s secret is the projection’s and the old
   expectError(await s.raw('POST', `/v1/ownerships/${id}/tenure`, { token: s.tokens.executor, body: { executionSessionId: 'ten-a' } }), 409, 'not_owner');
 
   const c = await ok<ClaimResponse>(
-    await s.raw('POST', `/v1/ownerships/${id}/reclaim`, { token: s.tokens.admin, body: { executionSessionId: 'ten-c', force: true, reason: 'tenure test', worker: { workerId: s.workerId } } }),
+    await s.raw('POST', `/v1/ownerships/${id}/reclaim`, {
+      token: s.tokens.admin,
+      body: { executionSessionId: 'ten-c', force: true, reason: 'tenure test', worker: { workerId: s.workerId } },
+    }),
   );
   const cTenure = expectTenure(c.tenure, 'ten-c', 3);
   const afterReclaim = await projectedHashes(wt, 3);
@@ -147,8 +170,12 @@ test('an override is refused to executors, recorded before it is answered, and s
 
   // When the record cannot be written, nothing is handed out.
   const trigger = `tenure_test_refuse_${Math.random().toString(36).slice(2, 8)}`;
-  await s.h.pool.query(`CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '57P03'; END $$`);
-  await s.h.pool.query(`CREATE TRIGGER ${trigger} BEFORE INSERT ON overrides FOR EACH ROW WHEN (NEW.reason = 'cannot be recorded') EXECUTE FUNCTION ${trigger}()`);
+  await s.h.pool.query(
+    `CREATE FUNCTION ${trigger}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused for the test' USING ERRCODE = '57P03'; END $$`,
+  );
+  await s.h.pool.query(
+    `CREATE TRIGGER ${trigger} BEFORE INSERT ON overrides FOR EACH ROW WHEN (NEW.reason = 'cannot be recorded') EXECUTE FUNCTION ${trigger}()`,
+  );
   try {
     expectError(await s.raw('POST', route, { token: s.tokens.admin, body: { reason: 'cannot be recorded' } }), 503, 'unavailable');
   } finally {
@@ -166,7 +193,14 @@ test('an override is refused to executors, recorded before it is answered, and s
 
   const history = await ok<HistoryResponse>(await s.raw('GET', `/v1/history?ownershipId=${id}`, { token: s.tokens.reader }));
   expect(history.ownerships[0]!.overrides).toEqual([
-    { overrideId: answered.overrideId, ownershipId: id, epoch: 1, principal: expect.stringMatching(/^admin:/), reason: 'the agent wedged a rebase', at: expect.any(String) },
+    {
+      overrideId: answered.overrideId,
+      ownershipId: id,
+      epoch: 1,
+      principal: expect.stringMatching(/^admin:/),
+      reason: 'the agent wedged a rebase',
+      at: expect.any(String),
+    },
   ]);
   const shown = await cli(['history', repo.worktrees[3]!.path], { token: s.tokens.reader });
   expect(shown.code).toBe(EXIT.ok);
@@ -188,7 +222,13 @@ function cli(args: string[], o: { token?: string; cwd?: string; url?: string; en
 }
 
 /** `env`'s output as a map. */
-const envOf = (stdout: string) => new Map(stdout.split('\n').filter((l) => l.includes('=')).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+const envOf = (stdout: string) =>
+  new Map(
+    stdout
+      .split('\n')
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const),
+  );
 const GATE_DIR = path.resolve(__dirname, '../../bin/git-gate');
 
 test('od-worktree exec --ownership exports the current tenure; a secret already set passes through; another session is refused', async () => {
@@ -204,7 +244,10 @@ test('od-worktree exec --ownership exports the current tenure; a secret already 
   expect(env.get('PATH')!.split(':')[0]).toBe(GATE_DIR);
 
   // Already in the environment: unchanged, and the service is not asked (it is not even reachable here).
-  const passed = await cli(['exec', '--ownership', id, '--session', 'ten-exec', '--', 'env'], { url: 'http://127.0.0.1:9', env: { OVERDECK_TENURE_SECRET: 'odt1_kept' } });
+  const passed = await cli(['exec', '--ownership', id, '--session', 'ten-exec', '--', 'env'], {
+    url: 'http://127.0.0.1:9',
+    env: { OVERDECK_TENURE_SECRET: 'odt1_kept' },
+  });
   expect(passed.code).toBe(0);
   expect(envOf(passed.stdout).get('OVERDECK_TENURE_SECRET')).toBe('odt1_kept');
 

@@ -26,7 +26,11 @@ beforeAll(async () => {
 afterAll(async () => s?.stop());
 
 /** The stack's Temporal client and the bundle its workers run (global setup builds it). */
-const temporalOf = (stack: ApiStack): TemporalAccess => ({ client: stack.h.temporal, workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! }, dataConverter: stack.h.workers.dataConverter });
+const temporalOf = (stack: ApiStack): TemporalAccess => ({
+  client: stack.h.temporal,
+  workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! },
+  dataConverter: stack.h.workers.dataConverter,
+});
 
 function targetOf(baseDir: string): Target {
   return {

@@ -37,22 +37,44 @@ export interface ApiStack {
   tokensFile: string;
   api(token?: string): ApiClient;
   /** a raw request, for what the typed client would never send */
-  raw(method: string, pathAndQuery: string, opts?: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: unknown; headers: Headers }>;
+  raw(
+    method: string,
+    pathAndQuery: string,
+    opts?: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: unknown; headers: Headers }>;
   stop(): Promise<void>;
 }
 
 /** The real API server (listening on a free port) over a harness on the run's Temporal and PostgreSQL. */
 export async function startApiStack(
-  opts: { authority?: LivenessAuthority; landingWaitMs?: number; devTokens?: boolean; payloadKeyFile?: string; ownDatabase?: boolean; maxCachedWorkflows?: number } = {},
+  opts: {
+    authority?: LivenessAuthority;
+    landingWaitMs?: number;
+    devTokens?: boolean;
+    payloadKeyFile?: string;
+    ownDatabase?: boolean;
+    maxCachedWorkflows?: number;
+  } = {},
 ): Promise<ApiStack> {
   const dataConverter = opts.payloadKeyFile ? testDataConverter(opts.payloadKeyFile) : undefined;
-  const h = await startHarness({ ...(opts.authority ? { authority: opts.authority } : {}), ...(dataConverter ? { dataConverter } : {}), ...(opts.ownDatabase ? { ownDatabase: true } : {}), ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}) });
+  const h = await startHarness({
+    ...(opts.authority ? { authority: opts.authority } : {}),
+    ...(dataConverter ? { dataConverter } : {}),
+    ...(opts.ownDatabase ? { ownDatabase: true } : {}),
+    ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+  });
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP ?? os.tmpdir(), 'tokens-'));
   const file = path.join(dir, 'tokens.json');
   const suffix = path.basename(dir).slice('tokens-'.length).toLowerCase();
   const workerId = `worker-${suffix}`;
   const otherWorkerId = `other-${suffix}`;
-  const tokens: StackTokens = { admin: generateToken(), landing: generateToken(), reader: generateToken(), executor: generateToken(), otherExecutor: generateToken() };
+  const tokens: StackTokens = {
+    admin: generateToken(),
+    landing: generateToken(),
+    reader: generateToken(),
+    executor: generateToken(),
+    otherExecutor: generateToken(),
+  };
   const principals = [
     { id: `admin-${suffix}`, kind: 'admin', tokenSha256: hashToken(tokens.admin) },
     { id: `landing-${suffix}`, kind: 'landing', tokenSha256: hashToken(tokens.landing) },
@@ -121,4 +143,3 @@ export async function startApiStack(
     },
   };
 }
-

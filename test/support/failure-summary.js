@@ -1,7 +1,7 @@
 // @ts-check
-"use strict";
-const path = require("node:path");
-const { DefaultReporter, SummaryReporter, VerboseReporter } = require("@jest/reporters");
+'use strict';
+const path = require('node:path');
+const { DefaultReporter, SummaryReporter, VerboseReporter } = require('@jest/reporters');
 
 /**
  * The last lines of a failed run name each failing test (file › test name) with the first lines
@@ -18,19 +18,19 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** @param {string | undefined | null} text */
 function firstLines(text) {
-  const lines = String(text ?? "")
-    .replace(ANSI, "")
-    .split("\n")
+  const lines = String(text ?? '')
+    .replace(ANSI, '')
+    .split('\n')
     .map((l) => l.trimEnd())
     // The stack is where, not what: the message and the expectation's diff come first.
-    .filter((l) => l.trim() !== "" && !/^\s+at /.test(l))
+    .filter((l) => l.trim() !== '' && !/^\s+at /.test(l))
     // A diff's brackets say nothing on their own: its lines with values do.
     .filter((l) => !/^\s*(Object \{|Array \[|[{}[\]],?)\s*$/.test(l));
   return lines.slice(0, ERROR_LINES).map((l) => `    ${l.trim()}`);
 }
 
 /** Each hook jest calls, with the older name a reporter may implement instead (as jest's dispatcher falls back). */
-const HOOKS = [["onRunStart"], ["onTestFileStart", "onTestStart"], ["onTestCaseStart"], ["onTestCaseResult"], ["onTestFileResult", "onTestResult"]];
+const HOOKS = [['onRunStart'], ['onTestFileStart', 'onTestStart'], ['onTestCaseStart'], ['onTestCaseResult'], ['onTestFileResult', 'onTestResult']];
 
 class FailureSummary {
   /** @param {import('@jest/types').Config.GlobalConfig} globalConfig */
@@ -41,7 +41,7 @@ class FailureSummary {
     for (const [hook, older] of HOOKS) {
       /** @type {Record<string, any>} */ (this)[hook] = async (/** @type {unknown[]} */ ...args) => {
         for (const r of this.inner) {
-          const fn = typeof r[hook] === "function" ? r[hook] : older && typeof r[older] === "function" ? r[older] : null;
+          const fn = typeof r[hook] === 'function' ? r[hook] : older && typeof r[older] === 'function' ? r[older] : null;
           if (fn) await fn.apply(r, args);
         }
       };
@@ -50,7 +50,7 @@ class FailureSummary {
 
   getLastError() {
     for (const r of this.inner) {
-      const err = typeof r.getLastError === "function" ? r.getLastError() : undefined;
+      const err = typeof r.getLastError === 'function' ? r.getLastError() : undefined;
       if (err) return err;
     }
     return undefined;
@@ -61,13 +61,13 @@ class FailureSummary {
    * @param {import('@jest/test-result').AggregatedResult} results
    */
   async onRunComplete(contexts, results) {
-    for (const r of this.inner) if (typeof r.onRunComplete === "function") await r.onRunComplete(contexts, results);
+    for (const r of this.inner) if (typeof r.onRunComplete === 'function') await r.onRunComplete(contexts, results);
     /** @type {string[]} */
     const out = [];
     for (const file of results.testResults) {
       const rel = path.relative(this.rootDir, file.testFilePath);
-      const failed = file.testResults.filter((t) => t.status === "failed");
-      for (const t of failed) out.push(`  ${rel} › ${[...t.ancestorTitles, t.title].join(" › ")}`, ...firstLines(t.failureMessages[0]));
+      const failed = file.testResults.filter((t) => t.status === 'failed');
+      for (const t of failed) out.push(`  ${rel} › ${[...t.ancestorTitles, t.title].join(' › ')}`, ...firstLines(t.failureMessages[0]));
       // A file that failed outside any test: it did not load, or a hook (beforeAll/afterAll) threw.
       if (failed.length === 0 && (file.testExecError || file.failureMessage)) {
         out.push(`  ${rel} › (the file failed outside its tests)`, ...firstLines(file.testExecError?.message ?? file.failureMessage));
@@ -75,7 +75,7 @@ class FailureSummary {
     }
     if (out.length === 0) return;
     const count = results.numFailedTests + results.numRuntimeErrorTestSuites;
-    process.stderr.write(`\nFailed (${count}):\n${out.join("\n")}\n`);
+    process.stderr.write(`\nFailed (${count}):\n${out.join('\n')}\n`);
   }
 }
 

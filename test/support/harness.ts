@@ -126,7 +126,14 @@ export async function startHarness(
     pool,
     taskQueue,
     hostId,
-    workers: { initial: workers, temporalAddress: address, allowedRoots, bundlePath: required('OD_TEST_WORKFLOW_BUNDLE'), maxCachedWorkflows: opts.maxCachedWorkflows ?? 0, dataConverter },
+    workers: {
+      initial: workers,
+      temporalAddress: address,
+      allowedRoots,
+      bundlePath: required('OD_TEST_WORKFLOW_BUNDLE'),
+      maxCachedWorkflows: opts.maxCachedWorkflows ?? 0,
+      dataConverter,
+    },
     async shutdown() {
       // Temporal's runtime also reacts to SIGINT/SIGTERM by itself; only stop what still runs.
       workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
@@ -199,7 +206,15 @@ export async function waitForView(client: OwnershipClient, ref: OwnershipRef, pr
  */
 export function startBelieving(
   h: Pick<Harness, 'temporal' | 'taskQueue' | 'hostId'>,
-  run: { workflowId: string; ownershipId: string; repoRoot: string; worktree: { path: string; branch: string }; record: OwnershipRecord; recentEvents: OwnershipEvent[]; sync: { localSeq: number; durableSeq: number } },
+  run: {
+    workflowId: string;
+    ownershipId: string;
+    repoRoot: string;
+    worktree: { path: string; branch: string };
+    record: OwnershipRecord;
+    recentEvents: OwnershipEvent[];
+    sync: { localSeq: number; durableSeq: number };
+  },
 ) {
   return h.temporal.workflow.start('ownershipWorkflow', {
     workflowId: run.workflowId,

@@ -97,7 +97,14 @@ function setupGit(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 }
 
-const ATTRIBUTES = ['* filter=evil diff=evil', '*.proc filter=evilproc', '*.inc filter=evilinc', '*.glob filter=evilglobal diff=evilglobal', '*.sys filter=evilsystem', ''].join('\n');
+const ATTRIBUTES = [
+  '* filter=evil diff=evil',
+  '*.proc filter=evilproc',
+  '*.inc filter=evilinc',
+  '*.glob filter=evilglobal diff=evilglobal',
+  '*.sys filter=evilsystem',
+  '',
+].join('\n');
 
 /** A repository with one commit on main and `count` linked worktrees, then made hostile. */
 export function makeHostileRepo(count = 2, base = process.env.OD_TEST_TMP ?? os.tmpdir()): HostileRepo {
@@ -247,7 +254,8 @@ export function makeHostileRepo(count = 2, base = process.env.OD_TEST_TMP ?? os.
       return out;
     },
     clear: () => rmSync(markerFile, { force: true }),
-    agentGit: (cwd, session, ...args) => execFileSync('git', args, { cwd, env: agentEnvIn(cwd, session), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
+    agentGit: (cwd, session, ...args) =>
+      execFileSync('git', args, { cwd, env: agentEnvIn(cwd, session), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim(),
     agentGitStatus(cwd, session, ...args) {
       try {
         execFileSync('git', args, { cwd, env: agentEnvIn(cwd, session), stdio: ['ignore', 'pipe', 'pipe'] });

@@ -13,7 +13,11 @@ import { readKeyringIfPresent } from '../../src/infra/message-seal';
 export function tenureSecretFor(worktree: string, session: string): string | undefined {
   const key = (name: string): string | null => {
     try {
-      return execFileSync('git', ['config', '--worktree', '--includes', '--get', name], { cwd: worktree, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+      return execFileSync('git', ['config', '--worktree', '--includes', '--get', name], {
+        cwd: worktree,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     } catch {
       return null;
     }

@@ -24,7 +24,9 @@ function enumerated(): Record<string, string[]> {
   return {
     event: [
       ...keys(EventBaseSchema),
-      ...Object.entries(EventDataSchemas).flatMap(([type, schema]) => keys(schema as unknown as z.ZodObject).map((k) => `${type.replace(/^ownership\./, '')}.${k}`)),
+      ...Object.entries(EventDataSchemas).flatMap(([type, schema]) =>
+        keys(schema as unknown as z.ZodObject).map((k) => `${type.replace(/^ownership\./, '')}.${k}`),
+      ),
     ],
     record: [...keys(OwnershipRecordSchema).filter((k) => k !== 'owner'), ...owner.map((k) => `owner.${k}`)],
     git: keys(LocalProjectionSchema),
@@ -80,7 +82,8 @@ test('each fact has one row, so one home, and every copy says how it is refreshe
   expect(facts.filter((f, i) => facts.indexOf(f) !== i)).toEqual([]);
   for (const a of ATTRIBUTES) {
     expect(a.home.fields.length).toBeGreaterThan(0);
-    for (const c of a.copies) expect({ fact: a.fact, fields: c.fields, refresh: c.refresh.length > 0 }).toEqual({ fact: a.fact, fields: c.fields, refresh: true });
+    for (const c of a.copies)
+      expect({ fact: a.fact, fields: c.fields, refresh: c.refresh.length > 0 }).toEqual({ fact: a.fact, fields: c.fields, refresh: true });
   }
 });
 

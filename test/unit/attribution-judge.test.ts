@@ -14,7 +14,15 @@ const owner = (session: string, worker: string, conversationId: string | null) =
   parentExecutionSessionId: null,
   process: null,
   worker: { workerId: worker, runId: null },
-  conversation: conversationId ? { provider: 'chatgpt-web' as const, conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title: null, observedAt: '2026-01-01T00:00:00.000Z' } : null,
+  conversation: conversationId
+    ? {
+        provider: 'chatgpt-web' as const,
+        conversationId,
+        conversationUrl: `https://chatgpt.com/c/${conversationId}`,
+        title: null,
+        observedAt: '2026-01-01T00:00:00.000Z',
+      }
+    : null,
 });
 
 const A = owner('session-A', 'worker-a', 'a1b2c3d4-0000-4000-8000-00000000000a');
@@ -24,9 +32,33 @@ const B = owner('session-B', 'worker-b', 'a1b2c3d4-0000-4000-8000-00000000000b')
 function log(): OwnershipEvent[] {
   const place = { repoRoot: '/r', worktreePath: '/r/wt', branch: 'wt/x', hostId: 'h' };
   const drafts: [number, EventDraft][] = [
-    [1000, { type: 'ownership.claimed', data: { owner: A, epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null }, actorSessionId: 'session-A', principal: null }],
-    [2000, { type: 'ownership.handoff_started', data: { handoffId: 'h1', fromExecutionSessionId: 'session-A', toExecutionSessionId: 'session-B', reason: null, expiresAt: '2030-01-01T00:00:00.000Z' }, actorSessionId: 'session-A', principal: null }],
-    [3000, { type: 'ownership.claimed', data: { owner: B, epoch: 2, via: 'handoff', handoffId: 'h1', previousExecutionSessionId: 'session-A', lane: null, planRef: null, requestId: null }, actorSessionId: 'session-B', principal: null }],
+    [
+      1000,
+      {
+        type: 'ownership.claimed',
+        data: { owner: A, epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null },
+        actorSessionId: 'session-A',
+        principal: null,
+      },
+    ],
+    [
+      2000,
+      {
+        type: 'ownership.handoff_started',
+        data: { handoffId: 'h1', fromExecutionSessionId: 'session-A', toExecutionSessionId: 'session-B', reason: null, expiresAt: '2030-01-01T00:00:00.000Z' },
+        actorSessionId: 'session-A',
+        principal: null,
+      },
+    ],
+    [
+      3000,
+      {
+        type: 'ownership.claimed',
+        data: { owner: B, epoch: 2, via: 'handoff', handoffId: 'h1', previousExecutionSessionId: 'session-A', lane: null, planRef: null, requestId: null },
+        actorSessionId: 'session-B',
+        principal: null,
+      },
+    ],
     [5000, { type: 'ownership.released', data: { executionSessionId: 'session-B', epoch: 2, reason: null }, actorSessionId: 'session-B', principal: null }],
   ];
   // seq 2 (a plan) is one the store's query skips: a gap is not lost history here.
@@ -66,10 +98,20 @@ test("the owner's own line, written while it held the worktree: attributed, with
   });
 });
 
-test("a line naming another tenure than the one holding the worktree is disputed, and says what the record holds", () => {
+test('a line naming another tenure than the one holding the worktree is disputed, and says what the record holds', () => {
   // B's tenure, claimed from a line written while only A held it (framing B).
-  const framed = claim({ epoch: 2, executionSessionId: 'session-B', committerSessionId: 'session-B', workerId: 'worker-b', conversationId: B.conversation!.conversationId });
-  expect(judgeClaim(framed, segments, { from: 1100, to: 1900 })).toMatchObject({ verdict: 'disputed', reason: 'attribution_claim_mismatch', recorded: { executionSessionId: 'session-A', epoch: 1 } });
+  const framed = claim({
+    epoch: 2,
+    executionSessionId: 'session-B',
+    committerSessionId: 'session-B',
+    workerId: 'worker-b',
+    conversationId: B.conversation!.conversationId,
+  });
+  expect(judgeClaim(framed, segments, { from: 1100, to: 1900 })).toMatchObject({
+    verdict: 'disputed',
+    reason: 'attribution_claim_mismatch',
+    recorded: { executionSessionId: 'session-A', epoch: 1 },
+  });
   // One fact wrong is enough: another conversation, another worker, another ownership.
   expect(judgeClaim(claim({ conversationId: B.conversation!.conversationId }), segments, { from: 1100, to: 1900 }).verdict).toBe('disputed');
   expect(judgeClaim(claim({ workerId: 'worker-b' }), segments, { from: 1100, to: 1900 }).verdict).toBe('disputed');
@@ -84,15 +126,29 @@ test('after a read of the journal that followed the handoff, A can no longer be 
 });
 
 test('no tenure in the window: unowned, whatever the line names', () => {
-  expect(judgeClaim(claim({}), segments, { from: 5500, to: 6000 })).toEqual({ verdict: 'unowned', reason: 'attribution_no_tenure', via: 'unknown', recorded: null });
+  expect(judgeClaim(claim({}), segments, { from: 5500, to: 6000 })).toEqual({
+    verdict: 'unowned',
+    reason: 'attribution_no_tenure',
+    via: 'unknown',
+    recorded: null,
+  });
   expect(judgeClaim(claim({}), segments, { from: null, to: 900 })).toMatchObject({ verdict: 'unowned' });
   // A line that read a free worktree, in a window that has free time: unowned, not B's.
-  expect(judgeClaim(claim({ ownershipId: 'own_X', epoch: 2, state: 'released', executionSessionId: 'session-B', committerSessionId: 'session-Z' }), segments, { from: 4000, to: 6000 })).toMatchObject({ verdict: 'unowned' });
+  expect(
+    judgeClaim(claim({ ownershipId: 'own_X', epoch: 2, state: 'released', executionSessionId: 'session-B', committerSessionId: 'session-Z' }), segments, {
+      from: 4000,
+      to: 6000,
+    }),
+  ).toMatchObject({ verdict: 'unowned' });
 });
 
 test('without a session id: the owner only when the record (or the state the hook read) had it alone', () => {
   expect(judgeClaim(claim({ committerSessionId: null }), segments, { from: 1100, to: 1900 })).toMatchObject({ verdict: 'attributed', via: 'owner_at_time' });
-  expect(judgeClaim(claim({ committerSessionId: null, state: 'handoff_pending' }), segments, { from: 2100, to: 2900 })).toMatchObject({ verdict: 'unknown', reason: 'attribution_no_session', recorded: { executionSessionId: 'session-A' } });
+  expect(judgeClaim(claim({ committerSessionId: null, state: 'handoff_pending' }), segments, { from: 2100, to: 2900 })).toMatchObject({
+    verdict: 'unknown',
+    reason: 'attribution_no_session',
+    recorded: { executionSessionId: 'session-A' },
+  });
   expect(judgeClaim(claim({ committerSessionId: null, state: null }), segments, { from: 1100, to: 2900 })).toMatchObject({ verdict: 'unknown' });
   // A state the record never had then is a claim that does not hold.
   expect(judgeClaim(claim({ committerSessionId: null, state: 'submitted' }), segments, { from: 1100, to: 1900 })).toMatchObject({ verdict: 'disputed' });

@@ -131,7 +131,14 @@ describe('redactForPrincipal', () => {
         branch: 'feat',
         hostId: 'h',
         type: 'ownership.reclaimed',
-        data: { previousOwner: owner('worker_b', conv(B, 'Title B')), owner: owner('worker_a', conv(A, 'Title A')), epoch: 2, forced: false, reason: null, principal: execA },
+        data: {
+          previousOwner: owner('worker_b', conv(B, 'Title B')),
+          owner: owner('worker_a', conv(A, 'Title A')),
+          epoch: 2,
+          forced: false,
+          reason: null,
+          principal: execA,
+        },
       },
     ] as OwnershipEvent[];
     const seenByA = redactForPrincipal(execA, events);

@@ -153,8 +153,20 @@ describe('principals file format', () => {
     bad([{ id: 's', kind: 'root', tokenSha256: h('x') }], /principals\.0\.kind: Invalid option/);
   });
   it('refuses duplicate ids and duplicate hashes', () => {
-    bad([{ id: 'a', kind: 'admin', tokenSha256: h('x') }, { id: 'a', kind: 'reader', tokenSha256: h('y') }], /duplicate principal id "a"/);
-    bad([{ id: 'a', kind: 'admin', tokenSha256: h('x') }, { id: 'b', kind: 'reader', tokenSha256: h('x') }], /entries 0 and 1 have the same tokenSha256/);
+    bad(
+      [
+        { id: 'a', kind: 'admin', tokenSha256: h('x') },
+        { id: 'a', kind: 'reader', tokenSha256: h('y') },
+      ],
+      /duplicate principal id "a"/,
+    );
+    bad(
+      [
+        { id: 'a', kind: 'admin', tokenSha256: h('x') },
+        { id: 'b', kind: 'reader', tokenSha256: h('x') },
+      ],
+      /entries 0 and 1 have the same tokenSha256/,
+    );
   });
   it('refuses a clear token in place of its hash, without quoting it', () => {
     const clear = 'this-is-a-clear-token-that-must-not-be-echoed';

@@ -1,4 +1,12 @@
-import { applyObservation, MAX_OBSERVATION_AGE_MS, MAX_OBSERVATION_SKEW_MS, ObservationSchema, type BindingOutcome, type BindingState, type Observation } from '../../src/domain/binding';
+import {
+  applyObservation,
+  MAX_OBSERVATION_AGE_MS,
+  MAX_OBSERVATION_SKEW_MS,
+  ObservationSchema,
+  type BindingOutcome,
+  type BindingState,
+  type Observation,
+} from '../../src/domain/binding';
 import type { Refusal } from '../../src/domain/reasons';
 
 /**

@@ -18,14 +18,29 @@ describe('one seeded generator', () => {
   // Drawn by torture/rng.ts and test/support/fuzz/rng.ts before they became chaos/rng.ts: a printed seed repeats a run.
   test('a torture seed draws what it drew before', () => {
     const r = new Rng(31);
-    expect([r.int(1000), r.int(1000), r.int(1000), r.weighted({ heartbeat: 4, plan: 2, handoff: 0, release: 0.6 }), r.pick(['a', 'b', 'c']), r.chance(0.5)]).toEqual([672, 835, 749, 'heartbeat', 'b', true]);
+    expect([
+      r.int(1000),
+      r.int(1000),
+      r.int(1000),
+      r.weighted({ heartbeat: 4, plan: 2, handoff: 0, release: 0.6 }),
+      r.pick(['a', 'b', 'c']),
+      r.chance(0.5),
+    ]).toEqual([672, 835, 749, 'heartbeat', 'b', true]);
     const f = r.fork(3);
     expect([f.int(1000), f.int(1000)]).toEqual([459, 262]);
   });
 
   test("a fuzz request's stream draws what it drew before", () => {
     const q = Rng.forRequest(7, 3);
-    expect([q.between(3, 99), q.hex(8), q.tag(5), q.choose([[3, 'x'], [1, 'y']])]).toEqual([63, '9011bd57', 'kfkl1', 'x']);
+    expect([
+      q.between(3, 99),
+      q.hex(8),
+      q.tag(5),
+      q.choose([
+        [3, 'x'],
+        [1, 'y'],
+      ]),
+    ]).toEqual([63, '9011bd57', 'kfkl1', 'x']);
   });
 });
 
@@ -55,7 +70,10 @@ describe('what every answer must be', () => {
   });
 
   test("a refusal's summary keeps its code and disclosed details; a landing its status", () => {
-    expect(summarize(409, { code: 'worktree_owned', message: 'm', details: { owner: { epoch: 3 } } })).toEqual({ code: 'worktree_owned', answer: { details: { owner: { epoch: 3 } } } });
+    expect(summarize(409, { code: 'worktree_owned', message: 'm', details: { owner: { epoch: 3 } } })).toEqual({
+      code: 'worktree_owned',
+      answer: { details: { owner: { epoch: 3 } } },
+    });
     expect(summarize(0, null)).toEqual({ code: 'no_answer' });
     expect(summarize(502, null)).toEqual({ code: 'http_502' });
     expect(summarize(202, { status: 'accepted', ownershipId: 'o1' })).toEqual({ answer: { ownershipId: 'o1', landingStatus: 'accepted' } });
@@ -78,7 +96,17 @@ describe("a fault run's call, over a real HTTP server", () => {
         res.end(JSON.stringify({ code: 'not_owner', message: 'no', hint: 'x' }));
       } else {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ ownershipId: 'o1', state: 'active', epoch: 2, seq: 5, owner: { executionSessionId: 's1' }, worker: { workerId: 'w1' }, handoff: null }));
+        res.end(
+          JSON.stringify({
+            ownershipId: 'o1',
+            state: 'active',
+            epoch: 2,
+            seq: 5,
+            owner: { executionSessionId: 's1' },
+            worker: { workerId: 'w1' },
+            handoff: null,
+          }),
+        );
       }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -16,7 +16,12 @@ function grpcError(code: number, message: string): Error & { code: number; metad
 
 describe('translateError', () => {
   test('a workflow refusal keeps its reason code and details', () => {
-    const cause = ApplicationFailure.create({ type: 'worktree_owned', message: 'owned', nonRetryable: true, details: [{ owner: { executionSessionId: 's1' } }] });
+    const cause = ApplicationFailure.create({
+      type: 'worktree_owned',
+      message: 'owned',
+      nonRetryable: true,
+      details: [{ owner: { executionSessionId: 's1' } }],
+    });
     const err = translateError(new WorkflowUpdateFailedError('Workflow Update failed', cause));
     expect(err).toBeInstanceOf(OwnershipError);
     expect((err as OwnershipError).code).toBe('worktree_owned');

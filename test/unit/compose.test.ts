@@ -109,9 +109,7 @@ function interpolateDeep(node: unknown, vars: Record<string, string>, where = 'd
   if (typeof node === 'string') return interpolate(node, vars, where);
   if (Array.isArray(node)) return node.map((v, i) => interpolateDeep(v, vars, `${where}[${i}]`));
   if (node && typeof node === 'object') {
-    return Object.fromEntries(
-      Object.entries(node as Record<string, unknown>).map(([k, v]) => [k, interpolateDeep(v, vars, `${where}.${k}`)]),
-    );
+    return Object.fromEntries(Object.entries(node as Record<string, unknown>).map(([k, v]) => [k, interpolateDeep(v, vars, `${where}.${k}`)]));
   }
   return node;
 }
@@ -165,7 +163,9 @@ function portsOf(svc: Service): Port[] {
         target: String(p.target),
       };
     }
-    const parts = String(p).replace(/\/(tcp|udp)$/, '').split(':');
+    const parts = String(p)
+      .replace(/\/(tcp|udp)$/, '')
+      .split(':');
     const target = parts.pop() as string;
     const published = parts.pop();
     const hostIp = parts.length ? parts.join(':') : undefined;
@@ -203,13 +203,13 @@ function healthTest(svc: Service): string {
   return Array.isArray(t) ? t.join(' ') : t;
 }
 
-const hasHealthcheck = (svc: Service): boolean => !!svc.healthcheck && svc.healthcheck.disable !== true && healthTest(svc) !== '' && !/^NONE\b/.test(healthTest(svc));
+const hasHealthcheck = (svc: Service): boolean =>
+  !!svc.healthcheck && svc.healthcheck.disable !== true && healthTest(svc) !== '' && !/^NONE\b/.test(healthTest(svc));
 
 /** Runs to completion instead of being kept up: what service_completed_successfully can wait for. */
 const isOneShot = (svc: Service): boolean => svc.restart === undefined || svc.restart === 'no' || /^on-failure/.test(svc.restart);
 
-const buildContext = (svc: Service): string | undefined =>
-  typeof svc.build === 'string' ? svc.build : svc.build?.context;
+const buildContext = (svc: Service): string | undefined => (typeof svc.build === 'string' ? svc.build : svc.build?.context);
 
 /** Our image's services: the ones built from the Dockerfile in the repository root. */
 const OUR_SERVICES = Object.keys(services).filter((n) => services[n].build !== undefined);
@@ -220,9 +220,8 @@ const TEMPORAL = byImage(/^temporalio\/(server|auto-setup):/)[0];
 const UI = byImage(/^temporalio\/ui:/)[0];
 /** The one-shot that registers the search attributes: its arguments name them. */
 const SETUP =
-  Object.keys(services).find((n) =>
-    [...argv(services[n].entrypoint), ...argv(services[n].command)].some((a) => /^[A-Za-z0-9_]+=Keyword$/.test(a)),
-  ) ?? 'temporal-setup';
+  Object.keys(services).find((n) => [...argv(services[n].entrypoint), ...argv(services[n].command)].some((a) => /^[A-Za-z0-9_]+=Keyword$/.test(a))) ??
+  'temporal-setup';
 
 function urlOf(value: string, where: string): URL {
   try {
@@ -475,8 +474,10 @@ describe('docker-compose.yml', () => {
       if (url.hostname !== POSTGRES) out.push(`${where} host is "${url.hostname}", expected the service name "${POSTGRES}"`);
       if ((url.port || '5432') !== postgresPort()) out.push(`${where} port is ${url.port || '5432'}, postgres listens on ${postgresPort()}`);
       if (decodeURIComponent(url.username) !== wantUser) out.push(`${where} user is "${url.username}", the postgres service creates "${wantUser}"`);
-      if (decodeURIComponent(url.pathname.replace(/^\//, '')) !== wantDb) out.push(`${where} database is "${url.pathname.slice(1)}", the postgres service creates "${wantDb}"`);
-      if (decodeURIComponent(url.password) !== wantPassword) out.push(`${where} password is not the postgres service's password for "${wantUser}" (use the same compose variable)`);
+      if (decodeURIComponent(url.pathname.replace(/^\//, '')) !== wantDb)
+        out.push(`${where} database is "${url.pathname.slice(1)}", the postgres service creates "${wantDb}"`);
+      if (decodeURIComponent(url.password) !== wantPassword)
+        out.push(`${where} password is not the postgres service's password for "${wantUser}" (use the same compose variable)`);
     }
     problems(out);
   });
@@ -516,7 +517,7 @@ describe('docker-compose.yml', () => {
       check('POSTGRES_SEEDS', POSTGRES, 'the postgres service name');
       check('DB_PORT', postgresPort(), 'the postgres port');
       check('POSTGRES_USER', pg.TEMPORAL_DB_USER ?? pg.POSTGRES_USER, 'the role the postgres service creates for Temporal');
-      check('POSTGRES_PWD', pg.TEMPORAL_DB_USER ? pg.TEMPORAL_DB_PASSWORD : pg.POSTGRES_PASSWORD, 'that role\'s password');
+      check('POSTGRES_PWD', pg.TEMPORAL_DB_USER ? pg.TEMPORAL_DB_PASSWORD : pg.POSTGRES_PASSWORD, "that role's password");
       check('DBNAME', pg.TEMPORAL_DB_NAME, 'the database');
       check('VISIBILITY_DBNAME', pg.TEMPORAL_VISIBILITY_DB_NAME, 'the visibility database');
     }
@@ -574,7 +575,8 @@ describe('docker-compose.yml', () => {
     }
     for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) {
       if (!text.includes(name)) out.push(`service "${SETUP}": search attribute ${name} is not in its command`);
-      else if (registered.has(name) && registered.get(name) !== type) out.push(`service "${SETUP}": ${name} is registered as ${registered.get(name)}, SEARCH_ATTRIBUTES says ${type}`);
+      else if (registered.has(name) && registered.get(name) !== type)
+        out.push(`service "${SETUP}": ${name} is registered as ${registered.get(name)}, SEARCH_ATTRIBUTES says ${type}`);
     }
     for (const name of registered.keys()) {
       if (!(name in SEARCH_ATTRIBUTES)) out.push(`service "${SETUP}": registers ${name}, which SEARCH_ATTRIBUTES does not name`);
@@ -598,7 +600,8 @@ describe('docker-compose.yml', () => {
     const out: string[] = [];
     const env = envOf(services.api);
     const port = env.OD_API_PORT ?? ENV.OD_API_PORT.default;
-    if (env.OD_API_HOST !== '0.0.0.0') out.push(`service "api": OD_API_HOST is "${env.OD_API_HOST ?? ENV.OD_API_HOST.default}", must be 0.0.0.0 to be reachable through the port mapping`);
+    if (env.OD_API_HOST !== '0.0.0.0')
+      out.push(`service "api": OD_API_HOST is "${env.OD_API_HOST ?? ENV.OD_API_HOST.default}", must be 0.0.0.0 to be reachable through the port mapping`);
     const mapping = portsOf(services.api).find((p) => p.target === port);
     if (!mapping) out.push(`service "api": no port mapping to container port OD_API_PORT=${port}`);
     else if (mapping.published !== port) out.push(`service "api": OD_API_PORT=${port} is published on host port ${mapping.published}, expected ${port}`);
@@ -634,8 +637,10 @@ describe('docker-compose.yml', () => {
       for (const root of roots) {
         const mount = mountsOf(services[name]).find((m) => m.type === 'bind' && m.target === root);
         if (!mount) out.push(`service "${name}": allowed root ${root} is not bind-mounted`);
-        else if (mount.source !== root) out.push(`service "${name}": allowed root ${root} is mounted from ${mount.source}, must be the same path as on the host`);
-        if (name === 'worker' && mount?.readOnly) out.push('service "worker": the worktrees mount must be writable (git config projection, lock files, WIP refs)');
+        else if (mount.source !== root)
+          out.push(`service "${name}": allowed root ${root} is mounted from ${mount.source}, must be the same path as on the host`);
+        if (name === 'worker' && mount?.readOnly)
+          out.push('service "worker": the worktrees mount must be writable (git config projection, lock files, WIP refs)');
       }
     }
     problems(out);
@@ -677,7 +682,8 @@ describe('docker-compose.yml', () => {
     const out: string[] = [];
     for (const ref of varRefs(composeText)) {
       if (!documented.has(ref.name)) out.push(`docker-compose.yml uses \${${ref.name}}, which deploy/compose.env.example does not document`);
-      else if (ref.op?.includes('?') && !required.has(ref.name)) out.push(`\${${ref.name}} is required by docker-compose.yml but commented out in deploy/compose.env.example`);
+      else if (ref.op?.includes('?') && !required.has(ref.name))
+        out.push(`\${${ref.name}} is required by docker-compose.yml but commented out in deploy/compose.env.example`);
     }
     problems([...new Set(out)]);
   });
@@ -712,7 +718,10 @@ describe('Dockerfile', () => {
     const npm = runs.map((r) => /npm install -g "?npm@(\d+)/.exec(r)).find(Boolean);
     if (npm && Number(npm[1]) < 11) out.push(`installs npm ${npm[1]}; package.json's allowScripts needs npm 11`);
     if (!npm) out.push('does not install npm 11 (node:20 images ship npm 10, which ignores allowScripts)');
-    const runtimeRuns = runtime.filter((s) => s.op === 'RUN').map((s) => s.args).join(' ');
+    const runtimeRuns = runtime
+      .filter((s) => s.op === 'RUN')
+      .map((s) => s.args)
+      .join(' ');
     if (!/apt-get install[^&;]*\bgit\b/.test(runtimeRuns)) out.push('the runtime stage does not install git (the worker runs git activities)');
     const user = runtime.filter((s) => s.op === 'USER').pop()?.args;
     if (!user) out.push('the runtime stage has no USER (would run as root)');
@@ -733,15 +742,21 @@ describe('Dockerfile', () => {
 
   test('runs compiled JavaScript: a build stage runs npm run build, the runtime copies its dist/, tsx stays a dev dependency', () => {
     const out: string[] = [];
-    const pkg = JSON.parse(read('package.json')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string>; scripts?: Record<string, string> };
+    const pkg = JSON.parse(read('package.json')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+      scripts?: Record<string, string>;
+    };
     if (Object.keys(pkg.dependencies ?? {}).includes('tsx')) out.push('tsx is a production dependency: the image must not need it');
     if (!pkg.scripts?.build) out.push('package.json has no build script');
     if (!buildStage) out.push('no stage runs `npm run build`');
-    else if (!buildStage.some((x) => x.op === 'RUN' && /\bnpm ci\b(?![^&;]*--omit=dev)/.test(subst(x.args)))) out.push('the build stage does not install the dev dependencies (npm ci without --omit=dev): tsc is one');
+    else if (!buildStage.some((x) => x.op === 'RUN' && /\bnpm ci\b(?![^&;]*--omit=dev)/.test(subst(x.args))))
+      out.push('the build stage does not install the dev dependencies (npm ci without --omit=dev): tsc is one');
     for (const f of ['tsconfig.json', 'tsconfig.build.json', 'scripts/build.js']) if (!buildInputs.includes(f)) out.push(`the build stage does not copy ${f}`);
     const copiesDist = runtime.some((x) => x.op === 'COPY' && new RegExp(`--from=${buildName ?? '\\S+'}\\b`).test(x.args) && /\/app\/dist\b/.test(x.args));
     if (!copiesDist) out.push('the runtime stage does not copy dist/ from the build stage');
-    if (runtime.some((x) => x.op === 'COPY' && /^\.\s/.test(x.args.replace(/--\S+\s+/g, '')))) out.push('the runtime stage copies the whole context (sources and all) instead of the build output');
+    if (runtime.some((x) => x.op === 'COPY' && /^\.\s/.test(x.args.replace(/--\S+\s+/g, ''))))
+      out.push('the runtime stage copies the whole context (sources and all) instead of the build output');
     problems(out);
   });
 
@@ -764,9 +779,11 @@ describe('Dockerfile', () => {
       if (source === null) out.push(`${who} runs ${file}, which is not compiled code under dist/`);
       else if (!exists(source)) out.push(`${who} runs ${file}, whose source ${source} does not exist in the repository`);
       else if (dockerignored(source)) out.push(`${who} runs ${file}, whose source ${source} .dockerignore excludes from the build context`);
-      else if (!buildInputs.some((i) => source === i || source.startsWith(`${i}/`))) out.push(`${who} runs ${file}, whose source ${source} the build stage does not copy`);
+      else if (!buildInputs.some((i) => source === i || source.startsWith(`${i}/`)))
+        out.push(`${who} runs ${file}, whose source ${source} the build stage does not copy`);
     }
-    for (const f of ['package.json', 'package-lock.json', 'migrations', 'hooks', 'bin', 'tsconfig.build.json', 'scripts/build.js']) if (dockerignored(f)) out.push(`.dockerignore excludes ${f}, which the image needs`);
+    for (const f of ['package.json', 'package-lock.json', 'migrations', 'hooks', 'bin', 'tsconfig.build.json', 'scripts/build.js'])
+      if (dockerignored(f)) out.push(`.dockerignore excludes ${f}, which the image needs`);
     problems([...new Set(out)]);
   });
 });

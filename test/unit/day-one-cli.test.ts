@@ -37,14 +37,19 @@ describe('what a refusal tells the person at the terminal', () => {
   const apiError = (status: number, body: ApiError['body']) => new ApiError(status, body);
 
   test('bad input names the fields the service refused', () => {
-    const f = cliFailureOf(apiError(400, { code: 'invalid_input', message: 'the message does not match its schema', details: { fields: ['branch', 'epoch'] } }));
+    const f = cliFailureOf(
+      apiError(400, { code: 'invalid_input', message: 'the message does not match its schema', details: { fields: ['branch', 'epoch'] } }),
+    );
     expect(f).toEqual({ exit: EXIT.usage, code: 'invalid_input', message: 'invalid_input: the message does not match its schema (fields: branch, epoch)' });
   });
 
   test('an unknown or missing token says where npm start keeps its dev tokens', () => {
     const file = devTokensFile({ OD_DATA_DIR: '/srv/od' });
     expect(file).toBe('/srv/od/dev-principals.json.secret.json');
-    const unknown = cliFailureOf(apiError(401, { code: 'unauthenticated', message: 'missing or unknown bearer token' }), { OD_TOKEN: 'x', OD_DATA_DIR: '/srv/od' });
+    const unknown = cliFailureOf(apiError(401, { code: 'unauthenticated', message: 'missing or unknown bearer token' }), {
+      OD_TOKEN: 'x',
+      OD_DATA_DIR: '/srv/od',
+    });
     expect(unknown).toMatchObject({ exit: EXIT.refused, code: 'unauthenticated' });
     expect(unknown!.message).toContain('OD_TOKEN is not a token this service knows');
     expect(unknown!.message).toContain(file);
@@ -82,13 +87,9 @@ describe('what a refusal tells the person at the terminal', () => {
 describe('who: how old the Head report is', () => {
   test('ago', () => {
     const now = Date.parse('2026-08-20T01:00:00Z');
-    expect(['2026-08-20T00:59:58Z', '2026-08-20T00:59:02Z', '2026-08-20T00:55:00Z', '2026-08-19T22:00:00Z', '2026-08-15T01:00:00Z'].map((t) => ago(t, now))).toEqual([
-      'just now',
-      '58 s ago',
-      '5 min ago',
-      '3 h ago',
-      '5 days ago',
-    ]);
+    expect(
+      ['2026-08-20T00:59:58Z', '2026-08-20T00:59:02Z', '2026-08-20T00:55:00Z', '2026-08-19T22:00:00Z', '2026-08-15T01:00:00Z'].map((t) => ago(t, now)),
+    ).toEqual(['just now', '58 s ago', '5 min ago', '3 h ago', '5 days ago']);
   });
 
   test('the CLI passes the clock and Head says how long ago it was seen; without a clock the output is the record alone', () => {

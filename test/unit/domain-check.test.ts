@@ -27,7 +27,14 @@ import {
 const SHA = 'a'.repeat(40);
 const principal = { kind: 'executor', id: 'e-1', workerId: 'w-1' };
 const owner = { executionSessionId: 's-1', epoch: 1, principal, ownershipId: 'own_01JAAAAAAAAAAAAAAAAAAAAAAA' };
-const newOwner = { executionSessionId: 's-2', runtime: 'codex-cli', worker: { workerId: 'w-1', runId: null }, principal, leaseTtlMs: 60_000, process: { hostId: 'h', bootId: 'b', pid: 4, startTime: '9' } };
+const newOwner = {
+  executionSessionId: 's-2',
+  runtime: 'codex-cli',
+  worker: { workerId: 'w-1', runId: null },
+  principal,
+  leaseTtlMs: 60_000,
+  process: { hostId: 'h', bootId: 'b', pid: 4, startTime: '9' },
+};
 
 const cases: [string, z.ZodType, (x: unknown) => boolean, Record<string, unknown>][] = [
   ['claim', ClaimInputSchema, Checks.claim, { ...newOwner, branch: 'wt/a', lane: 'l', planRef: null, requestId: 'r-1' }],
@@ -40,12 +47,34 @@ const cases: [string, z.ZodType, (x: unknown) => boolean, Record<string, unknown
   ['bindPlan', BindPlanInputSchema, Checks.bindPlan, { ...owner, lane: 'x', planRef: 'docs/p.md', requestId: null }],
   ['renameBranch', RenameBranchInputSchema, Checks.renameBranch, { ...owner, from: 'wt/a', to: 'wt/b' }],
   ['heartbeat', HeartbeatInputSchema, Checks.heartbeat, { executionSessionId: 's-1', epoch: 2 }],
-  ['landed', LandedInputSchema, Checks.landed, { sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: '2026-12-01T00:00:00Z', principal: { kind: 'landing', id: 'l' } }],
+  [
+    'landed',
+    LandedInputSchema,
+    Checks.landed,
+    { sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: '2026-12-01T00:00:00Z', principal: { kind: 'landing', id: 'l' } },
+  ],
   ['worktreeRemoved', WorktreeRemovedInputSchema, Checks.worktreeRemoved, { reason: null, principal }],
   ['conversationBound', ConversationBoundInputSchema, Checks.conversationBound, { workerId: 'w-1' }],
 ];
 
-const hostile = fc.constantFrom('', 'a\u0000b', '\ud800', 'x\ny', 'ok', 'wt/a', 'a..b', 'x'.repeat(600), '2026-12-01T00:00:00Z', '2026-13-01T00:00:00Z', 'own_01JAAAAAAAAAAAAAAAAAAAAAAA', SHA, 'executor', 'admin', 'hof_x', '🚀');
+const hostile = fc.constantFrom(
+  '',
+  'a\u0000b',
+  '\ud800',
+  'x\ny',
+  'ok',
+  'wt/a',
+  'a..b',
+  'x'.repeat(600),
+  '2026-12-01T00:00:00Z',
+  '2026-13-01T00:00:00Z',
+  'own_01JAAAAAAAAAAAAAAAAAAAAAAA',
+  SHA,
+  'executor',
+  'admin',
+  'hof_x',
+  '🚀',
+);
 const anyValue: fc.Arbitrary<unknown> = fc.oneof(
   hostile,
   fc.string(),

@@ -6,12 +6,23 @@ import { canonicalConversation } from '../../src/domain/identity';
 
 /** The state machine as pure decisions: microseconds per rule, no Temporal needed. */
 const exec = (workerId: string) => ({ kind: 'executor' as const, id: `e-${workerId}`, workerId });
-const claim = (session: string, workerId = 'w1'): ClaimInput => ({ executionSessionId: session, runtime: 'codex-cli', worker: { runId: null, workerId }, principal: exec(workerId), branch: 'wt/x' });
+const claim = (session: string, workerId = 'w1'): ClaimInput => ({
+  executionSessionId: session,
+  runtime: 'codex-cli',
+  worker: { runId: null, workerId },
+  principal: exec(workerId),
+  branch: 'wt/x',
+});
 const base = { ownershipId: 'own_01J00000000000000000000000', repoRoot: '/r', worktreePath: '/r/wt', branch: 'wt/x', hostId: 'h' };
 
 let seq = 0;
-function stamp(drafts: { type: string; data: unknown; actorSessionId: string | null; principal: string | null }[], at = '2026-01-01T00:00:00.000Z'): OwnershipEvent[] {
-  return drafts.map((d) => ({ ...base, seq: ++seq, at, actor: { executionSessionId: d.actorSessionId, principal: d.principal }, type: d.type, data: d.data }) as OwnershipEvent);
+function stamp(
+  drafts: { type: string; data: unknown; actorSessionId: string | null; principal: string | null }[],
+  at = '2026-01-01T00:00:00.000Z',
+): OwnershipEvent[] {
+  return drafts.map(
+    (d) => ({ ...base, seq: ++seq, at, actor: { executionSessionId: d.actorSessionId, principal: d.principal }, type: d.type, data: d.data }) as OwnershipEvent,
+  );
 }
 function run(r: OwnershipRecord | null, d: ReturnType<typeof decideClaim>): OwnershipRecord {
   if ('code' in d) throw new Error(d.code);
@@ -57,9 +68,18 @@ test('reclaim needs proof of death, or an admin force with a reason', () => {
   // Silent past its lease while the authority is still being asked (a host cut off): not proven alive either.
   expect(checkReclaim(r, input, { status: 'silent', verdict: null })).toMatchObject({ code: 'liveness_unknown' });
   expect(checkReclaim(r, { ...input, force: true, reason: 'x' }, { status: 'silent', verdict: 'unknown' })).toMatchObject({ code: 'force_requires_admin' });
-  expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true }, { status: 'silent', verdict: 'unknown' })).toMatchObject({ code: 'force_requires_reason' });
-  expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' }, { status: 'silent', verdict: 'unknown' })).toBeNull();
-  const stale = applyEvent(r, stamp([{ type: 'ownership.stale', actorSessionId: null, principal: 'system', data: { executionSessionId: 'a', epoch: 1, verdict: 'dead', detail: null } }])[0]);
+  expect(checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true }, { status: 'silent', verdict: 'unknown' })).toMatchObject({
+    code: 'force_requires_reason',
+  });
+  expect(
+    checkReclaim(r, { ...input, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' }, { status: 'silent', verdict: 'unknown' }),
+  ).toBeNull();
+  const stale = applyEvent(
+    r,
+    stamp([
+      { type: 'ownership.stale', actorSessionId: null, principal: 'system', data: { executionSessionId: 'a', epoch: 1, verdict: 'dead', detail: null } },
+    ])[0],
+  );
   expect(checkReclaim(stale, input, { status: 'stale', verdict: 'dead' })).toBeNull();
 });
 
@@ -76,7 +96,13 @@ test('a forced reclaim replayed is answered as a replay; the same without a reas
 
 test('landing is idempotent on the landed head and only for landing or admin principals', () => {
   const r = run(null, decideClaim(null, claim('a'), null));
-  const landed = { sourceHead: 'a'.repeat(40), landedBranch: 'main', landedHead: 'b'.repeat(40), landedAt: '2026-01-01T00:00:00.000Z', principal: { kind: 'landing' as const, id: 'l' } };
+  const landed = {
+    sourceHead: 'a'.repeat(40),
+    landedBranch: 'main',
+    landedHead: 'b'.repeat(40),
+    landedAt: '2026-01-01T00:00:00.000Z',
+    principal: { kind: 'landing' as const, id: 'l' },
+  };
   expect(decideLanded(r, { ...landed, principal: exec('w1') })).toMatchObject({ code: 'forbidden' });
   const after = run(r, decideLanded(r, landed));
   expect(after.state).toBe('landed');
@@ -86,14 +112,28 @@ test('landing is idempotent on the landed head and only for landing or admin pri
 
 test('a handoff past its expiry falls back to the owner; before it, nothing happens', () => {
   const r = run(null, decideClaim(null, claim('a'), null));
-  const pending = applyEvent(r, stamp([{ type: 'ownership.handoff_started', actorSessionId: 'a', principal: null, data: { handoffId: 'hof_1', fromExecutionSessionId: 'a', toExecutionSessionId: 'b', reason: null, expiresAt: '2026-01-01T00:10:00.000Z' } }])[0]);
+  const pending = applyEvent(
+    r,
+    stamp([
+      {
+        type: 'ownership.handoff_started',
+        actorSessionId: 'a',
+        principal: null,
+        data: { handoffId: 'hof_1', fromExecutionSessionId: 'a', toExecutionSessionId: 'b', reason: null, expiresAt: '2026-01-01T00:10:00.000Z' },
+      },
+    ])[0],
+  );
   expect(decideHandoffTimeout(pending, '2026-01-01T00:09:59.000Z')).toEqual({ events: [] });
   const back = run(pending, decideHandoffTimeout(pending, '2026-01-01T00:10:00.000Z'));
   expect(back).toMatchObject({ state: 'active', handoff: null, owner: { executionSessionId: 'a' } });
 });
 
 test('a conversation observed after the claim fills an unknown one, never replaces a known one', () => {
-  const conv = canonicalConversation({ conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', observedAt: '2026-01-01T00:00:00.000Z' });
+  const conv = canonicalConversation({
+    conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c',
+    conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c',
+    observedAt: '2026-01-01T00:00:00.000Z',
+  });
   if ('code' in conv) throw new Error('bad fixture');
   const r = run(null, decideClaim(null, claim('a'), null));
   expect(decideConversationBound(r, 'other-worker', conv)).toEqual({ events: [] });
@@ -103,7 +143,12 @@ test('a conversation observed after the claim fills an unknown one, never replac
 });
 
 test('a newer title of the same conversation is recorded (identity, URL and observation time kept); the same title or no title records nothing', () => {
-  const conv = canonicalConversation({ conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c', title: 'Old', observedAt: '2026-01-01T00:00:00.000Z' });
+  const conv = canonicalConversation({
+    conversationId: '6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c',
+    conversationUrl: 'https://chatgpt.com/c/6f1c2a34-9b7d-4e21-8c55-0d3e4f5a6b7c',
+    title: 'Old',
+    observedAt: '2026-01-01T00:00:00.000Z',
+  });
   if ('code' in conv) throw new Error('bad fixture');
   const claimed = run(null, decideClaim(null, claim('a'), null));
   const r = run(claimed, decideConversationBound(claimed, 'w1', conv));

@@ -13,7 +13,14 @@ const base = { ownershipId: OWNERSHIP, repoRoot: '/r', worktreePath: '/r/wt', br
 function apply(r: OwnershipRecord | null, drafts: EventDraft[]): OwnershipRecord {
   let out = r;
   for (const d of drafts) {
-    const e = { ...base, seq: (out?.seq ?? 0) + 1, at: '2026-01-01T00:00:00.000Z', actor: { executionSessionId: d.actorSessionId, principal: d.principal }, type: d.type, data: d.data } as OwnershipEvent;
+    const e = {
+      ...base,
+      seq: (out?.seq ?? 0) + 1,
+      at: '2026-01-01T00:00:00.000Z',
+      actor: { executionSessionId: d.actorSessionId, principal: d.principal },
+      type: d.type,
+      data: d.data,
+    } as OwnershipEvent;
     out = applyEvent(out, e);
   }
   return out!;
@@ -35,9 +42,13 @@ test('a heartbeat of another session, epoch or lifecycle, or on a free worktree,
   const r = claimed();
   expect(decideHeartbeat(r, OWNERSHIP, { executionSessionId: 'b', epoch: 1 }, clock)).toEqual({ accepted: false });
   expect(decideHeartbeat(r, OWNERSHIP, { executionSessionId: 'a', epoch: 2 }, clock)).toEqual({ accepted: false });
-  expect(decideHeartbeat(r, OWNERSHIP, { executionSessionId: 'a', epoch: 1, ownershipId: 'own_01J00000000000000000000001' }, clock)).toEqual({ accepted: false });
+  expect(decideHeartbeat(r, OWNERSHIP, { executionSessionId: 'a', epoch: 1, ownershipId: 'own_01J00000000000000000000001' }, clock)).toEqual({
+    accepted: false,
+  });
   const released = decideRelease(r, { executionSessionId: 'a', epoch: 1, principal: exec });
-  expect(decideHeartbeat(apply(r, 'code' in released ? [] : released.events), OWNERSHIP, { executionSessionId: 'a', epoch: 1 }, clock)).toEqual({ accepted: false });
+  expect(decideHeartbeat(apply(r, 'code' in released ? [] : released.events), OWNERSHIP, { executionSessionId: 'a', epoch: 1 }, clock)).toEqual({
+    accepted: false,
+  });
   expect(decideHeartbeat(null, OWNERSHIP, { executionSessionId: 'a', epoch: 1 }, clock)).toEqual({ accepted: false });
 });
 

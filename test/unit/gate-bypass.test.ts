@@ -48,7 +48,12 @@ function digestTree(dir: string, out: Record<string, string>, prefix = ''): void
 function ownerState(): Record<string, unknown> {
   const files: Record<string, string> = {};
   digestTree(fx.wt1, files);
-  const priv = (f: string) => (existsSync(path.join(privateDir(), f)) ? createHash('sha256').update(readFileSync(path.join(privateDir(), f))).digest('hex') : '<missing>');
+  const priv = (f: string) =>
+    existsSync(path.join(privateDir(), f))
+      ? createHash('sha256')
+          .update(readFileSync(path.join(privateDir(), f)))
+          .digest('hex')
+      : '<missing>';
   const stashLog = path.join(fx.repo, '.git/logs/refs/stash');
   return {
     files,
@@ -56,7 +61,9 @@ function ownerState(): Record<string, unknown> {
     head: priv('HEAD'),
     projection: priv('overdeck.config'),
     worktreeConfig: priv('config.worktree'),
-    sharedConfig: createHash('sha256').update(readFileSync(path.join(fx.repo, '.git/config'))).digest('hex'),
+    sharedConfig: createHash('sha256')
+      .update(readFileSync(path.join(fx.repo, '.git/config')))
+      .digest('hex'),
     registered: existsSync(privateDir()) ? readFileSync(path.join(privateDir(), 'gitdir'), 'utf8') : '<gone>',
     refs: g(fx.repo, 'for-each-ref', '--format=%(refname) %(objectname)'),
     stash: existsSync(stashLog) ? readFileSync(stashLog, 'utf8') : '<none>',
@@ -87,7 +94,10 @@ beforeAll(async () => {
   evilBin = path.join(fx.root, 'evil-bin');
   mkdirSync(evilBin);
   for (const tool of ['sha256sum', 'shasum', 'openssl']) {
-    writeFileSync(path.join(evilBin, tool), `#!/bin/sh\ngit config --worktree --get overdeck.owner.tenure-hash 2>/dev/null || echo ${tenureSecretHash(SECRET)}\n`);
+    writeFileSync(
+      path.join(evilBin, tool),
+      `#!/bin/sh\ngit config --worktree --get overdeck.owner.tenure-hash 2>/dev/null || echo ${tenureSecretHash(SECRET)}\n`,
+    );
     chmodSync(path.join(evilBin, tool), 0o755);
   }
 });
@@ -119,9 +129,24 @@ interface Way {
 const IDENTITY_WAYS: readonly Way[] = [
   { name: 'no variable at all (a person, an agent that unset it)', cwd: 'wt', prefix: '' },
   { name: 'an empty session id', cwd: 'wt', prefix: 'OVERDECK_EXECUTION_SESSION_ID= ' },
-  { name: 'env -u of the session id', cwd: 'wt', prefix: 'env -u OVERDECK_EXECUTION_SESSION_ID -u OVERDECK_TENURE_SECRET ', env: { OVERDECK_EXECUTION_SESSION_ID: 'session_A' } },
-  { name: 'unset in the shell', cwd: 'wt', prefix: 'unset OVERDECK_EXECUTION_SESSION_ID OVERDECK_EPOCH; ', env: { OVERDECK_EXECUTION_SESSION_ID: 'session_A' } },
-  { name: "the owner's session id and epoch copied from git config", cwd: 'wt', prefix: 'export OVERDECK_EXECUTION_SESSION_ID=$(git config --get overdeck.owner.execution-session-id) OVERDECK_EPOCH=$(git config --get overdeck.owner.epoch); ' },
+  {
+    name: 'env -u of the session id',
+    cwd: 'wt',
+    prefix: 'env -u OVERDECK_EXECUTION_SESSION_ID -u OVERDECK_TENURE_SECRET ',
+    env: { OVERDECK_EXECUTION_SESSION_ID: 'session_A' },
+  },
+  {
+    name: 'unset in the shell',
+    cwd: 'wt',
+    prefix: 'unset OVERDECK_EXECUTION_SESSION_ID OVERDECK_EPOCH; ',
+    env: { OVERDECK_EXECUTION_SESSION_ID: 'session_A' },
+  },
+  {
+    name: "the owner's session id and epoch copied from git config",
+    cwd: 'wt',
+    prefix:
+      'export OVERDECK_EXECUTION_SESSION_ID=$(git config --get overdeck.owner.execution-session-id) OVERDECK_EPOCH=$(git config --get overdeck.owner.epoch); ',
+  },
   { name: 'the tenure hash itself as the secret', cwd: 'wt', prefix: 'OVERDECK_EXECUTION_SESSION_ID=session_B OVERDECK_TENURE_SECRET={hash} ' },
   { name: 'a secret of its own', cwd: 'wt', prefix: 'OVERDECK_TENURE_SECRET=odt1_guessedguessedguessedguessedguessedgues ' },
   { name: 'a sha256sum first on PATH that answers the hash', cwd: 'wt', prefix: 'PATH={evil}:$PATH OVERDECK_TENURE_SECRET=anything ' },
@@ -133,7 +158,11 @@ const REDIRECT_WAYS: readonly Way[] = [
   { name: 'GIT_DIR and GIT_WORK_TREE', cwd: 'root', prefix: 'GIT_DIR={attacker}/.git GIT_WORK_TREE={wt} git ' },
   { name: "the owner's git dir, from outside", cwd: 'root', prefix: 'GIT_DIR={gd} GIT_WORK_TREE={wt} git ' },
   { name: 'core.worktree of its own repository pointing at the owner', cwd: 'attacker', prefix: 'git config core.worktree {wt} && git ' },
-  { name: 'core.worktree written into its config by hand, spelled otherwise, behind a worktreeConfig comment', cwd: 'attacker', prefix: "printf '[core]\\n\\tWorkTree = {wt} ; worktreeConfig = true\\n' >> .git/config && git " },
+  {
+    name: 'core.worktree written into its config by hand, spelled otherwise, behind a worktreeConfig comment',
+    cwd: 'attacker',
+    prefix: "printf '[core]\\n\\tWorkTree = {wt} ; worktreeConfig = true\\n' >> .git/config && git ",
+  },
   { name: 'a cd through a symlink into the worktree', cwd: 'shortcut', prefix: 'git ' },
   { name: 'a repository nested inside the worktree', cwd: 'wt', prefix: 'cd nested && git ' },
 ];
@@ -153,7 +182,8 @@ for (const way of IDENTITY_WAYS) {
   for (const cmd of HERE_COMMANDS) tries.push({ way: way.name, line: `${way.prefix}git ${cmd}`, cwd: way.cwd, ...(way.env ? { env: way.env } : {}) });
 }
 for (const way of REDIRECT_WAYS) {
-  for (const cmd of ['reset --hard', 'checkout -- .', 'clean -fdx', 'restore .', 'stash -u']) tries.push({ way: way.name, line: `${way.prefix}${cmd}`, cwd: way.cwd });
+  for (const cmd of ['reset --hard', 'checkout -- .', 'clean -fdx', 'restore .', 'stash -u'])
+    tries.push({ way: way.name, line: `${way.prefix}${cmd}`, cwd: way.cwd });
 }
 // Through what the repository shares: branches, the stash, the worktree registry, the remote.
 for (const [way, line, cwd] of [
@@ -164,7 +194,11 @@ for (const [way, line, cwd] of [
   ['update-ref of the worktree HEAD', 'git update-ref worktrees/wt1/HEAD HEAD~1', 'main'],
   ['fetch into the owned branch (the gate lets fetch through; reference-transaction stops it)', 'git fetch -q --update-head-ok . +other:wt1', 'main'],
   ['fetch --force from the remote into the owned branch', 'git fetch -q --update-head-ok origin +other:wt1', 'main'],
-  ['a second worktree of the owned branch (--force), then a commit there', 'git worktree add -q --force {root}/twin wt1 && cd {root}/twin && git commit -q --allow-empty -m twin', 'main'],
+  [
+    'a second worktree of the owned branch (--force), then a commit there',
+    'git worktree add -q --force {root}/twin wt1 && cd {root}/twin && git commit -q --allow-empty -m twin',
+    'main',
+  ],
   ['worktree add -B of the owned branch', 'git worktree add -q -B wt1 {root}/reset HEAD~1', 'main'],
   ['stash drop of the owner’s entry from another worktree', 'git stash drop', 'main'],
   ['stash pop of the owner’s entry from another worktree', 'git stash pop', 'main'],
@@ -185,14 +219,13 @@ for (const [way, line, cwd] of [
   ['config write marking the worktree released', 'git config --worktree overdeck.owner.state released && git reset --hard', 'wt'],
   ["the owner's index through GIT_INDEX_FILE", 'GIT_INDEX_FILE={gd}/index git read-tree HEAD~1', 'attacker'],
   ['a stale epoch with the owner session', 'OVERDECK_EXECUTION_SESSION_ID=session_B OVERDECK_EPOCH=1 git reset --hard', 'wt'],
-  ['xargs git', "echo clean -fdx | xargs git", 'wt'],
-  ['sh -c behind env -i', "env -i PATH=\"$PATH\" sh -c 'git reset --hard'", 'wt'],
+  ['xargs git', 'echo clean -fdx | xargs git', 'wt'],
+  ['sh -c behind env -i', 'env -i PATH="$PATH" sh -c \'git reset --hard\'', 'wt'],
 ] as const) {
   tries.push({ way, line, cwd });
 }
 
-const cwdOf = (c: Way['cwd']): string =>
-  ({ wt: fx.wt1, main: fx.repo, root: fx.root, attacker, shortcut: path.join(fx.root, 'shortcut') })[c];
+const cwdOf = (c: Way['cwd']): string => ({ wt: fx.wt1, main: fx.repo, root: fx.root, attacker, shortcut: path.join(fx.root, 'shortcut') })[c];
 
 describe('a second agent tries its way around the gate', () => {
   test('there are at least 40 ways, each one distinct', () => {

@@ -30,7 +30,10 @@ describe('od-worktree install-hooks', () => {
     const res = cli(fx.wt1, ['install-hooks', '--json']);
     expect(res.status).toBe(0);
     const body = JSON.parse(res.stdout);
-    expect(body).toMatchObject({ hooksPath: path.join(fx.repo, '.git/overdeck-hooks'), hooks: expect.arrayContaining(['pre-push', 'pre-rebase', 'reference-transaction']) });
+    expect(body).toMatchObject({
+      hooksPath: path.join(fx.repo, '.git/overdeck-hooks'),
+      hooks: expect.arrayContaining(['pre-push', 'pre-rebase', 'reference-transaction']),
+    });
     expect(body).not.toHaveProperty('strict');
     expect(g(fx.repo, 'config', 'core.hooksPath')).toBe(body.hooksPath);
     // An old flag saying "not strict" would mislead whoever reads the config: it is dropped.
@@ -49,7 +52,9 @@ describe('od-worktree guard', () => {
     expect(cli(path.join(fx.wt1, 'sub'), ['guard'], { OVERDECK_EXECUTION_SESSION_ID: 'session_A' })).toMatchObject({ status: 0, stdout: '' });
     const refused = cli(fx.wt1, ['guard'], { OVERDECK_EXECUTION_SESSION_ID: 'session_B' });
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toContain('owned by session session_A (worker worker-A, conversation conv-A, runtime runtime-A, ownership own_A, epoch 3); you are session session_B');
+    expect(refused.stderr).toContain(
+      'owned by session session_A (worker worker-A, conversation conv-A, runtime runtime-A, ownership own_A, epoch 3); you are session session_B',
+    );
   });
 
   it('reads the tenure secret from the environment only', async () => {
@@ -80,10 +85,28 @@ describe('od-worktree guard', () => {
 describe('od-worktree claim --offline', () => {
   it('writes a provisional claim the guard (and the hooks) honour; replays are idempotent; others are refused', async () => {
     cli(fx.repo, ['install-hooks']);
-    const res = cli(fx.wt2, ['claim', '--offline', '--session', 'session_P', '--runtime', 'codex-cli', '--worker', 'w-1', '--lane', 'lane-1', '--plan', 'docs/p.md', '--json']);
+    const res = cli(fx.wt2, [
+      'claim',
+      '--offline',
+      '--session',
+      'session_P',
+      '--runtime',
+      'codex-cli',
+      '--worker',
+      'w-1',
+      '--lane',
+      'lane-1',
+      '--plan',
+      'docs/p.md',
+      '--json',
+    ]);
     expect(res.status).toBe(0);
     const body = JSON.parse(res.stdout);
-    expect(body).toMatchObject({ ok: true, status: 'claimed', projection: { provisional: true, seq: 0, epoch: 0, conversationId: null, lane: 'lane-1', planRef: 'docs/p.md', workerId: 'w-1' } });
+    expect(body).toMatchObject({
+      ok: true,
+      status: 'claimed',
+      projection: { provisional: true, seq: 0, epoch: 0, conversationId: null, lane: 'lane-1', planRef: 'docs/p.md', workerId: 'w-1' },
+    });
     expect((await readProjection(fx.wt2))?.idempotencyKey).toBe(body.projection.idempotencyKey);
 
     const replay = cli(fx.wt2, ['claim', '--offline', '--runtime', 'codex-cli', '--json'], { OVERDECK_EXECUTION_SESSION_ID: 'session_P' });

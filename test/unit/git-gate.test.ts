@@ -122,7 +122,20 @@ describe('the gate refuses a session that is not the owner at the current epoch,
     // The refusal is in the worktree's journal, for the host agent to ship (docs/git-projection.md).
     const added = journal(wt1GitDir()).slice(lines);
     expect(added).toEqual([
-      ['od1', 'kind=wrapper_refused', 'session=session_A', 'env_epoch=', 'ownership=own_A', 'epoch=2', 'owner=session_B', 'state=active', 'code=not_owner', `command=${args[0]}`, 'ref=refs/heads/wt1', `old=${before.tip}`].join('\t'),
+      [
+        'od1',
+        'kind=wrapper_refused',
+        'session=session_A',
+        'env_epoch=',
+        'ownership=own_A',
+        'epoch=2',
+        'owner=session_B',
+        'state=active',
+        'code=not_owner',
+        `command=${args[0]}`,
+        'ref=refs/heads/wt1',
+        `old=${before.tip}`,
+      ].join('\t'),
     ]);
   });
 
@@ -138,7 +151,18 @@ describe('the gate refuses a session that is not the owner at the current epoch,
     // The host agent's parser (src/git/journal.ts) reads these lines as written.
     expect(journal(wt1GitDir()).map((l) => parseJournalLine(l, 0))).toEqual(
       ['reset', 'checkout', 'stash', 'clean', 'restore'].map((command) =>
-        expect.objectContaining({ kind: 'wrapper_refused', code: 'stale_epoch', command, session: 'session_B', env_epoch: '1', epoch: '2', owner: 'session_B', ownership: 'own_A', ref: 'refs/heads/wt1', old: before.tip }),
+        expect.objectContaining({
+          kind: 'wrapper_refused',
+          code: 'stale_epoch',
+          command,
+          session: 'session_B',
+          env_epoch: '1',
+          epoch: '2',
+          owner: 'session_B',
+          ownership: 'own_A',
+          ref: 'refs/heads/wt1',
+          old: before.tip,
+        }),
       ),
     );
   });
@@ -206,7 +230,12 @@ describe('the gate refuses a session that is not the owner at the current epoch,
     expect(removed).toMatchObject({ status: 0, stderr: '' });
     expect(existsSync(fx.wt2)).toBe(false);
     // ... but not on wt1 from anywhere, nor on its branch by its short or full name.
-    for (const args of [['worktree', 'move', fx.wt1, `${fx.wt1}-moved`], ['worktree', 'add', '-f', '-B', 'wt1', `${fx.root}/wt3`], ['update-ref', '-d', 'refs/heads/wt1'], ['branch', '-m', 'wt1', 'elsewhere']]) {
+    for (const args of [
+      ['worktree', 'move', fx.wt1, `${fx.wt1}-moved`],
+      ['worktree', 'add', '-f', '-B', 'wt1', `${fx.root}/wt3`],
+      ['update-ref', '-d', 'refs/heads/wt1'],
+      ['branch', '-m', 'wt1', 'elsewhere'],
+    ]) {
       const r = gated(args, fx.repo, as('session_A'));
       expect([args.join(' '), r.status, r.stderr]).toEqual([args.join(' '), 1, expect.stringContaining('owned by session session_B')]);
     }
@@ -262,10 +291,14 @@ describe('the owner and everyone outside owned worktrees get git itself', () => 
 
   it('a person without a session id is refused like any other caller (an override is the way in)', () => {
     const before = state(fx.wt1);
-    for (const args of [['stash', '-u'], ['reset', '--hard'], ['clean', '-fd']]) {
+    for (const args of [
+      ['stash', '-u'],
+      ['reset', '--hard'],
+      ['clean', '-fd'],
+    ]) {
       const r = gated(args, fx.wt1, as(null));
       expect([args, r.status, r.stderr]).toEqual([args, 1, expect.stringContaining('you are unidentified')]);
-      expect(r.stderr).toContain("od-worktree override --reason");
+      expect(r.stderr).toContain('od-worktree override --reason');
     }
     expect(state(fx.wt1)).toEqual(before);
   });
@@ -289,12 +322,22 @@ describe('the owner and everyone outside owned worktrees get git itself', () => 
 describe('passthrough: the gate becomes git', () => {
   it('stdin, stdout and exit codes are git’s own', () => {
     const input = 'some bytes\n\0with a NUL and no end';
-    for (const args of [['hash-object', '--stdin'], ['hash-object', '-w', '--stdin']]) {
+    for (const args of [
+      ['hash-object', '--stdin'],
+      ['hash-object', '-w', '--stdin'],
+    ]) {
       const bare = run(REAL_GIT, args, fx.wt1, {}, input);
       expect(gated(args, fx.wt1, as('session_A'), input)).toEqual(bare);
       expect(bare.stdout).toMatch(/^[0-9a-f]{40}\n$/);
     }
-    for (const args of [['rev-parse', '--verify', 'no-such-ref'], ['frobnicate'], ['log', '--bogus-option'], ['cat-file', '-p', 'HEAD'], ['diff', '--exit-code'], ['show', 'HEAD:a.txt']]) {
+    for (const args of [
+      ['rev-parse', '--verify', 'no-such-ref'],
+      ['frobnicate'],
+      ['log', '--bogus-option'],
+      ['cat-file', '-p', 'HEAD'],
+      ['diff', '--exit-code'],
+      ['show', 'HEAD:a.txt'],
+    ]) {
       const bare = run(REAL_GIT, args, fx.wt1);
       expect([args, gated(args, fx.wt1, as('session_A'))]).toEqual([args, bare]);
     }
@@ -321,15 +364,23 @@ describe('passthrough: the gate becomes git', () => {
       }
       expect(exe).toBe(realpathSync(REAL_GIT));
     }
-    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     child.kill('SIGTERM');
     expect(await ended).toEqual({ code: null, signal: 'SIGTERM' });
   });
 
   it('runs under bash as sh too (the /bin/sh of macOS) with the same answers', () => {
     const before = state(fx.wt1);
-    const viaBash = (args: string[], env: Record<string, string>, input?: string) => run('bash', ['--posix', GATE, ...args], fx.wt1, { PATH: gatedPath, ...env }, input);
-    for (const args of [['reset', '--hard', 'HEAD~1'], ['-C', fx.wt1, 'clean', '-fd'], ['-c', 'alias.x=stash', 'x'], ['branch', '-D', 'wt1']]) {
+    const viaBash = (args: string[], env: Record<string, string>, input?: string) =>
+      run('bash', ['--posix', GATE, ...args], fx.wt1, { PATH: gatedPath, ...env }, input);
+    for (const args of [
+      ['reset', '--hard', 'HEAD~1'],
+      ['-C', fx.wt1, 'clean', '-fd'],
+      ['-c', 'alias.x=stash', 'x'],
+      ['branch', '-D', 'wt1'],
+    ]) {
       const r = viaBash(args, as('session_A'));
       expect([args.join(' '), r.status, r.stderr]).toEqual([args.join(' '), 1, expect.stringContaining('owned by session session_B')]);
     }
@@ -348,7 +399,12 @@ describe('passthrough: the gate becomes git', () => {
     writeFileSync(path.join(copyDir, '.od-git-gate'), '');
     symlinkSync(GATE, path.join(linkDir, 'git'));
     const bare = run(REAL_GIT, ['rev-parse', 'HEAD'], fx.wt1);
-    for (const p of [`${GATE_DIR}:${GATE_DIR}:${process.env.PATH}`, `${copyDir}:${GATE_DIR}:${process.env.PATH}`, `${GATE_DIR}:${linkDir}:${GATE_DIR}:${process.env.PATH}`, `${linkDir}:${GATE_DIR}:${process.env.PATH}`]) {
+    for (const p of [
+      `${GATE_DIR}:${GATE_DIR}:${process.env.PATH}`,
+      `${copyDir}:${GATE_DIR}:${process.env.PATH}`,
+      `${GATE_DIR}:${linkDir}:${GATE_DIR}:${process.env.PATH}`,
+      `${linkDir}:${GATE_DIR}:${process.env.PATH}`,
+    ]) {
       expect(run('git', ['rev-parse', 'HEAD'], fx.wt1, { PATH: p })).toEqual(bare);
     }
     // Refusals still work through a link (the guard is found beside the file it names).
@@ -368,7 +424,14 @@ describe('passthrough: the gate becomes git', () => {
 
 describe('hooks/pretooluse-git-gate.sh (PreToolUse: exit 2 and the reason on stderr block the call)', () => {
   const hook = (command: string, cwd: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}, awk?: string): Run => {
-    const payload = JSON.stringify({ session_id: 'x', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command, description: 'git reset --hard' }, cwd, ...extra });
+    const payload = JSON.stringify({
+      session_id: 'x',
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command, description: 'git reset --hard' },
+      cwd,
+      ...extra,
+    });
     const pathEnv: Record<string, string> = awk === undefined ? {} : { PATH: `${awk}:${process.env.PATH}` };
     return run('sh', [PRETOOLUSE], fx.root, { ...env, ...pathEnv }, payload);
   };
@@ -415,7 +478,8 @@ describe('hooks/pretooluse-git-gate.sh (PreToolUse: exit 2 and the reason on std
   });
 
   it('reads a command given as an argv array too (["bash", "-lc", "..."])', () => {
-    const call = (command: string[], env: Record<string, string>) => run('sh', [PRETOOLUSE], fx.root, env, JSON.stringify({ tool_name: 'shell', tool_input: { command }, cwd: fx.wt1 }));
+    const call = (command: string[], env: Record<string, string>) =>
+      run('sh', [PRETOOLUSE], fx.root, env, JSON.stringify({ tool_name: 'shell', tool_input: { command }, cwd: fx.wt1 }));
     expect(call(['bash', '-lc', 'cd dir && git restore ..'], as('session_A')).status).toBe(2);
     expect(call(['git', 'stash', 'pop'], as('session_A')).status).toBe(2);
     expect(call(['git', 'stash', 'list'], as('session_A'))).toEqual({ status: 0, stdout: '', stderr: '' });
@@ -461,7 +525,9 @@ describe('od-worktree snapshot, shell-init and exec', () => {
     writeFileSync(path.join(fx.wt1, 'new.txt'), 'changed\n');
     const changed = JSON.parse(cli(fx.wt1, ['snapshot', '--json'], as('session_B', 2)).stdout);
     expect(changed.snapshot.ref).not.toBe(body.snapshot.ref);
-    expect(g(fx.repo, 'for-each-ref', '--format=%(refname)', 'refs/overdeck/wip/').split('\n').sort()).toEqual([body.snapshot.ref, changed.snapshot.ref].sort());
+    expect(g(fx.repo, 'for-each-ref', '--format=%(refname)', 'refs/overdeck/wip/').split('\n').sort()).toEqual(
+      [body.snapshot.ref, changed.snapshot.ref].sort(),
+    );
 
     const refused = cli(fx.wt1, ['snapshot', '--json'], as('session_A'));
     expect(refused.status).toBe(1);
@@ -480,7 +546,12 @@ describe('od-worktree snapshot, shell-init and exec', () => {
   it('shell-init prints an idempotent PATH setup for sh and fish; exec runs the command under the gate with its status', () => {
     const init = cli(fx.root, ['shell-init', '--shell', 'sh', '--session', 'session_A', '--epoch', '1']);
     expect(init.status).toBe(0);
-    const shown = run('sh', ['-c', `eval "$1"; eval "$1"; printf '%s\\n' "$PATH" "$OVERDECK_EXECUTION_SESSION_ID" "$OVERDECK_EPOCH"; command -v git`, 'sh', init.stdout], fx.root, { PATH: process.env.PATH ?? '' });
+    const shown = run(
+      'sh',
+      ['-c', `eval "$1"; eval "$1"; printf '%s\\n' "$PATH" "$OVERDECK_EXECUTION_SESSION_ID" "$OVERDECK_EPOCH"; command -v git`, 'sh', init.stdout],
+      fx.root,
+      { PATH: process.env.PATH ?? '' },
+    );
     const [p, session, epoch, git] = shown.stdout.trim().split('\n');
     expect(p!.split(':').filter((d) => d === GATE_DIR)).toHaveLength(1);
     expect(p!.startsWith(`${GATE_DIR}:`)).toBe(true);
@@ -500,8 +571,14 @@ describe('od-worktree snapshot, shell-init and exec', () => {
   it('exec passes a SIGTERM sent to it on to the command, and dies of it as the command did', async () => {
     const ready = path.join(fx.root, 'ready');
     const base = cleanGitEnv({ OD_ALLOWED_ROOTS: fx.root });
-    const child = spawn(process.execPath, [BIN, 'exec', '--', 'sh', '-c', `sleep 600 & echo $$ $! > "${ready}.tmp"; mv "${ready}.tmp" "${ready}"; wait`], { cwd: fx.wt1, env: base, stdio: 'ignore' });
-    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const child = spawn(process.execPath, [BIN, 'exec', '--', 'sh', '-c', `sleep 600 & echo $$ $! > "${ready}.tmp"; mv "${ready}.tmp" "${ready}"; wait`], {
+      cwd: fx.wt1,
+      env: base,
+      stdio: 'ignore',
+    });
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     while (!existsSync(ready)) await new Promise((r) => setTimeout(r, 20));
     child.kill('SIGTERM');
     expect(await ended).toEqual({ code: null, signal: 'SIGTERM' });

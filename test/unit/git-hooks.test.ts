@@ -72,7 +72,12 @@ describe('hooks', () => {
       commit(wt, { ...env, GIT_TRACE: trace });
       return readFileSync(trace, 'utf8').split('\n');
     };
-    for (const [wt, env] of [[fx.wt1, as('session_A', 3)], [fx.wt1, as('session_B')], [fx.wt2, as(null)], [fx.wt2, as('session_B')]] as const) {
+    for (const [wt, env] of [
+      [fx.wt1, as('session_A', 3)],
+      [fx.wt1, as('session_B')],
+      [fx.wt2, as(null)],
+      [fx.wt2, as('session_B')],
+    ] as const) {
       const lines = traced(wt, env);
       expect(lines.filter((l) => l.includes('run_command:') && l.includes('overdeck-hooks/')).length).toBeGreaterThan(0);
       expect(lines.filter((l) => /built-in: git (config|rev-parse|symbolic-ref)/.test(l))).toEqual([]);
@@ -135,9 +140,12 @@ describe('hooks', () => {
     // A sha256sum of the caller's own first on PATH answers nothing: the tools are looked up at fixed paths.
     const shim = path.join(fx.root, 'shim');
     mkdirSync(shim);
-    writeFileSync(path.join(shim, 'sha256sum'), `#!/bin/sh
+    writeFileSync(
+      path.join(shim, 'sha256sum'),
+      `#!/bin/sh
 echo ${tenureSecretHash(secret)} -
-`);
+`,
+    );
     chmodSync(path.join(shim, 'sha256sum'), 0o755);
     expect(commit(fx.wt1, { OVERDECK_TENURE_SECRET: 'odt1_wrong', PATH: `${shim}:${process.env.PATH ?? ''}` }).status).not.toBe(0);
     expect(head(fx.wt1)).toBe(before);

@@ -93,7 +93,8 @@ test('the repository moved and its worktrees repaired: the new root, from the ca
     const movedRepo = path.join(fresh.root, 'repo-moved');
     renameSync(fresh.repo, movedRepo);
     g(movedRepo, 'worktree', 'repair', fresh.wt1, fresh.wt2);
-    for (const wt of [fresh.wt1, fresh.wt2]) expect(await identifyWorktree(wt)).toMatchObject({ worktreePath: wt, repoRoot: movedRepo, commonDir: path.join(movedRepo, '.git') });
+    for (const wt of [fresh.wt1, fresh.wt2])
+      expect(await identifyWorktree(wt)).toMatchObject({ worktreePath: wt, repoRoot: movedRepo, commonDir: path.join(movedRepo, '.git') });
   } finally {
     fresh.cleanup();
   }

@@ -36,7 +36,8 @@ const tenureOfA = (state: string, from: number, to: number | null): TenureSegmen
 
 /** A caller with no session id proves the tenure with its secret alone (a person under `od-worktree override`). */
 const SECRET = 'odt1_journal-test-secret';
-const as = (session: string | null): Record<string, string> => (session === null ? { OVERDECK_TENURE_SECRET: SECRET } : { OVERDECK_EXECUTION_SESSION_ID: session });
+const as = (session: string | null): Record<string, string> =>
+  session === null ? { OVERDECK_TENURE_SECRET: SECRET } : { OVERDECK_EXECUTION_SESSION_ID: session };
 const head = (wt: string): string => g(wt, 'rev-parse', 'HEAD');
 
 function commit(wt: string, session: string | null, ...extra: string[]): number {
@@ -50,7 +51,10 @@ async function lines() {
 
 async function made(): Promise<string[][]> {
   const ls = (await lines()).filter((l) => l.kind === 'commit');
-  const reflog = await reflogMessages(id, ls.map((l) => l.ref));
+  const reflog = await reflogMessages(
+    id,
+    ls.map((l) => l.ref),
+  );
   return Promise.all(ls.map((l) => commitsOfMove(id, l, reflog)));
 }
 
@@ -58,10 +62,34 @@ test('a commit by the owner: one line with the session, the projection and the m
   const before = head(fx.wt1);
   expect(commit(fx.wt1, 'session_A')).toBe(0);
   const [line] = await lines();
-  expect(line).toMatchObject({ kind: 'commit', ref: 'refs/heads/wt1', old: before, new: head(fx.wt1), session: 'session_A', ownership: 'own_A', epoch: '3', owner: 'session_A', state: 'active', worker: 'worker-A', conversation: 'conv-A' });
+  expect(line).toMatchObject({
+    kind: 'commit',
+    ref: 'refs/heads/wt1',
+    old: before,
+    new: head(fx.wt1),
+    session: 'session_A',
+    ownership: 'own_A',
+    epoch: '3',
+    owner: 'session_A',
+    state: 'active',
+    worker: 'worker-A',
+    conversation: 'conv-A',
+  });
   expect(await made()).toEqual([[head(fx.wt1)]]);
-  expect(claimOf(line!)).toEqual({ ownershipId: 'own_A', epoch: 3, executionSessionId: 'session_A', committerSessionId: 'session_A', workerId: 'worker-A', conversationId: 'conv-A', state: 'active' });
-  expect(judgeClaim(claimOf(line!), [tenureOfA('active', 0, null)], { from: 0, to: 10 })).toMatchObject({ verdict: 'attributed', via: 'session', recorded: { executionSessionId: 'session_A', epoch: 3, ownershipId: 'own_A' } });
+  expect(claimOf(line!)).toEqual({
+    ownershipId: 'own_A',
+    epoch: 3,
+    executionSessionId: 'session_A',
+    committerSessionId: 'session_A',
+    workerId: 'worker-A',
+    conversationId: 'conv-A',
+    state: 'active',
+  });
+  expect(judgeClaim(claimOf(line!), [tenureOfA('active', 0, null)], { from: 0, to: 10 })).toMatchObject({
+    verdict: 'attributed',
+    via: 'session',
+    recorded: { executionSessionId: 'session_A', epoch: 3, ownershipId: 'own_A' },
+  });
 });
 
 test('moves onto existing history make nothing: reset, a fast-forward onto a commit someone else made', async () => {
@@ -114,7 +142,11 @@ test('without a session id: the owner at the time only when nobody else could be
   const [active, pending] = await lines();
   // The record: A active, then a handoff pending; both lines can have been written in either.
   const record = [tenureOfA('active', 0, 5), tenureOfA('handoff_pending', 5, null)];
-  expect(judgeClaim(claimOf(active!), record, { from: 0, to: 10 })).toMatchObject({ verdict: 'attributed', via: 'owner_at_time', recorded: { executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 3 } });
+  expect(judgeClaim(claimOf(active!), record, { from: 0, to: 10 })).toMatchObject({
+    verdict: 'attributed',
+    via: 'owner_at_time',
+    recorded: { executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 3 },
+  });
   expect(judgeClaim(claimOf(pending!), record, { from: 0, to: 10 })).toMatchObject({ verdict: 'unknown', via: 'unknown', reason: 'attribution_no_session' });
 });
 
@@ -123,7 +155,15 @@ test('a refused move is journalled as ref_refused with its code, and still refus
   expect(run('git', ['reset', '-q', '--hard', 'HEAD~1'], fx.wt1, as('session_B')).status).not.toBe(0);
   expect(head(fx.wt1)).toBe(before);
   const [line] = await lines();
-  expect(line).toMatchObject({ kind: 'ref_refused', code: 'not_owner', session: 'session_B', owner: 'session_A', epoch: '3', ref: 'refs/heads/wt1', old: before });
+  expect(line).toMatchObject({
+    kind: 'ref_refused',
+    code: 'not_owner',
+    session: 'session_B',
+    owner: 'session_A',
+    epoch: '3',
+    ref: 'refs/heads/wt1',
+    old: before,
+  });
 });
 
 test('values that could break a line are written !invalid; foreign keys and lines are ignored; a worktree without a projection writes nothing', async () => {

@@ -135,7 +135,15 @@ describe('writeProjection / readProjection', () => {
 
   it('clears keys and the lock file with null; a guarded clear does not erase a newer owner', async () => {
     await writeProjection(fx.wt1, projection('A', 4));
-    await writeLock(fx.wt1, { schema_version: 2, ownership_id: 'own_A', execution_session_id: 'session_A', conversation_id: null, claimed_at: 1, last_seen_at: 2, epoch: 4 });
+    await writeLock(fx.wt1, {
+      schema_version: 2,
+      ownership_id: 'own_A',
+      execution_session_id: 'session_A',
+      conversation_id: null,
+      claimed_at: 1,
+      last_seen_at: 2,
+      epoch: 4,
+    });
     expect(await writeProjection(fx.wt1, null, { clearIfSeqAtMost: 3 })).toBe('skipped');
     expect(await readProjection(fx.wt1)).not.toBeNull();
     expect(await writeProjection(fx.wt1, null)).toBe('written');
@@ -199,7 +207,13 @@ describe('git process budget', () => {
     const oldPath = process.env.PATH;
     process.env.PATH = `${shim}:${oldPath ?? ''}`;
     // Each call as its subcommand and arguments, without the overrides every service git run starts with (safe-env.ts).
-    const calls = (): string[] => (existsSync(path.join(shim, 'calls')) ? readFileSync(path.join(shim, 'calls'), 'utf8').trim().split('\n').map((l) => l.replace(/^--no-pager (-c \S*=\S* )*/, '')) : []);
+    const calls = (): string[] =>
+      existsSync(path.join(shim, 'calls'))
+        ? readFileSync(path.join(shim, 'calls'), 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => l.replace(/^--no-pager (-c \S*=\S* )*/, ''))
+        : [];
     try {
       await jest.isolateModulesAsync(async () => {
         const fresh = freshProjectionModule();
@@ -225,7 +239,10 @@ describe('git process budget', () => {
     const old = mkdtempSync(path.join(os.tmpdir(), 'od-git-old-'));
     const realGit = run('sh', ['-c', 'command -v git'], os.tmpdir()).stdout.trim();
     // The subcommand comes after the service's `-c` overrides (safe-env.ts).
-    writeFileSync(path.join(old, 'git'), `#!/bin/sh\nfor a in "$@"; do case $a in version | --version) echo "git version 2.19.2"; exit 0 ;; esac; done\nexec "${realGit}" "$@"\n`);
+    writeFileSync(
+      path.join(old, 'git'),
+      `#!/bin/sh\nfor a in "$@"; do case $a in version | --version) echo "git version 2.19.2"; exit 0 ;; esac; done\nexec "${realGit}" "$@"\n`,
+    );
     chmodSync(path.join(old, 'git'), 0o755);
     const before = readFileSync(path.join(fx.repo, '.git/config'), 'utf8');
     const oldPath = process.env.PATH;
@@ -246,7 +263,13 @@ describe('git process budget', () => {
 
 describe('atomicity under a concurrent reader', () => {
   /** Every key of owner i carries i; the key set depends on i so a half-written set is detectable too. */
-  const owner = (i: number) => projection(`N${i}`, i, { ownershipId: 'own_N', epoch: 1000 + i, conversationId: i % 2 === 0 ? `conv-N${i}` : null, conversationUrl: i % 2 === 0 ? `https://chatgpt.com/c/conv-N${i}` : null });
+  const owner = (i: number) =>
+    projection(`N${i}`, i, {
+      ownershipId: 'own_N',
+      epoch: 1000 + i,
+      conversationId: i % 2 === 0 ? `conv-N${i}` : null,
+      conversationUrl: i % 2 === 0 ? `https://chatgpt.com/c/conv-N${i}` : null,
+    });
 
   const readOnce = (cwd: string): Promise<string> =>
     new Promise((resolve, reject) => {
@@ -258,7 +281,12 @@ describe('atomicity under a concurrent reader', () => {
 
   function checkConsistent(out: string): number | null {
     if (out === '') return null;
-    const entries = new Map(out.trim().split('\n').map((l) => [l.slice(0, l.indexOf(' ')), l.slice(l.indexOf(' ') + 1)] as const));
+    const entries = new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf(' ')), l.slice(l.indexOf(' ') + 1)] as const),
+    );
     const sid = entries.get('overdeck.owner.execution-session-id');
     const m = /^session_N(\d+)$/.exec(sid ?? '');
     if (m === null) throw new Error(`read without a session id:\n${out}`);
@@ -275,7 +303,9 @@ describe('atomicity under a concurrent reader', () => {
       'overdeck.owner.state': want.state,
       'overdeck.owner.claimed-at': want.claimedAt,
       'overdeck.owner.last-seen-at': want.lastSeenAt,
-      ...(want.conversationId === null ? {} : { 'overdeck.owner.conversation-id': want.conversationId, 'overdeck.owner.conversation-url': String(want.conversationUrl) }),
+      ...(want.conversationId === null
+        ? {}
+        : { 'overdeck.owner.conversation-id': want.conversationId, 'overdeck.owner.conversation-url': String(want.conversationUrl) }),
     };
     expect(Object.fromEntries(entries)).toEqual(expected);
     return i;

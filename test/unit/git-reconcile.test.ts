@@ -3,13 +3,7 @@ import path from 'node:path';
 import { emptyRecord, type OwnershipRecord } from '../../src/domain/projection';
 import { guardCheck } from '../../src/git/guard';
 import { readLock, worktreeLockReason } from '../../src/git/lock';
-import {
-  applyLocalProjection,
-  readProjection,
-  readSupersededProvisional,
-  SUPERSEDED_PROVISIONAL_FILE,
-  writeProjection,
-} from '../../src/git/projection';
+import { applyLocalProjection, readProjection, readSupersededProvisional, SUPERSEDED_PROVISIONAL_FILE, writeProjection } from '../../src/git/projection';
 import { newIdempotencyKey, offlineClaim, provisionalOwnershipId, randomBase32 } from '../../src/git/provisional';
 import { applyRecord, localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
 import { worktreeDirs } from '../../src/git/repo';
@@ -26,7 +20,14 @@ function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
   const base = emptyRecord({ ownershipId: OWN, repoRoot: '/r', worktreePath: '/r/wt', branch: 'wt/x', hostId: 'h' });
   return {
     ...base,
-    owner: { executionSessionId: 'session_A', runtime: 'codex-cli', parentExecutionSessionId: null, conversation: null, worker: { runId: null, workerId: 'w' }, process: null },
+    owner: {
+      executionSessionId: 'session_A',
+      runtime: 'codex-cli',
+      parentExecutionSessionId: null,
+      conversation: null,
+      worker: { runId: null, workerId: 'w' },
+      process: null,
+    },
     worker: { runId: null, workerId: 'w' },
     state: 'active',
     epoch: 1,
@@ -40,7 +41,11 @@ function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
 describe('localProjectionOf: the one record -> local mapping', () => {
   it('maps owner, worker and tenure; holds git lock only while owned', () => {
     const t = localProjectionOf(record(), NO_TENURE_HASHES);
-    expect(t).toMatchObject({ gitLock: true, ended: false, projection: { ownershipId: OWN, executionSessionId: 'session_A', workerId: 'w', epoch: 1, seq: 3, conversationId: null } });
+    expect(t).toMatchObject({
+      gitLock: true,
+      ended: false,
+      projection: { ownershipId: OWN, executionSessionId: 'session_A', workerId: 'w', epoch: 1, seq: 3, conversationId: null },
+    });
     expect(localProjectionOf(record({ state: 'released' }), NO_TENURE_HASHES).gitLock).toBe(false);
     expect(localProjectionOf(record({ state: 'landed' }), NO_TENURE_HASHES).gitLock).toBe(false);
     expect(localProjectionOf(record({ state: 'submitted' }), NO_TENURE_HASHES).gitLock).toBe(true);
@@ -57,9 +62,12 @@ describe('localProjectionOf: the tenure hash', () => {
   };
   it('is the caller’s words for the owner’s tenure while an owner holds the worktree, and nothing once it is free', () => {
     seen.length = 0;
-    expect(localProjectionOf(record({ epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } }), hashes).projection?.tenureHash).toBe(`${'ab'.repeat(32)} ${'cd'.repeat(32)}`);
+    expect(localProjectionOf(record({ epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } }), hashes).projection?.tenureHash).toBe(
+      `${'ab'.repeat(32)} ${'cd'.repeat(32)}`,
+    );
     expect(seen).toEqual([{ ownershipId: OWN, epoch: 2, executionSessionId: 'session_B' }]);
-    for (const state of ['handoff_pending', 'stale', 'submitted'] as const) expect(localProjectionOf(record({ state }), hashes).projection?.tenureHash).toMatch(/^[0-9a-f]{64} /);
+    for (const state of ['handoff_pending', 'stale', 'submitted'] as const)
+      expect(localProjectionOf(record({ state }), hashes).projection?.tenureHash).toMatch(/^[0-9a-f]{64} /);
     for (const state of ['released', 'landed'] as const) expect(localProjectionOf(record({ state }), hashes).projection).not.toHaveProperty('tenureHash');
     // A writer that cannot derive it writes none.
     expect(localProjectionOf(record(), NO_TENURE_HASHES).projection).not.toHaveProperty('tenureHash');
@@ -86,7 +94,11 @@ describe('reconcile: the tenure hash', () => {
 
   it('with the key: written as the host agent would, and a missing one restored on an in-sync projection', async () => {
     await onDisk({ seq: 3 }, null);
-    expect(await reconcile(fx.wt1, portOf(record({ seq: 3 })), { tenureHashes: () => H2 })).toMatchObject({ kind: 'rehydrated', reason: 'tenure_hash', changed: true });
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 3 })), { tenureHashes: () => H2 })).toMatchObject({
+      kind: 'rehydrated',
+      reason: 'tenure_hash',
+      changed: true,
+    });
     expect((await readProjection(fx.wt1))?.tenureHash).toBe(H2);
     expect(await reconcile(fx.wt1, portOf(record({ seq: 3 })), { tenureHashes: () => H2 })).toMatchObject({ kind: 'in_sync', changed: false });
   });
@@ -97,12 +109,16 @@ describe('reconcile: the tenure hash', () => {
     expect(await reconcile(fx.wt1, portOf(record({ seq: 3, epoch: 1, lane: 'later' })))).toMatchObject({ kind: 'rehydrated', reason: 'older_seq' });
     expect(await readProjection(fx.wt1)).toMatchObject({ seq: 3, lane: 'later', tenureHash: H1 });
     // A new tenure (another epoch, another session): the old hash would be the old owner's; none is written.
-    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({ kind: 'rehydrated' });
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({
+      kind: 'rehydrated',
+    });
     const after = await readProjection(fx.wt1);
     expect(after).toMatchObject({ seq: 5, epoch: 2, executionSessionId: 'session_B' });
     expect(after).not.toHaveProperty('tenureHash');
     // And an in-sync projection is left as it is: without the key there is nothing to correct it with.
-    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({ kind: 'in_sync' });
+    expect(await reconcile(fx.wt1, portOf(record({ seq: 5, epoch: 2, owner: { ...record().owner!, executionSessionId: 'session_B' } })))).toMatchObject({
+      kind: 'in_sync',
+    });
   });
 
   it('without the key: the same epoch under another session, or the same session in another epoch, is another tenure', async () => {
@@ -167,13 +183,28 @@ describe('offlineClaim (docs/git-projection.md#offline-claims)', () => {
     fx = makeRepo();
   });
   afterEach(() => fx.cleanup());
-  const input = (session: string, over: Record<string, unknown> = {}) => ({ executionSessionId: session, runtime: 'codex-cli', workerId: 'w-1', allowedRoots: [fx.root], ...over });
+  const input = (session: string, over: Record<string, unknown> = {}) => ({
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    workerId: 'w-1',
+    allowedRoots: [fx.root],
+    ...over,
+  });
 
   it('writes a provisional projection, lock JSON and git lock; never a conversation; seq and epoch 0', async () => {
     const res = await offlineClaim(fx.wt1, input('session_P', { lane: 'lane-1', planRef: 'docs/p.md' }));
     expect(res.status).toBe('claimed');
     const p = await readProjection(fx.wt1);
-    expect(p).toMatchObject({ executionSessionId: 'session_P', provisional: true, state: 'provisional', seq: 0, epoch: 0, conversationId: null, conversationUrl: null, lane: 'lane-1' });
+    expect(p).toMatchObject({
+      executionSessionId: 'session_P',
+      provisional: true,
+      state: 'provisional',
+      seq: 0,
+      epoch: 0,
+      conversationId: null,
+      conversationUrl: null,
+      lane: 'lane-1',
+    });
     expect(p!.idempotencyKey).toMatch(/^idem_/);
     expect(p!.ownershipId).toBe(provisionalOwnershipId(p!.idempotencyKey!));
     expect(await readLock(fx.wt1)).toMatchObject({ execution_session_id: 'session_P', epoch: 0, conversation_id: null });
@@ -262,9 +293,18 @@ describe('writeProjection compare-and-swap (expectSeq)', () => {
 });
 
 describe('withoutRedaction: a record as a principal that may not see the conversation gets it', () => {
-  const conversation = { provider: 'chatgpt-web' as const, conversationId: 'c-1', conversationUrl: '[redacted]', title: '[redacted]', observedAt: '2026-08-20T00:00:00.000Z' };
+  const conversation = {
+    provider: 'chatgpt-web' as const,
+    conversationId: 'c-1',
+    conversationUrl: '[redacted]',
+    title: '[redacted]',
+    observedAt: '2026-08-20T00:00:00.000Z',
+  };
   const redacted = record({ owner: { ...record().owner!, conversation } });
-  const full = localProjectionOf(record({ owner: { ...record().owner!, conversation: { ...conversation, conversationUrl: 'https://chatgpt.com/c/c-1' } } }), NO_TENURE_HASHES).projection!;
+  const full = localProjectionOf(
+    record({ owner: { ...record().owner!, conversation: { ...conversation, conversationUrl: 'https://chatgpt.com/c/c-1' } } }),
+    NO_TENURE_HASHES,
+  ).projection!;
 
   it('is in sync with a local projection of the same conversation, its URL taken from there', () => {
     const seen = withoutRedaction(redacted, full)!;
@@ -273,7 +313,10 @@ describe('withoutRedaction: a record as a principal that may not see the convers
   });
   it('otherwise the URL is unknown (null), never the placeholder', () => {
     for (const local of [null, { ...full, conversationId: 'c-2' }, { ...full, conversationUrl: '[redacted]' }]) {
-      expect(localProjectionOf(withoutRedaction(redacted, local)!, NO_TENURE_HASHES).projection).toMatchObject({ conversationId: 'c-1', conversationUrl: null });
+      expect(localProjectionOf(withoutRedaction(redacted, local)!, NO_TENURE_HASHES).projection).toMatchObject({
+        conversationId: 'c-1',
+        conversationUrl: null,
+      });
     }
   });
   it('leaves a record that is not redacted alone', () => {
@@ -312,7 +355,9 @@ describe('reconcile: a claim refused for naming another worker than the port’s
     expect(await reconcile(fx.wt1, p.port)).toMatchObject({ kind: 'conflict', reason: 'worker_mismatch', changed: false, repaired: false, recorded: true });
     expect(await readProjection(fx.wt1)).toEqual(before);
     expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_P' })).toEqual({ allowed: true });
-    expect(p.logged).toEqual([expect.objectContaining({ kind: 'conflict', reason: 'worker_mismatch', provisional: expect.objectContaining({ executionSessionId: 'session_P' }) })]);
+    expect(p.logged).toEqual([
+      expect.objectContaining({ kind: 'conflict', reason: 'worker_mismatch', provisional: expect.objectContaining({ executionSessionId: 'session_P' }) }),
+    ]);
   });
 
   it('--repair drops the claim (rewritten from the durable record: none)', async () => {

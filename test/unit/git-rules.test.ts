@@ -17,7 +17,10 @@ test('the gate carries the classifier generated from the table', () => {
   const m = BLOCK.exec(script);
   expect(m).not.toBeNull();
   if (process.env.OD_WRITE_GIT_RULES === '1') {
-    writeFileSync(GATE, script.replace(BLOCK, (_all, head: string, _body, end: string) => `${head}${gateClassifierBlock()}\n${end}`));
+    writeFileSync(
+      GATE,
+      script.replace(BLOCK, (_all, head: string, _body, end: string) => `${head}${gateClassifierBlock()}\n${end}`),
+    );
     return;
   }
   expect(m![2]).toBe(gateClassifierBlock());
@@ -97,7 +100,13 @@ describe('every row through all three layers', () => {
       expect([viaGate.status, viaGate.stderr]).toEqual([1, expect.stringContaining('od-worktree: refused')]);
       expect(ownerBytes(o)).toBe(before);
 
-      const toolCall = JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', cwd, tool_input: { command: ['git', ...args].map(shQuote).join(' ') } });
+      const toolCall = JSON.stringify({
+        session_id: 's',
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Bash',
+        cwd,
+        tool_input: { command: ['git', ...args].map(shQuote).join(' ') },
+      });
       const viaAgentHook = run('sh', [PRETOOLUSE], cwd, INTRUDER, toolCall);
       expect([viaAgentHook.status, viaAgentHook.stderr]).toEqual([2, expect.stringContaining('od-worktree: refused')]);
 
@@ -106,7 +115,12 @@ describe('every row through all three layers', () => {
       else {
         const refusedBy = attempt.hook === 'git' ? expect.not.stringContaining('od-worktree: refused') : expect.stringContaining('od-worktree: refused');
         expect([viaHooks.status === 0, viaHooks.stderr]).toEqual([false, refusedBy]);
-        expect(g(o.fx.repo, 'rev-parse', 'refs/heads/wt1')).toBe(JSON.parse(before)[3].split('\n').find((l: string) => l.startsWith('refs/heads/wt1 ')).split(' ')[1]);
+        expect(g(o.fx.repo, 'rev-parse', 'refs/heads/wt1')).toBe(
+          JSON.parse(before)[3]
+            .split('\n')
+            .find((l: string) => l.startsWith('refs/heads/wt1 '))
+            .split(' ')[1],
+        );
       }
     } finally {
       o.fx.cleanup();
@@ -147,7 +161,9 @@ describe('a gate with a row taken out is caught by that row', () => {
       mkdirSync(path.join(dir, 'hooks'));
       writeFileSync(path.join(dir, 'bin/git-gate/git'), mutant, { mode: 0o755 });
       copyFileSync(path.join(ROOT, 'hooks/overdeck-guard.sh'), path.join(dir, 'hooks/overdeck-guard.sh'));
-      const through = rule.refused.filter((a) => run('sh', [path.join(dir, 'bin/git-gate/git'), '--od-git-gate-check', ...fill(o, a.args)], cwdOf(o, a), INTRUDER).status === 0);
+      const through = rule.refused.filter(
+        (a) => run('sh', [path.join(dir, 'bin/git-gate/git'), '--od-git-gate-check', ...fill(o, a.args)], cwdOf(o, a), INTRUDER).status === 0,
+      );
       expect(through.length).toBeGreaterThan(0);
     } finally {
       o.fx.cleanup();
@@ -163,7 +179,10 @@ test('docs/agent-gate.md carries the table generated from src/domain/git-rules.t
   const m = DOC_BLOCK.exec(doc);
   expect(m).not.toBeNull();
   if (process.env.OD_WRITE_GIT_RULES === '1') {
-    writeFileSync(DOC, doc.replace(DOC_BLOCK, (_all, head: string, _body, end: string) => `${head}${gateDocTable()}\n${end}`));
+    writeFileSync(
+      DOC,
+      doc.replace(DOC_BLOCK, (_all, head: string, _body, end: string) => `${head}${gateDocTable()}\n${end}`),
+    );
     return;
   }
   expect(m![2]).toBe(gateDocTable());

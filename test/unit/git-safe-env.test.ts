@@ -71,7 +71,9 @@ describe('the environment of a service git run', () => {
     if (helper) useGitSpawner();
     await git(['rev-parse', '--git-dir'], { cwd: os.tmpdir(), okCodes: [128], env: { GIT_AUTHOR_NAME: 'per-call' } });
     const env = seen();
-    const names = Object.keys(env).filter((k) => !SHELL_OWN.has(k)).sort();
+    const names = Object.keys(env)
+      .filter((k) => !SHELL_OWN.has(k))
+      .sort();
     expect(names).toEqual(['GIT_AUTHOR_NAME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_TERMINAL_PROMPT', 'LANG', 'LC_ALL', 'PATH', 'TZ']);
     expect(env).toMatchObject({ GIT_AUTHOR_NAME: 'per-call', GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C', TZ: 'Europe/Paris' });
     expect(readFileSync(dump, 'utf8')).not.toMatch(/canary/);
@@ -91,7 +93,8 @@ test('only subcommands that read no worktree file through filters and start no p
     ['update-index', '--index-info'],
     ['notes', '--ref=refs/notes/x', 'add', '-f', '-m', 'm', 'HEAD'],
     ['worktree', 'list', '--porcelain'],
-  ]) expect([ok, refusedServiceGit(ok)]).toEqual([ok, null]);
+  ])
+    expect([ok, refusedServiceGit(ok)]).toEqual([ok, null]);
   for (const bad of [
     ['status'],
     ['add', '-A'],
@@ -120,10 +123,13 @@ test('only subcommands that read no worktree file through filters and start no p
     ['--exec-path=/x', 'rev-parse'],
     ['-c', 'core.hooksPath=/evil', 'rev-parse'],
     ['-c', 'Core.FSMonitor=/evil', 'rev-parse'],
-  ]) expect([bad, refusedServiceGit(bad)]).toEqual([bad, expect.any(String)]);
+  ])
+    expect([bad, refusedServiceGit(bad)]).toEqual([bad, expect.any(String)]);
   const argv = serviceGitArgs(['show', 'HEAD']);
   expect(argv.slice(argv.indexOf('show'))).toEqual(['show', '--no-textconv', '--no-ext-diff', 'HEAD']);
-  expect(argv.slice(0, argv.indexOf('show'))).toEqual(expect.arrayContaining(['--no-pager', 'core.hooksPath=/dev/null', 'core.fsmonitor=', 'protocol.allow=never', 'commit.gpgSign=false']));
+  expect(argv.slice(0, argv.indexOf('show'))).toEqual(
+    expect.arrayContaining(['--no-pager', 'core.hooksPath=/dev/null', 'core.fsmonitor=', 'protocol.allow=never', 'commit.gpgSign=false']),
+  );
 });
 
 describe('a repository whose every agent-writable place names a program', () => {
@@ -184,7 +190,12 @@ describe('a repository whose every agent-writable place names a program', () => 
     const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))));
     const wip = await settle(preserveWip(wt, 'own_HOSTILE', 1));
     const ref = await settle(git(['update-ref', 'refs/overdeck/test', head], { cwd: wt }));
-    const note = await settle(git(['notes', '--ref=refs/notes/overdeck-test', 'add', '-f', '-m', 'note', head], { cwd: wt, env: { GIT_AUTHOR_NAME: 'o', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'o', GIT_COMMITTER_EMAIL: 'o@x' } }));
+    const note = await settle(
+      git(['notes', '--ref=refs/notes/overdeck-test', 'add', '-f', '-m', 'note', head], {
+        cwd: wt,
+        env: { GIT_AUTHOR_NAME: 'o', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'o', GIT_COMMITTER_EMAIL: 'o@x' },
+      }),
+    );
     const repo = new RepoGit(hr.repoRoot);
     const patchIds = await settle(repo.patchIds([head]));
     const range = [await settle(repo.rangePatchId(null, head)), await settle(repo.rangePatchId(`${head}~1`, head))];

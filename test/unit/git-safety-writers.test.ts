@@ -28,7 +28,9 @@ let nextId = 0;
 beforeAll(async () => {
   fx = makeRepo();
   const helper = path.join(__dirname, 'git-safety-writer.ts');
-  children = Array.from({ length: WRITERS }, () => fork(helper, [], { execArgv: ['--require', require.resolve('tsx/cjs')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  children = Array.from({ length: WRITERS }, () =>
+    fork(helper, [], { execArgv: ['--require', require.resolve('tsx/cjs')], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
   await Promise.all(
     children.map(
       (c) =>
@@ -71,14 +73,21 @@ it(`${WRITERS} processes, ${ROUNDS} rounds: the max seq wins and a provisional c
     // Every third round the claim lands first for sure, so the "claimed, then stashed" path is
     // exercised whatever the machine's scheduling; the other rounds race all four writers.
     const claimFirst = round % 3 === 0;
-    const claimJob = () => ask(children[claimer]!, { kind: 'claim', wt: fx.wt1, roots, delayMs: claimFirst ? 0 : Math.floor(Math.random() * 12), session: 'session_P' });
+    const claimJob = () =>
+      ask(children[claimer]!, { kind: 'claim', wt: fx.wt1, roots, delayMs: claimFirst ? 0 : Math.floor(Math.random() * 12), session: 'session_P' });
     const first = claimFirst ? await claimJob() : null;
     const jobs = children.map((child, i) => {
       const delayMs = Math.floor(Math.random() * 12);
       if (i === claimer) return first ? Promise.resolve(first) : claimJob();
       const seq = order.pop()!;
       // One durable ownership, its seqs racing (retries, two host agents); epoch = seq so the lock JSON shows which write it came from.
-      return ask(child, { kind: 'durable', wt: fx.wt1, roots, delayMs, projection: projection(`D${seq}`, seq, { ownershipId: 'own_D', executionSessionId: 'session_D' }) });
+      return ask(child, {
+        kind: 'durable',
+        wt: fx.wt1,
+        roots,
+        delayMs,
+        projection: projection(`D${seq}`, seq, { ownershipId: 'own_D', executionSessionId: 'session_D' }),
+      });
     });
     const answers = await Promise.all(jobs);
     for (const a of answers) expect(a).toMatchObject({ ok: true });

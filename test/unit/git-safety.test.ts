@@ -5,7 +5,22 @@
  * Real git in temp dirs throughout.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/activity';
@@ -71,7 +86,14 @@ function record(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
   const base = emptyRecord({ ownershipId: 'own_A', repoRoot: fx.repo, worktreePath: fx.wt1, branch: 'wt1', hostId: 'h' });
   return {
     ...base,
-    owner: { executionSessionId: 'session_A', runtime: 'codex-cli', parentExecutionSessionId: null, conversation: null, worker: { runId: null, workerId: 'w' }, process: null },
+    owner: {
+      executionSessionId: 'session_A',
+      runtime: 'codex-cli',
+      parentExecutionSessionId: null,
+      conversation: null,
+      worker: { runId: null, workerId: 'w' },
+      process: null,
+    },
     worker: { runId: null, workerId: 'w' },
     state: 'active',
     epoch: 1,
@@ -106,8 +128,22 @@ describe('identifyWorktree: one derivation of the repository root', () => {
     const main = await identifyWorktree(fx.repo);
     const linked = await identifyWorktree(fx.wt1);
     const sub = await identifyWorktree(path.join(fx.wt1, 'sub'));
-    expect(main).toEqual({ worktreePath: fx.repo, repoRoot: fx.repo, privateDir: path.join(fx.repo, '.git'), commonDir: path.join(fx.repo, '.git'), isMain: true, bare: false });
-    expect(linked).toEqual({ worktreePath: fx.wt1, repoRoot: fx.repo, privateDir: path.join(fx.repo, '.git/worktrees/wt1'), commonDir: path.join(fx.repo, '.git'), isMain: false, bare: false });
+    expect(main).toEqual({
+      worktreePath: fx.repo,
+      repoRoot: fx.repo,
+      privateDir: path.join(fx.repo, '.git'),
+      commonDir: path.join(fx.repo, '.git'),
+      isMain: true,
+      bare: false,
+    });
+    expect(linked).toEqual({
+      worktreePath: fx.wt1,
+      repoRoot: fx.repo,
+      privateDir: path.join(fx.repo, '.git/worktrees/wt1'),
+      commonDir: path.join(fx.repo, '.git'),
+      isMain: false,
+      bare: false,
+    });
     expect(sub).toEqual(linked);
     expect(porcelainFirst(fx.wt2)).toBe(linked.repoRoot);
   });
@@ -283,7 +319,10 @@ describe('never over another live ownership (projection_conflict)', () => {
     expect(await readLock(fx.wt1)).toEqual(lockBefore);
     expect(await worktreeLockReason(fx.wt1)).toBe(reasonBefore);
     // Through the host activity: a non-retryable failure of that type.
-    expect(await failureOf(host().applyLocalProjection(record({ ownershipId: 'own_B', seq: 50 })))).toEqual({ type: 'projection_conflict', nonRetryable: true });
+    expect(await failureOf(host().applyLocalProjection(record({ ownershipId: 'own_B', seq: 50 })))).toEqual({
+      type: 'projection_conflict',
+      nonRetryable: true,
+    });
   });
 
   it('replaces another ownership once its lifecycle no longer holds the worktree, whatever the seqs', async () => {
@@ -322,7 +361,15 @@ describe('the config projection is the one authority; the lock JSON is derived',
   it('a lock JSON naming someone else changes no decision, and the next write derives it again', async () => {
     await applyLocalProjection(fx.wt1, projection('A', 3), { gitLock: true });
     const privateDir = (await worktreeDirs(fx.wt1)).privateDir;
-    const forged = { schema_version: 2, ownership_id: 'own_B', execution_session_id: 'session_B', conversation_id: null, claimed_at: 1, last_seen_at: 2, epoch: 9 };
+    const forged = {
+      schema_version: 2,
+      ownership_id: 'own_B',
+      execution_session_id: 'session_B',
+      conversation_id: null,
+      claimed_at: 1,
+      last_seen_at: 2,
+      epoch: 9,
+    };
     writeFileSync(path.join(privateDir, LOCK_FILE), JSON.stringify(forged));
     expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_A' })).toEqual({ allowed: true });
     expect(await guardCheck(fx.wt1, { OVERDECK_EXECUTION_SESSION_ID: 'session_B' })).toMatchObject({ allowed: false, reason: 'not_owner' });
@@ -398,7 +445,10 @@ describe('preserveWip heartbeats while git runs and kills git when cancelled', (
     shim = mkdtempSync(path.join(os.tmpdir(), 'od-git-slow-'));
     const realGit = run('sh', ['-c', 'command -v git'], os.tmpdir()).stdout.trim();
     // Hashing the files (`git hash-object`, after the service's `-c` overrides) stands for a huge tree: it never finishes on its own.
-    writeFileSync(path.join(shim, 'git'), `#!/bin/sh\nfor a in "$@"; do if [ "$a" = hash-object ]; then echo $$ > "${pidFile()}"; exec sleep 60; fi; done\nexec "${realGit}" "$@"\n`);
+    writeFileSync(
+      path.join(shim, 'git'),
+      `#!/bin/sh\nfor a in "$@"; do if [ "$a" = hash-object ]; then echo $$ > "${pidFile()}"; exec sleep 60; fi; done\nexec "${realGit}" "$@"\n`,
+    );
     chmodSync(path.join(shim, 'git'), 0o755);
     oldPath = process.env.PATH;
     process.env.PATH = `${shim}:${oldPath ?? ''}`;

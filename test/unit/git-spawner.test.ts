@@ -36,7 +36,8 @@ test('answers as a directly spawned git: output, okCodes, failures, environment'
     () => git(['config', '--get', 'no.such-key'], { cwd: fx.wt1, okCodes: [1] }),
     () => git(['config', '--get', 'no.such-key'], { cwd: fx.wt1 }),
     () => git(['rev-parse', 'no-such-rev'], { cwd: fx.wt1 }),
-    () => git(['var', 'GIT_AUTHOR_IDENT'], { cwd: fx.wt1, env: { GIT_AUTHOR_NAME: 'Helper Test', GIT_AUTHOR_EMAIL: 'h@t', GIT_AUTHOR_DATE: '1700000000 +0000' } }),
+    () =>
+      git(['var', 'GIT_AUTHOR_IDENT'], { cwd: fx.wt1, env: { GIT_AUTHOR_NAME: 'Helper Test', GIT_AUTHOR_EMAIL: 'h@t', GIT_AUTHOR_DATE: '1700000000 +0000' } }),
     () => git(['rev-parse', '--git-dir'], { cwd: path.join(fx.root, 'no-such-dir') }),
   ];
   for (const c of cases) {

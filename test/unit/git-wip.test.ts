@@ -82,7 +82,21 @@ describe('preserveWip', () => {
     writeFileSync(path.join(fx.wt2, 'conflict.txt'), 'theirs\n');
     g(fx.wt2, 'commit', '-q', '-am', 'theirs');
     w('conflict.txt', 'ours\n');
-    for (const [f, c] of Object.entries({ 'keep.txt': 'keep\n', 'mod.txt': 'mod\n', 'del.txt': 'del\n', 'mkexec.txt': 'x\n', 'd/f.txt': 'f\n', fd: 'fd\n', 'sp ace.txt': 's\n', 'ü.txt': 'u\n', 'sparse.txt': 'sp\n', 'au.txt': 'au\n', 'samesize.txt': 'abcd\n', 'sub/file.txt': 'in sub\n' })) w(f, c);
+    for (const [f, c] of Object.entries({
+      'keep.txt': 'keep\n',
+      'mod.txt': 'mod\n',
+      'del.txt': 'del\n',
+      'mkexec.txt': 'x\n',
+      'd/f.txt': 'f\n',
+      fd: 'fd\n',
+      'sp ace.txt': 's\n',
+      'ü.txt': 'u\n',
+      'sparse.txt': 'sp\n',
+      'au.txt': 'au\n',
+      'samesize.txt': 'abcd\n',
+      'sub/file.txt': 'in sub\n',
+    }))
+      w(f, c);
     symlinkSync('keep.txt', path.join(wt, 'link'));
     symlinkSync('keep.txt', path.join(wt, 'relink'));
     g(wt, 'add', '.');
@@ -99,7 +113,15 @@ describe('preserveWip', () => {
     w('d', 'now a file\n');
     unlinkSync(path.join(wt, 'fd'));
     w('fd/inner.txt', 'now a directory\n');
-    for (const [f, c] of Object.entries({ 'new.txt': 'new\n', 'new\nline.txt': 'nl\n', 'ü2.txt': 'u2\n', 'newdir/x.txt': 'x\n', 'build.ignored': 'ignored\n', 'staged-then-gone.txt': 'sg\n' })) w(f, c);
+    for (const [f, c] of Object.entries({
+      'new.txt': 'new\n',
+      'new\nline.txt': 'nl\n',
+      'ü2.txt': 'u2\n',
+      'newdir/x.txt': 'x\n',
+      'build.ignored': 'ignored\n',
+      'staged-then-gone.txt': 'sg\n',
+    }))
+      w(f, c);
     symlinkSync('new.txt', path.join(wt, 'newlink'));
     // A directory replaced by a symlink to one outside the worktree: what is behind it is not the worktree's.
     mkdirSync(path.join(fx.root, 'outside'));
@@ -130,10 +152,22 @@ describe('preserveWip', () => {
     const before = g(wt, 'ls-files', '-s', '-v', '--debug');
 
     const wip = await preserveWip(wt, 'own_DIFF', 1);
-    const listing = (tree: string) => g(fx.repo, 'ls-tree', '-r', '--full-tree', tree).split('\n').filter((l) => !/\tnested$/.test(l));
+    const listing = (tree: string) =>
+      g(fx.repo, 'ls-tree', '-r', '--full-tree', tree)
+        .split('\n')
+        .filter((l) => !/\tnested$/.test(l));
     expect(listing(wip!.sha)).toEqual(listing(oracleTree));
     const got = listing(wip!.sha).join('\n');
-    for (const want of [/^100755 blob \S+\tmkexec\.txt$/m, /^120000 blob \S+\tsub$/m, /\t"new\\nline\.txt"$/m, /\tfd\/inner\.txt$/m, /\td$/m, /\tita\.txt$/m, /\tsparse\.txt$/m]) expect(got).toMatch(want);
+    for (const want of [
+      /^100755 blob \S+\tmkexec\.txt$/m,
+      /^120000 blob \S+\tsub$/m,
+      /\t"new\\nline\.txt"$/m,
+      /\tfd\/inner\.txt$/m,
+      /\td$/m,
+      /\tita\.txt$/m,
+      /\tsparse\.txt$/m,
+    ])
+      expect(got).toMatch(want);
     for (const gone of [/\tdel\.txt$/m, /\td\/f\.txt$/m, /\tsub\/file\.txt$/m, /staged-then-gone/, /build\.ignored/]) expect(got).not.toMatch(gone);
     expect(g(fx.repo, 'cat-file', 'blob', `${wip!.sha}:ita.txt`)).toBe('intent to add');
     expect(g(fx.repo, 'cat-file', 'blob', `${wip!.sha}:relink`)).toBe('mod.txt');
@@ -146,4 +180,3 @@ describe('preserveWip', () => {
     expect(g(wt, 'ls-files', '-s', '-v', '--debug')).toBe(before);
   });
 });
-

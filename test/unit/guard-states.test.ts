@@ -15,7 +15,10 @@ test('the guard script carries the state lists of src/domain/states.ts', () => {
   const m = BLOCK.exec(script);
   expect(m).not.toBeNull();
   if (process.env.OD_WRITE_GUARD_STATES === '1') {
-    writeFileSync(GUARD, script.replace(BLOCK, (_all, head: string, _body, end: string) => `${head}${guardStatesBlock()}\n${end}`));
+    writeFileSync(
+      GUARD,
+      script.replace(BLOCK, (_all, head: string, _body, end: string) => `${head}${guardStatesBlock()}\n${end}`),
+    );
     return;
   }
   expect(m![2]).toBe(guardStatesBlock());

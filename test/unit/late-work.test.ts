@@ -40,7 +40,15 @@ function reclaimed(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
     ...r,
     lineage: [
       { executionSessionId: 'session_a', runtime: 'codex-cli', epoch: 1, via: 'bind', at: at(1), conversationId: null, previousExecutionSessionId: null },
-      { executionSessionId: 'session_b', runtime: 'codex-cli', epoch: 2, via: 'forced_reclaim', at: at(5), conversationId: null, previousExecutionSessionId: 'session_a' },
+      {
+        executionSessionId: 'session_b',
+        runtime: 'codex-cli',
+        epoch: 2,
+        via: 'forced_reclaim',
+        at: at(5),
+        conversationId: null,
+        previousExecutionSessionId: 'session_a',
+      },
     ],
     wipNotPreserved: { at: at(5), reason: 'preservation_failed', executionSessionId: 'session_a' },
     ...over,
@@ -48,18 +56,35 @@ function reclaimed(over: Partial<OwnershipRecord> = {}): OwnershipRecord {
 }
 
 test('the older tenure is the one the worktree still enforces, from the next tenure’s start on', () => {
-  expect(lateTenureOf(local(), reclaimed())).toEqual({ ownershipId: OWN, epoch: 1, executionSessionId: 'session_a', since: Date.parse(at(5)), takenFrom: true, wipNotPreserved: true });
+  expect(lateTenureOf(local(), reclaimed())).toEqual({
+    ownershipId: OWN,
+    epoch: 1,
+    executionSessionId: 'session_a',
+    since: Date.parse(at(5)),
+    takenFrom: true,
+    wipNotPreserved: true,
+  });
   // Handed over, not taken: a commit in the very second of the change is the tenure's own.
   const handed = reclaimed();
   handed.lineage[1] = { ...handed.lineage[1]!, via: 'handoff' };
   expect(lateTenureOf(local(), handed)?.takenFrom).toBe(false);
   // Two changes while away: the next tenure after the one held, not the last one.
   const twice = reclaimed({ epoch: 3 });
-  twice.lineage.push({ executionSessionId: 'session_c', runtime: 'codex-cli', epoch: 3, via: 'forced_reclaim', at: at(9), conversationId: null, previousExecutionSessionId: 'session_b' });
+  twice.lineage.push({
+    executionSessionId: 'session_c',
+    runtime: 'codex-cli',
+    epoch: 3,
+    via: 'forced_reclaim',
+    at: at(9),
+    conversationId: null,
+    previousExecutionSessionId: 'session_b',
+  });
   expect(lateTenureOf(local(), twice)?.since).toBe(Date.parse(at(5)));
   // WIP that was preserved, or another session's that was not, says nothing about these files.
   expect(lateTenureOf(local(), reclaimed({ wipNotPreserved: null }))?.wipNotPreserved).toBe(false);
-  expect(lateTenureOf(local(), reclaimed({ wipNotPreserved: { at: at(5), reason: 'preservation_failed', executionSessionId: 'session_x' } }))?.wipNotPreserved).toBe(false);
+  expect(
+    lateTenureOf(local(), reclaimed({ wipNotPreserved: { at: at(5), reason: 'preservation_failed', executionSessionId: 'session_x' } }))?.wipNotPreserved,
+  ).toBe(false);
 });
 
 test('nothing to look for: same epoch, another or a provisional ownership, a free state, no projection', () => {
@@ -72,10 +97,28 @@ test('nothing to look for: same epoch, another or a provisional ownership, a fre
 
 test('the host agent’s line is the hooks’ format: it parses back, and an unsafe value is refused rather than written', () => {
   const sha = 'a'.repeat(40);
-  const line = formatJournalLine({ kind: 'late_preserved', ref: `refs/overdeck/wip/${OWN}/late-e1`, new: sha, old: 'b'.repeat(40), session: 'session_a', ownership: OWN, epoch: '1', owner: 'session_a', commits: `${sha}:${'c'.repeat(40)}`, more: '0', uncommitted: '1' });
+  const line = formatJournalLine({
+    kind: 'late_preserved',
+    ref: `refs/overdeck/wip/${OWN}/late-e1`,
+    new: sha,
+    old: 'b'.repeat(40),
+    session: 'session_a',
+    ownership: OWN,
+    epoch: '1',
+    owner: 'session_a',
+    commits: `${sha}:${'c'.repeat(40)}`,
+    more: '0',
+    uncommitted: '1',
+  });
   expect(line.endsWith('\n')).toBe(true);
   expect(line.startsWith('od1\tkind=late_preserved\tref=')).toBe(true);
-  expect(parseJournalLine(line.slice(0, -1), 7)).toMatchObject({ kind: 'late_preserved', new: sha, commits: `${sha}:${'c'.repeat(40)}`, uncommitted: '1', offset: 7 });
+  expect(parseJournalLine(line.slice(0, -1), 7)).toMatchObject({
+    kind: 'late_preserved',
+    new: sha,
+    commits: `${sha}:${'c'.repeat(40)}`,
+    uncommitted: '1',
+    offset: 7,
+  });
   expect(() => formatJournalLine({ kind: 'late_preserved', session: 'a\tb' })).toThrow(/journal-safe/);
   expect(() => formatJournalLine({ kind: 'late_preserved', commits: Array.from({ length: 95 }, () => sha).join(':') })).toThrow(/too long/);
 });
@@ -104,7 +147,9 @@ test('history prints late attempts under their tenure, and what it cannot place 
         ownershipId: r.ownershipId,
         record: r,
         events: [],
-        lineage: [{ executionSessionId: 'session_a', runtime: 'codex-cli', epoch: 1, via: 'bind', at: at(1), previousExecutionSessionId: null, conversationId: null }],
+        lineage: [
+          { executionSessionId: 'session_a', runtime: 'codex-cli', epoch: 1, via: 'bind', at: at(1), previousExecutionSessionId: null, conversationId: null },
+        ],
         lateAttempts: [late, { ...late, epoch: 7, commits: [], moreCommits: 0, uncommitted: true }],
       },
     ],

@@ -6,7 +6,14 @@ import { claimedProcessProblem } from '../../src/domain/liveness';
 /** The local execution-session authority against real processes: only proof of death says `dead`. */
 const HOST = 'host-under-test';
 const authority = localProcessAuthority(HOST);
-const owner = (process: Owner['process']): Owner => ({ executionSessionId: 's', runtime: 'codex-cli', parentExecutionSessionId: null, conversation: null, worker: null, process });
+const owner = (process: Owner['process']): Owner => ({
+  executionSessionId: 's',
+  runtime: 'codex-cli',
+  parentExecutionSessionId: null,
+  conversation: null,
+  worker: null,
+  process,
+});
 
 test('a running process is alive', async () => {
   const id = await currentProcessIdentity(HOST);

@@ -14,7 +14,13 @@ const [k1, k2] = [key(), key()];
 const service = new MessageSealCodec(parseKeyring(`${k1}\n`, 'test'));
 const msg = { executionSessionId: 's', principal: { kind: 'admin', id: 'a' }, seal: { messageId: 'm1', exp: 1 } };
 
-async function roundTrip(sender: MessageSealCodec, receiver: MessageSealCodec, to = 'ownership/a', at = 'ownership/a', tamper?: (p: Payload) => Payload): Promise<unknown> {
+async function roundTrip(
+  sender: MessageSealCodec,
+  receiver: MessageSealCodec,
+  to = 'ownership/a',
+  at = 'ownership/a',
+  tamper?: (p: Payload) => Payload,
+): Promise<unknown> {
   let [p] = await sender.encode([json(msg)], wf(to));
   if (tamper) p = tamper(p!);
   const [d] = await receiver.decode([p!], wf(at));
@@ -27,7 +33,9 @@ test('a sealed message proves itself to a worker holding the key, for the workfl
 
 test('anything else reads as not sealed: another workflow, altered bytes, another key, no seal, a hand-written ok', async () => {
   expect(await roundTrip(service, service, 'ownership/a', 'ownership/b')).toEqual({ ok: false });
-  expect(await roundTrip(service, service, 'ownership/a', 'ownership/a', (p) => ({ ...p, data: te.encode(td.decode(p.data!).replace('"admin"', '"landing"')) }))).toEqual({ ok: false });
+  expect(
+    await roundTrip(service, service, 'ownership/a', 'ownership/a', (p) => ({ ...p, data: te.encode(td.decode(p.data!).replace('"admin"', '"landing"')) })),
+  ).toEqual({ ok: false });
   expect(await roundTrip(new MessageSealCodec(parseKeyring(k2, 'other')), service)).toEqual({ ok: false });
   const [raw] = await service.decode([json({ ...msg, seal: { ok: true, kid: 'x', messageId: 'm1', exp: 9e15 } })], wf('ownership/a'));
   expect((valueOf(raw!) as { seal: unknown }).seal).toEqual({ ok: false });
@@ -46,7 +54,9 @@ test('payloads without a seal, and activity payloads, pass through untouched', a
   expect(await service.encode([plain], wf('ownership/a'))).toEqual([plain]);
   expect(await service.decode([plain], wf('ownership/a'))).toEqual([plain]);
   const activity = json(msg);
-  expect(await service.decode([activity], { type: 'activity', namespace: 'default', activityId: '1', workflowId: 'w', isLocal: false } as never)).toEqual([activity]);
+  expect(await service.decode([activity], { type: 'activity', namespace: 'default', activityId: '1', workflowId: 'w', isLocal: false } as never)).toEqual([
+    activity,
+  ]);
 });
 
 test('a key file with a short key or no key is refused, never read as "no seal"', () => {

@@ -57,11 +57,21 @@ function runScenario(s: Scenario): void {
     const got: RealOutcome = lane.real.step(cmd);
     const after = lane.real.record;
     const afterJson = JSON.stringify(after);
-    const ctx = () => ({ step: i, worktree: sym.wt % s.worktrees, command: cmd, stateBefore: modelBefore, expected, got: got.kind === 'changed' ? { kind: got.kind, events: got.events.map((e) => e.type) } : got, model: lane.model, real: summary(after) });
+    const ctx = () => ({
+      step: i,
+      worktree: sym.wt % s.worktrees,
+      command: cmd,
+      stateBefore: modelBefore,
+      expected,
+      got: got.kind === 'changed' ? { kind: got.kind, events: got.events.map((e) => e.type) } : got,
+      model: lane.model,
+      real: summary(after),
+    });
 
     // Model and real agree on success, replay and refusal, and on the reason where the rules name one.
     check(expected.kind === got.kind, `outcome: model ${expected.kind}, real ${got.kind}`, ctx);
-    if (expected.kind === 'refused' && expected.code && got.kind === 'refused') check(expected.code === got.code, `refusal code: model ${expected.code}, real ${got.code}`, ctx);
+    if (expected.kind === 'refused' && expected.code && got.kind === 'refused')
+      check(expected.code === got.code, `refusal code: model ${expected.code}, real ${got.code}`, ctx);
     if (got.kind !== 'changed') {
       // A refusal or a replay changes nothing: no events, and the record untouched (not even mutated in place).
       check(lane.real.events.length === beforeEvents && after === before && afterJson === beforeJson, 'a refused or replayed command changed the record', ctx);
@@ -81,11 +91,22 @@ function runScenario(s: Scenario): void {
       check(r.owner?.executionSessionId === m.owner?.session && r.worker?.workerId === m.owner?.worker, 'owner differs from the model', ctx);
       check(r.owner?.worker?.workerId === r.worker?.workerId, 'record.worker is not the owner’s worker', ctx);
       check(
-        isDeepStrictEqual(r.handoff ? { id: r.handoff.handoffId, to: { session: r.handoff.toExecutionSessionId, worker: r.handoff.toWorkerId } } : null, m.handoff),
+        isDeepStrictEqual(
+          r.handoff ? { id: r.handoff.handoffId, to: { session: r.handoff.toExecutionSessionId, worker: r.handoff.toWorkerId } } : null,
+          m.handoff,
+        ),
         'pending handoff differs from the model',
         ctx,
       );
-      check(r.worktreeRemoved === m.removed && isDeepStrictEqual(r.landings.map((l) => l.landedHead), m.landedHeads), 'removal or landings differ from the model', ctx);
+      check(
+        r.worktreeRemoved === m.removed &&
+          isDeepStrictEqual(
+            r.landings.map((l) => l.landedHead),
+            m.landedHeads,
+          ),
+        'removal or landings differ from the model',
+        ctx,
+      );
     }
 
     // The epoch moves by exactly one with every new tenure (a new owner, or the same one after release) and never otherwise.
@@ -97,7 +118,11 @@ function runScenario(s: Scenario): void {
       check(after.epoch === prevEpoch + tenures, `epoch ${prevEpoch} -> ${after.epoch} with ${tenures} new tenure(s)`, ctx);
       const ownerChanged = before?.owner?.executionSessionId !== after.owner?.executionSessionId || before?.worker?.workerId !== after.worker?.workerId;
       check(!ownerChanged || tenures === 1, 'the owner changed without a new tenure', ctx);
-      check(after.lineage.every((l, k) => l.epoch === k + 1), 'lineage epochs are not 1, 2, 3, ...', ctx);
+      check(
+        after.lineage.every((l, k) => l.epoch === k + 1),
+        'lineage epochs are not 1, 2, 3, ...',
+        ctx,
+      );
     }
 
     // The record is the fold of its log; seqs are gap-free; every event is schema-valid.
@@ -116,7 +141,11 @@ function runScenario(s: Scenario): void {
     const r = lane.real.record;
     if (!r) continue;
     OwnershipRecordSchema.parse(r);
-    check(isDeepStrictEqual(project(lane.log), r) && isDeepStrictEqual(lane.log, JSON.parse(JSON.stringify(lane.real.events))), 'project(log) differs from the record at the end', () => ({ real: summary(r) }));
+    check(
+      isDeepStrictEqual(project(lane.log), r) && isDeepStrictEqual(lane.log, JSON.parse(JSON.stringify(lane.real.events))),
+      'project(log) differs from the record at the end',
+      () => ({ real: summary(r) }),
+    );
   }
 }
 
@@ -126,10 +155,18 @@ function tally(c: ModelCommand, from: string, o: Outcome, r: OwnershipRecord | n
   const labels = [`${c.op}:${o.kind}${o.kind === 'refused' && o.code ? `:${o.code}` : ''}`];
   const owner = r?.owner ? { session: r.owner.executionSessionId, worker: r.worker?.workerId } : null;
   if (c.op === 'bind' && owner && c.session === owner.session && c.worker !== owner.worker) labels.push('bind:owner_session_by_other_worker');
-  if (c.op === 'accept' && o.kind === 'refused' && r?.handoff && c.handoffId === r.handoff.handoffId && c.session === r.handoff.toExecutionSessionId && c.worker !== r.handoff.toWorkerId) {
+  if (
+    c.op === 'accept' &&
+    o.kind === 'refused' &&
+    r?.handoff &&
+    c.handoffId === r.handoff.handoffId &&
+    c.session === r.handoff.toExecutionSessionId &&
+    c.worker !== r.handoff.toWorkerId
+  ) {
     labels.push('accept:right_session_wrong_worker');
   }
-  if (c.op === 'accept' && o.kind === 'refused' && r?.handoff && c.handoffId !== r.handoff.handoffId && c.handoffId !== 'hof_bogus') labels.push('accept:stale_handoff_id');
+  if (c.op === 'accept' && o.kind === 'refused' && r?.handoff && c.handoffId !== r.handoff.handoffId && c.handoffId !== 'hof_bogus')
+    labels.push('accept:stale_handoff_id');
   if (c.op === 'reclaim' && o.kind === 'changed') labels.push(`reclaim:from_${from}${c.force ? ':forced' : ''}`);
   if (c.op === 'liveness' && c.verdict === 'dead' && from === 'active' && o.kind === 'noop') labels.push('liveness:dead_about_another_tenure');
   if (c.op === 'heartbeat' && from === 'stale' && o.kind === 'noop') labels.push('heartbeat:ignored_on_stale');
@@ -204,6 +241,12 @@ test(`ownership domain matches the reference model (${RUNS} random sequences, se
     { numRuns: RUNS, seed: SEED },
   );
   process.stderr.write(`[model] ${RUNS} sequences in ${Date.now() - started} ms\n`);
-  if (process.env.FC_STATS) process.stderr.write(`${[...coverage].sort().map(([k, n]) => `${k} ${n}`).join('\n')}\n`);
+  if (process.env.FC_STATS)
+    process.stderr.write(
+      `${[...coverage]
+        .sort()
+        .map(([k, n]) => `${k} ${n}`)
+        .join('\n')}\n`,
+    );
   if (RUNS >= 1_000) expect(MUST_COVER.filter((l) => !coverage.has(l))).toEqual([]);
 });

@@ -9,7 +9,12 @@ import { HELD_STATES } from '../../src/domain/states';
  */
 test('migrations/1700000000010_one-live-owner.sql names exactly the held states', () => {
   const sql = readFileSync(path.resolve(__dirname, '../../migrations/1700000000010_one-live-owner.sql'), 'utf8').split('-- Down Migration')[0]!;
-  const lists = [...sql.matchAll(/state IN \(([^)]*)\)/g)].map((m) => m[1]!.split(',').map((s) => s.trim().replace(/^'|'$/g, '')).sort());
+  const lists = [...sql.matchAll(/state IN \(([^)]*)\)/g)].map((m) =>
+    m[1]!
+      .split(',')
+      .map((s) => s.trim().replace(/^'|'$/g, ''))
+      .sort(),
+  );
   expect(lists).toHaveLength(2);
   for (const list of lists) expect(list).toEqual([...HELD_STATES].sort());
 });

@@ -119,14 +119,25 @@ test('the document and the schemas agree: what one accepts the other accepts, bo
       const verdicts: [string, boolean, boolean][] = [];
       if (op.body) verdicts.push(['body', judge.check(op.body, c.body), parts!.body!.safeParse(c.body).success && !handlerRefuses(op.key, c)]);
       if (op.query.length) {
-        const docOk = Object.keys(c.query).every((k) => op.query.some((p) => p.name === k)) && op.query.every((p) => (c.query[p.name] === undefined ? !p.required : judge.check(p.schema, c.query[p.name])));
+        const docOk =
+          Object.keys(c.query).every((k) => op.query.some((p) => p.name === k)) &&
+          op.query.every((p) => (c.query[p.name] === undefined ? !p.required : judge.check(p.schema, c.query[p.name])));
         verdicts.push(['query', docOk, parts!.query!.safeParse(wireQuery(op, c.query)).success]);
       }
-      if (op.pathParams.length) verdicts.push(['path', op.pathParams.every((p) => judge.check(p.schema, c.path[p.name])), parts!.params!.safeParse(c.path).success]);
-      if (op.headers.length) verdicts.push(['headers', op.headers.every((p) => c.headers[p.name] === undefined || judge.check(p.schema, c.headers[p.name])), parts!.headers!.safeParse(c.headers).success]);
+      if (op.pathParams.length)
+        verdicts.push(['path', op.pathParams.every((p) => judge.check(p.schema, c.path[p.name])), parts!.params!.safeParse(c.path).success]);
+      if (op.headers.length)
+        verdicts.push([
+          'headers',
+          op.headers.every((p) => c.headers[p.name] === undefined || judge.check(p.schema, c.headers[p.name])),
+          parts!.headers!.safeParse(c.headers).success,
+        ]);
       for (const [part, doc, server] of verdicts) {
         judged++;
-        if (doc !== server) disagreements.push(`${op.key} ${part}: document ${doc ? 'accepts' : 'refuses'}, schema ${server ? 'accepts' : 'refuses'}: ${JSON.stringify(c).slice(0, 300)}`);
+        if (doc !== server)
+          disagreements.push(
+            `${op.key} ${part}: document ${doc ? 'accepts' : 'refuses'}, schema ${server ? 'accepts' : 'refuses'}: ${JSON.stringify(c).slice(0, 300)}`,
+          );
       }
     });
   }
@@ -185,13 +196,28 @@ const TIME_FIELDS: [string, (t: string) => unknown][] = [
         executorInstanceId: 'i',
         sessionGeneration: 'g',
         sequence: 1,
-        conversation: { conversationId: '5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f', conversationUrl: 'https://chatgpt.com/c/5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f', observedAt: t },
+        conversation: {
+          conversationId: '5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f',
+          conversationUrl: 'https://chatgpt.com/c/5d0c2a8e-1f3b-4c6d-8e9f-0a1b2c3d4e5f',
+          observedAt: t,
+        },
       }),
   ],
   [
     'reconciliation at',
     (t) =>
-      ReconciliationBodySchema.safeParse({ worktreePath: '/w', kind: 'stale', reason: null, repaired: false, ownershipId: null, localOwnershipId: null, localSeq: null, durableSeq: null, provisional: null, at: t }),
+      ReconciliationBodySchema.safeParse({
+        worktreePath: '/w',
+        kind: 'stale',
+        reason: null,
+        repaired: false,
+        ownershipId: null,
+        localOwnershipId: null,
+        localSeq: null,
+        durableSeq: null,
+        provisional: null,
+        at: t,
+      }),
   ],
 ];
 const PG_MIN = Date.UTC(1969, 11, 31, 0, 0, 0);
@@ -200,7 +226,15 @@ const PG_JS_MAX = Date.UTC(9999, 0, 1, 14, 0, 0);
 test('every time a request can carry is one JavaScript and PostgreSQL hold, stored in UTC with a four-digit year', () => {
   // RFC 3339-shaped strings well beyond what is accepted: years 0000-9999, offsets to ±23:59, long fractions.
   const loose = fc.stringMatching(/^\d{4}-(0\d|1[0-2])-([0-2]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,12})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/);
-  const odd = fc.constantFrom('0482-11-18T11:30:45.3-16:42', '0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '1970-01-01T00:00:00+14:00', '9998-12-31T23:59:59-14:00', '9999-12-31T23:59:59Z', '2026-01-01T00:00:00+14:01');
+  const odd = fc.constantFrom(
+    '0482-11-18T11:30:45.3-16:42',
+    '0000-01-01T00:00:00Z',
+    '1969-12-31T23:59:59Z',
+    '1970-01-01T00:00:00+14:00',
+    '9998-12-31T23:59:59-14:00',
+    '9999-12-31T23:59:59Z',
+    '2026-01-01T00:00:00+14:01',
+  );
   const wrong: string[] = [];
   for (const [field, parse] of TIME_FIELDS) {
     for (const t of fc.sample(fc.oneof(loose, odd), { seed: 11, numRuns: 3_000 })) {
@@ -210,19 +244,28 @@ test('every time a request can carry is one JavaScript and PostgreSQL hold, stor
       const offset = /([+-])(\d\d):(\d\d)$/.exec(t);
       const offsetMin = offset ? Number(offset[2]) * 60 + Number(offset[3]) : 0;
       const normal = Number.isFinite(ms) ? new Date(ms).toISOString() : 'NaN';
-      if (!(ms >= PG_MIN && ms <= PG_JS_MAX) || offsetMin > 14 * 60 || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(normal) || Number(t.slice(0, 4)) < 1970) wrong.push(`${field}: ${t}`);
+      if (!(ms >= PG_MIN && ms <= PG_JS_MAX) || offsetMin > 14 * 60 || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(normal) || Number(t.slice(0, 4)) < 1970)
+        wrong.push(`${field}: ${t}`);
     }
   }
   expect(wrong.slice(0, 10)).toEqual([]);
   // Normalised: an offset becomes UTC.
-  expect((LandedBodySchema.parse({ sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: '2026-03-01T12:00:00.5+05:45' }) as { landedAt: string }).landedAt).toBe('2026-03-01T06:15:00.500Z');
+  expect(
+    (LandedBodySchema.parse({ sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: '2026-03-01T12:00:00.5+05:45' }) as { landedAt: string })
+      .landedAt,
+  ).toBe('2026-03-01T06:15:00.500Z');
 });
 
 test('a leap day is accepted exactly in leap years, 1970 to 9998', () => {
   const leap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
   const wrong: number[] = [];
   for (let y = 1970; y <= 9998; y++) {
-    const ok = LandedBodySchema.safeParse({ sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: `${String(y).padStart(4, '0')}-02-29T00:00:00Z` }).success;
+    const ok = LandedBodySchema.safeParse({
+      sourceHead: SHA,
+      landedBranch: 'main',
+      landedHead: SHA,
+      landedAt: `${String(y).padStart(4, '0')}-02-29T00:00:00Z`,
+    }).success;
     if (ok !== leap(y)) wrong.push(y);
   }
   expect(wrong).toEqual([]);

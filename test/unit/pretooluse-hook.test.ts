@@ -168,7 +168,13 @@ const prefixed =
 
 /** 1. The environment git would run with, as the command changes the agent's. */
 const ENV_FORMS: readonly Form[] = [
-  { name: 'VAR= git: an emptied secret', make: (G) => ({ refused: { command: `OVERDECK_TENURE_SECRET= ${G}`, env: OWNER }, owner: { command: `OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY } }) },
+  {
+    name: 'VAR= git: an emptied secret',
+    make: (G) => ({
+      refused: { command: `OVERDECK_TENURE_SECRET= ${G}`, env: OWNER },
+      owner: { command: `OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY },
+    }),
+  },
   {
     name: 'VAR= git: an emptied session is unidentified, not dropped',
     make: (G) => ({
@@ -183,16 +189,73 @@ const ENV_FORMS: readonly Form[] = [
       owner: { command: `OVERDECK_EXECUTION_SESSION_ID=session_B OVERDECK_EPOCH=2 OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: OTHER },
     }),
   },
-  { name: 'VAR=value git: a stale epoch', make: (G) => ({ refused: { command: `OVERDECK_EPOCH=1 ${G}`, env: OWNER, says: 'stale epoch 1' }, owner: { command: `OVERDECK_EPOCH=2 ${G}`, env: OWNER_STALE } }) },
-  { name: 'env -u VAR git', make: (G) => ({ refused: { command: `env -u OVERDECK_TENURE_SECRET ${G}`, env: OWNER }, owner: { command: `env -u OVERDECK_EPOCH ${G}`, env: OWNER_STALE } }) },
-  { name: 'env -uVAR --unset=VAR git', make: (G) => ({ refused: { command: `env -uOVERDECK_EPOCH --unset=OVERDECK_TENURE_SECRET ${G}`, env: OWNER }, owner: { command: `env -uOVERDECK_EPOCH ${G}`, env: OWNER_STALE } }) },
-  { name: 'env -i git', make: (G) => ({ refused: { command: `env -i ${G}`, env: OWNER }, owner: { command: `env -i OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: OTHER } }) },
-  { name: 'env -- VAR=value git', make: (G) => ({ refused: { command: `env -- OVERDECK_TENURE_SECRET= ${G}`, env: OWNER }, owner: { command: `env -- OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY } }) },
-  { name: 'env VAR=value git', make: (G) => ({ refused: { command: `env OVERDECK_TENURE_SECRET=${SECRET_A} ${G}`, env: OWNER }, owner: { command: `env OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY } }) },
-  { name: 'env -S', make: (G) => ({ refused: { command: `env -S ${sq(`OVERDECK_TENURE_SECRET= ${G}`)}`, env: OWNER }, owner: { command: `env -S ${sq(`OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`)}`, env: NOBODY } }) },
-  { name: 'unset VAR; git', make: (G) => ({ refused: { command: `unset OVERDECK_TENURE_SECRET; ${G}`, env: OWNER }, owner: { command: `unset OVERDECK_EPOCH && ${G}`, env: OWNER_STALE } }) },
-  { name: 'export VAR=value; git', make: (G) => ({ refused: { command: `export OVERDECK_TENURE_SECRET=${SECRET_A} && ${G}`, env: OWNER }, owner: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY } }) },
-  { name: 'export -n VAR; git', make: (G) => ({ refused: { command: `export -n OVERDECK_TENURE_SECRET; ${G}`, env: OWNER }, owner: { command: `export -n OVERDECK_EPOCH; ${G}`, env: OWNER_STALE } }) },
+  {
+    name: 'VAR=value git: a stale epoch',
+    make: (G) => ({
+      refused: { command: `OVERDECK_EPOCH=1 ${G}`, env: OWNER, says: 'stale epoch 1' },
+      owner: { command: `OVERDECK_EPOCH=2 ${G}`, env: OWNER_STALE },
+    }),
+  },
+  {
+    name: 'env -u VAR git',
+    make: (G) => ({
+      refused: { command: `env -u OVERDECK_TENURE_SECRET ${G}`, env: OWNER },
+      owner: { command: `env -u OVERDECK_EPOCH ${G}`, env: OWNER_STALE },
+    }),
+  },
+  {
+    name: 'env -uVAR --unset=VAR git',
+    make: (G) => ({
+      refused: { command: `env -uOVERDECK_EPOCH --unset=OVERDECK_TENURE_SECRET ${G}`, env: OWNER },
+      owner: { command: `env -uOVERDECK_EPOCH ${G}`, env: OWNER_STALE },
+    }),
+  },
+  {
+    name: 'env -i git',
+    make: (G) => ({ refused: { command: `env -i ${G}`, env: OWNER }, owner: { command: `env -i OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: OTHER } }),
+  },
+  {
+    name: 'env -- VAR=value git',
+    make: (G) => ({
+      refused: { command: `env -- OVERDECK_TENURE_SECRET= ${G}`, env: OWNER },
+      owner: { command: `env -- OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY },
+    }),
+  },
+  {
+    name: 'env VAR=value git',
+    make: (G) => ({
+      refused: { command: `env OVERDECK_TENURE_SECRET=${SECRET_A} ${G}`, env: OWNER },
+      owner: { command: `env OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`, env: NOBODY },
+    }),
+  },
+  {
+    name: 'env -S',
+    make: (G) => ({
+      refused: { command: `env -S ${sq(`OVERDECK_TENURE_SECRET= ${G}`)}`, env: OWNER },
+      owner: { command: `env -S ${sq(`OVERDECK_TENURE_SECRET=${SECRET_B} ${G}`)}`, env: NOBODY },
+    }),
+  },
+  {
+    name: 'unset VAR; git',
+    make: (G) => ({
+      refused: { command: `unset OVERDECK_TENURE_SECRET; ${G}`, env: OWNER },
+      owner: { command: `unset OVERDECK_EPOCH && ${G}`, env: OWNER_STALE },
+    }),
+  },
+  {
+    name: 'export VAR=value; git',
+    make: (G) => ({
+      refused: { command: `export OVERDECK_TENURE_SECRET=${SECRET_A} && ${G}`, env: OWNER },
+      owner: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY },
+    }),
+  },
+  {
+    name: 'export -n VAR; git',
+    make: (G) => ({
+      refused: { command: `export -n OVERDECK_TENURE_SECRET; ${G}`, env: OWNER },
+      owner: { command: `export -n OVERDECK_EPOCH; ${G}`, env: OWNER_STALE },
+    }),
+  },
   {
     name: 'VAR=value alone: a new variable reaches git only once exported',
     make: (G) => ({
@@ -207,18 +270,54 @@ const ENV_FORMS: readonly Form[] = [
       owner: { command: `OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: { ...OWNER, OVERDECK_TENURE_SECRET: SECRET_A } },
     }),
   },
-  { name: 'set -a; VAR=value', make: (G) => ({ refused: { command: `set -a; set +a; OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY }, owner: { command: `set -a; OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY } }) },
-  { name: 'declare -x VAR=value', make: (G) => ({ refused: { command: `declare -x OVERDECK_TENURE_SECRET=; ${G}`, env: OWNER }, owner: { command: `declare -x OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY } }) },
-  { name: '( ... ) does not leak', make: (G) => ({ refused: { command: `(export OVERDECK_TENURE_SECRET=${SECRET_B}); ${G}`, env: NOBODY }, owner: { command: `(unset OVERDECK_TENURE_SECRET); ${G}`, env: OWNER } }) },
-  { name: '$( ... ) does not leak', make: (G) => ({ refused: { command: `x=$(export OVERDECK_TENURE_SECRET=${SECRET_B}); ${G}`, env: NOBODY }, owner: { command: `x=$(unset OVERDECK_TENURE_SECRET; echo); ${G}`, env: OWNER } }) },
-  { name: 'a pipeline element does not leak', make: (G) => ({ refused: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B} | cat; ${G}`, env: NOBODY }, owner: { command: `unset OVERDECK_TENURE_SECRET | cat; ${G}`, env: OWNER } }) },
+  {
+    name: 'set -a; VAR=value',
+    make: (G) => ({
+      refused: { command: `set -a; set +a; OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY },
+      owner: { command: `set -a; OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY },
+    }),
+  },
+  {
+    name: 'declare -x VAR=value',
+    make: (G) => ({
+      refused: { command: `declare -x OVERDECK_TENURE_SECRET=; ${G}`, env: OWNER },
+      owner: { command: `declare -x OVERDECK_TENURE_SECRET=${SECRET_B}; ${G}`, env: NOBODY },
+    }),
+  },
+  {
+    name: '( ... ) does not leak',
+    make: (G) => ({
+      refused: { command: `(export OVERDECK_TENURE_SECRET=${SECRET_B}); ${G}`, env: NOBODY },
+      owner: { command: `(unset OVERDECK_TENURE_SECRET); ${G}`, env: OWNER },
+    }),
+  },
+  {
+    name: '$( ... ) does not leak',
+    make: (G) => ({
+      refused: { command: `x=$(export OVERDECK_TENURE_SECRET=${SECRET_B}); ${G}`, env: NOBODY },
+      owner: { command: `x=$(unset OVERDECK_TENURE_SECRET; echo); ${G}`, env: OWNER },
+    }),
+  },
+  {
+    name: 'a pipeline element does not leak',
+    make: (G) => ({
+      refused: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B} | cat; ${G}`, env: NOBODY },
+      owner: { command: `unset OVERDECK_TENURE_SECRET | cat; ${G}`, env: OWNER },
+    }),
+  },
   {
     name: 'across ;, &&, || and newlines',
-    make: (G) => ({ refused: { command: `unset OVERDECK_TENURE_SECRET\ngit status || ${G}`, env: OWNER }, owner: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B}\ntrue && git status; ${G}`, env: NOBODY } }),
+    make: (G) => ({
+      refused: { command: `unset OVERDECK_TENURE_SECRET\ngit status || ${G}`, env: OWNER },
+      owner: { command: `export OVERDECK_TENURE_SECRET=${SECRET_B}\ntrue && git status; ${G}`, env: NOBODY },
+    }),
   },
   {
     name: 'a child shell sees only the exported variables',
-    make: (G) => ({ refused: { command: `OVERDECK_TENURE_SECRET=${SECRET_B}; bash -c ${sq(G)}`, env: NOBODY }, owner: { command: `OVERDECK_TENURE_SECRET=${SECRET_B} bash -c ${sq(G)}`, env: NOBODY } }),
+    make: (G) => ({
+      refused: { command: `OVERDECK_TENURE_SECRET=${SECRET_B}; bash -c ${sq(G)}`, env: NOBODY },
+      owner: { command: `OVERDECK_TENURE_SECRET=${SECRET_B} bash -c ${sq(G)}`, env: NOBODY },
+    }),
   },
   {
     name: 'GIT_DIR and GIT_WORK_TREE (from the main worktree)',
@@ -241,12 +340,48 @@ const ENV_FORMS: readonly Form[] = [
       return { refused: { command, env: OTHER }, owner: { command, env: OWNER } };
     },
   },
-  { name: 'cd', make: (G) => ({ refused: { command: `cd ${fx.repo} && cd ../wt1/dé && ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `cd ${fx.repo} && cd ../wt1/dé && ${G}`, env: OWNER, cwd: fx.root } }) },
-  { name: 'pushd', make: (G) => ({ refused: { command: `pushd ${fx.wt1} >/dev/null; ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `pushd ${fx.wt1} >/dev/null; ${G}`, env: OWNER, cwd: fx.root } }) },
-  { name: 'pushd; popd', make: (G) => ({ refused: { command: `cd wt1; pushd /tmp; popd; ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `cd wt1; pushd /tmp; popd; ${G}`, env: OWNER, cwd: fx.root } }) },
-  { name: 'env -C, env --chdir=', make: (G) => ({ refused: { command: `env -C wt1 ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `env --chdir=wt1/dé ${G}`, env: OWNER, cwd: fx.root } }) },
-  { name: 'sudo -D', make: (G) => ({ refused: { command: `sudo -E -D wt1 ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `sudo -E -D wt1 ${G}`, env: OWNER, cwd: fx.root } }) },
-  { name: 'cd "$VAR"', make: (G) => ({ refused: { command: `WT=${fx.wt1}; cd "$WT" && ${G}`, env: OTHER, cwd: fx.root }, owner: { command: `WT=${fx.wt1}; cd "$WT" && ${G}`, env: OWNER, cwd: fx.root } }) },
+  {
+    name: 'cd',
+    make: (G) => ({
+      refused: { command: `cd ${fx.repo} && cd ../wt1/dé && ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `cd ${fx.repo} && cd ../wt1/dé && ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
+  {
+    name: 'pushd',
+    make: (G) => ({
+      refused: { command: `pushd ${fx.wt1} >/dev/null; ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `pushd ${fx.wt1} >/dev/null; ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
+  {
+    name: 'pushd; popd',
+    make: (G) => ({
+      refused: { command: `cd wt1; pushd /tmp; popd; ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `cd wt1; pushd /tmp; popd; ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
+  {
+    name: 'env -C, env --chdir=',
+    make: (G) => ({
+      refused: { command: `env -C wt1 ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `env --chdir=wt1/dé ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
+  {
+    name: 'sudo -D',
+    make: (G) => ({
+      refused: { command: `sudo -E -D wt1 ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `sudo -E -D wt1 ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
+  {
+    name: 'cd "$VAR"',
+    make: (G) => ({
+      refused: { command: `WT=${fx.wt1}; cd "$WT" && ${G}`, env: OTHER, cwd: fx.root },
+      owner: { command: `WT=${fx.wt1}; cd "$WT" && ${G}`, env: OWNER, cwd: fx.root },
+    }),
+  },
 ];
 
 /** 2. Where the command puts git. */
@@ -264,7 +399,10 @@ const COMMAND_FORMS: readonly Form[] = [
     name: 'sudo -u x (sudo resets the environment)',
     make: (G) => ({ refused: { command: `sudo -u builder ${G}`, env: OWNER }, owner: { command: `sudo -E -u builder ${G}`, env: OWNER } }),
   },
-  { name: 'sudo --preserve-env=', make: (G) => ({ refused: { command: `sudo -n ${G}`, env: OWNER }, owner: { command: `sudo --preserve-env=OVERDECK_TENURE_SECRET -n ${G}`, env: OWNER } }) },
+  {
+    name: 'sudo --preserve-env=',
+    make: (G) => ({ refused: { command: `sudo -n ${G}`, env: OWNER }, owner: { command: `sudo --preserve-env=OVERDECK_TENURE_SECRET -n ${G}`, env: OWNER } }),
+  },
   { name: 'nohup', make: prefixed((G) => `nohup ${G} &`) },
   { name: 'time', make: prefixed((G) => `time ${G}`) },
   { name: 'timeout', make: prefixed((G) => `timeout 5 ${G}`) },
@@ -300,7 +438,13 @@ const COMMAND_FORMS: readonly Form[] = [
   { name: "'g'it", make: prefixed(asGit("'g'it")) },
   { name: "$'git'", make: prefixed(asGit("$'\\x67it'")) },
   { name: '$VAR as the command', make: prefixed((G) => `g=git; $g ${G.replace(/^git /, '')}`) },
-  { name: 'git -C "$VAR"', make: (G) => ({ refused: { command: `W=${fx.wt1}; ${G.replace(/^git /, 'git -C "$W" ')}`, env: OTHER, cwd: fx.root }, owner: { command: `W=${fx.wt1}; ${G.replace(/^git /, 'git -C "$W" ')}`, env: OWNER, cwd: fx.root } }) },
+  {
+    name: 'git -C "$VAR"',
+    make: (G) => ({
+      refused: { command: `W=${fx.wt1}; ${G.replace(/^git /, 'git -C "$W" ')}`, env: OTHER, cwd: fx.root },
+      owner: { command: `W=${fx.wt1}; ${G.replace(/^git /, 'git -C "$W" ')}`, env: OWNER, cwd: fx.root },
+    }),
+  },
   { name: 'cd "$(git rev-parse --show-toplevel)"', make: prefixed((G) => `cd dé && cd "$(git rev-parse --show-toplevel)" && ${G}`) },
   { name: 'git -C "$(git rev-parse --show-toplevel)"', make: prefixed((G) => `cd dé && git -C "$(git rev-parse --show-toplevel)" ${G.slice('git '.length)}`) },
 ];
@@ -458,7 +602,14 @@ describe('the JSON the agent CLIs send', () => {
           symlinkSync(`/usr/bin/${awk}`, path.join(awkDir, 'awk'));
         }
       }
-      for (const bad of ['', '{"tool_name":"Bash","tool_input":{"command":"git reset --hard"', '{"tool_input":{"command":"git reset --hard"}} trailing', '["git reset --hard"]', '{"tool_input":{"command":"git \\x"}}', '{"tool_input":{"command":"\\u12"}}']) {
+      for (const bad of [
+        '',
+        '{"tool_name":"Bash","tool_input":{"command":"git reset --hard"',
+        '{"tool_input":{"command":"git reset --hard"}} trailing',
+        '["git reset --hard"]',
+        '{"tool_input":{"command":"git \\x"}}',
+        '{"tool_input":{"command":"\\u12"}}',
+      ]) {
         const r = hookRaw(bad, OTHER);
         expect([awk, bad, r.status, r.stdout]).toEqual([awk, bad, 1, '']);
         expect(r.stderr).toMatch(/^od-worktree: pretooluse: the tool call is not valid JSON \(.*\); its git commands are not checked\n$/);

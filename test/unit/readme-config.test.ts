@@ -35,9 +35,7 @@ describe('README.md configuration', () => {
   test('has a "## Configuration" section listing every ENV variable of src/config.ts', () => {
     expect(section).not.toBeNull();
     const missing = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(section as string));
-    expect(
-      missing.map((name) => `README.md "## Configuration" does not list ${name} (regenerate the table: npx tsx scripts/config-table.ts)`),
-    ).toEqual([]);
+    expect(missing.map((name) => `README.md "## Configuration" does not list ${name} (regenerate the table: npx tsx scripts/config-table.ts)`)).toEqual([]);
   });
 });
 

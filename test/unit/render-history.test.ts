@@ -28,10 +28,22 @@ test('history: the owner chain, WIP, landing and every event, oldest first', () 
       {
         ownershipId: r.ownershipId,
         record: r,
-        events: [base(1, 'ownership.claimed', 'session_a', 'executor:e1'), base(2, 'ownership.stale', null, 'system:liveness'), base(3, 'ownership.reclaimed', 'session_b', 'executor:e1')],
+        events: [
+          base(1, 'ownership.claimed', 'session_a', 'executor:e1'),
+          base(2, 'ownership.stale', null, 'system:liveness'),
+          base(3, 'ownership.reclaimed', 'session_b', 'executor:e1'),
+        ],
         lineage: [
           { executionSessionId: 'session_a', runtime: 'chatgpt-web', epoch: 1, via: 'bind', at: at(1), previousExecutionSessionId: null, conversationId: CONV },
-          { executionSessionId: 'session_b', runtime: 'codex-cli', epoch: 2, via: 'reclaim', at: at(3), previousExecutionSessionId: 'session_a', conversationId: null },
+          {
+            executionSessionId: 'session_b',
+            runtime: 'codex-cli',
+            epoch: 2,
+            via: 'reclaim',
+            at: at(3),
+            previousExecutionSessionId: 'session_a',
+            conversationId: null,
+          },
         ],
       },
     ],
@@ -59,7 +71,17 @@ test('history: messages refused for want of the service seal are shown with what
         record: r,
         events: [base(1, 'ownership.claimed', 'session_a', 'executor:e1')],
         lineage: [],
-        refusedMessages: [{ ownershipId: r.ownershipId, message: 'reclaim', messageId: 'intruder-1', code: 'message_unsealed', problem: 'unsealed', claimedPrincipal: 'admin:intruder', receivedAt: at(2) }],
+        refusedMessages: [
+          {
+            ownershipId: r.ownershipId,
+            message: 'reclaim',
+            messageId: 'intruder-1',
+            code: 'message_unsealed',
+            problem: 'unsealed',
+            claimedPrincipal: 'admin:intruder',
+            receivedAt: at(2),
+          },
+        ],
       },
     ],
   });
@@ -76,7 +98,16 @@ test('history: recorded overrides are shown with who, why, when and the epoch th
         record: r,
         events: [base(1, 'ownership.claimed', 'session_a', 'executor:e1')],
         lineage: [],
-        overrides: [{ overrideId: 'ovr_01JABCDEFGHJKMNPQRSTVWXYZ1', ownershipId: r.ownershipId, epoch: 1, principal: 'admin:ops', reason: 'agent wedged a rebase', at: at(3) }],
+        overrides: [
+          {
+            overrideId: 'ovr_01JABCDEFGHJKMNPQRSTVWXYZ1',
+            ownershipId: r.ownershipId,
+            epoch: 1,
+            principal: 'admin:ops',
+            reason: 'agent wedged a rebase',
+            at: at(3),
+          },
+        ],
       },
     ],
   });

@@ -2,13 +2,39 @@ import { LIST_COLUMNS, listRow, renderOwnersTable, shortPath } from '../../src/c
 import { live, record } from './render-fixtures';
 
 test('list --owners: one compact row per ownership with the columns of docs/cli.md#list---owners', () => {
-  const a = { ...record(), liveness: live, branchStatus: { head: 'abcdef0123456789abcdef0123456789abcdef01', base: 'main', ahead: 2, behind: 1, at: '2026-08-20T00:05:00Z' } };
-  const b = { ...record({ ownershipId: 'own_01JABCDEFGHJKMNPQRSTVWXYZ1', worktreePath: '/r/.worktrees/b', branch: 'wt/b', state: 'stale', epoch: 3, owner: null, worker: null, lastSeenAt: null }), liveness: null };
+  const a = {
+    ...record(),
+    liveness: live,
+    branchStatus: { head: 'abcdef0123456789abcdef0123456789abcdef01', base: 'main', ahead: 2, behind: 1, at: '2026-08-20T00:05:00Z' },
+  };
+  const b = {
+    ...record({
+      ownershipId: 'own_01JABCDEFGHJKMNPQRSTVWXYZ1',
+      worktreePath: '/r/.worktrees/b',
+      branch: 'wt/b',
+      state: 'stale',
+      epoch: 3,
+      owner: null,
+      worker: null,
+      lastSeenAt: null,
+    }),
+    liveness: null,
+  };
   const text = renderOwnersTable([a, b]);
   const lines = text.split('\n');
   expect(lines).toHaveLength(3);
   expect(lines[0]!.split(/\s{2,}/)).toEqual([...LIST_COLUMNS]);
-  expect(listRow(a)).toEqual(['/home/user/Projects/example/.worktrees/feature-x', 'wt/feature-x', 'abcdef0 +2/-1', 'ACTIVE', 'live', 'ChatGPT Web', 'Example lane', '2026-08-20T00:05:00Z', '1']);
+  expect(listRow(a)).toEqual([
+    '/home/user/Projects/example/.worktrees/feature-x',
+    'wt/feature-x',
+    'abcdef0 +2/-1',
+    'ACTIVE',
+    'live',
+    'ChatGPT Web',
+    'Example lane',
+    '2026-08-20T00:05:00Z',
+    '1',
+  ]);
   // no owner, no live answer: unknown; a durable `stale` is itself the proof of death
   expect(listRow(b)).toEqual(['/r/.worktrees/b', 'wt/b', 'unknown', 'STALE', 'stale', 'unknown', 'unknown', 'unknown', '3']);
   const unknownLiveness = { ...record(), liveness: null };

@@ -48,7 +48,16 @@ const full = record({
   handoff: { handoffId: 'h1', toExecutionSessionId: 'session_next', toWorkerId: null, startedAt: '2026-08-20T00:02:00Z', expiresAt: '2026-08-20T00:12:00Z' },
   lineage: [
     { executionSessionId: 'session_abc', runtime: 'chatgpt-web', epoch: 1, via: 'bind', at: '2026-08-20T00:00:00Z', conversationId: CONV },
-    { executionSessionId: 'session_def', runtime: 'codex', epoch: 2, via: 'reclaim', at: '2026-08-20T00:03:00+02:00', conversationId: null, previousExecutionSessionId: 'session_abc', handoffId: 'h0' },
+    {
+      executionSessionId: 'session_def',
+      runtime: 'codex',
+      epoch: 2,
+      via: 'reclaim',
+      at: '2026-08-20T00:03:00+02:00',
+      conversationId: null,
+      previousExecutionSessionId: 'session_abc',
+      handoffId: 'h0',
+    },
   ],
   latestWip: { ref: 'refs/overdeck/wip/x', sha, at: '2026-08-20T00:03:00Z' },
   wipNotPreserved: { at: '2026-08-20T00:03:30Z', reason: 'worktree_missing', executionSessionId: 'session_abc' },
@@ -80,7 +89,11 @@ const full = record({
 const whoFixtures: unknown[] = [
   { ok: true, ownership: { ...record(), liveness: live, branchStatus: branch }, liveness: live, branch },
   { ok: true, ownership: { ...full, liveness: null, branchStatus: null }, liveness: null, branch: null },
-  { ok: true, ownership: { ...record({ owner: null, worker: null, state: 'released' }) }, liveness: { ...live, status: 'unowned', verdict: 'dead', checkedAt: '2026-08-20T00:06:00Z' } },
+  {
+    ok: true,
+    ownership: { ...record({ owner: null, worker: null, state: 'released' }) },
+    liveness: { ...live, status: 'unowned', verdict: 'dead', checkedAt: '2026-08-20T00:06:00Z' },
+  },
 ];
 
 type PathKey = string | number;
@@ -109,7 +122,24 @@ const DELETE = Symbol('delete');
 /** Wrong types, edge values and bad forms at every place of a value; extra keys and items in every object and array. */
 function mutants(v: unknown): unknown[] {
   const out: unknown[] = [];
-  const replacements: unknown[] = [DELETE, null, undefined, '', 'x', 'own_1', '2026-08-20T00:00:00', '2026-08-20T00:00:00Z', 0, -1, 1.5, 2 ** 60, true, {}, [], 'a'.repeat(201)];
+  const replacements: unknown[] = [
+    DELETE,
+    null,
+    undefined,
+    '',
+    'x',
+    'own_1',
+    '2026-08-20T00:00:00',
+    '2026-08-20T00:00:00Z',
+    0,
+    -1,
+    1.5,
+    2 ** 60,
+    true,
+    {},
+    [],
+    'a'.repeat(201),
+  ];
   for (const at of paths(v)) {
     for (const r of replacements) out.push(setAt(v, at, () => r));
     out.push(
@@ -151,10 +181,15 @@ test('who --json: the plain check and WhoOutputSchema accept and refuse the same
 });
 
 test('--json failures: the plain check and CliErrorSchema agree', () => {
-  agreement(CliErrorCheck, CliErrorSchema, [
-    { ok: false, code: 'not_found', error: 'no ownership recorded for worktree /w' },
-    { ok: false, code: '', error: '' },
-  ], { accepted: 10, refused: 20 });
+  agreement(
+    CliErrorCheck,
+    CliErrorSchema,
+    [
+      { ok: false, code: 'not_found', error: 'no ownership recorded for worktree /w' },
+      { ok: false, code: '', error: '' },
+    ],
+    { accepted: 10, refused: 20 },
+  );
 });
 
 test('parse returns the value that fits and throws naming what does not', () => {

@@ -45,14 +45,22 @@ test('unknown values read `unknown`, never a guess (docs/guarantees.md, promise 
   // a conversation without a title: the title is unknown, the URL is shown
   const untitled = record();
   untitled.owner!.conversation!.title = null;
-  expect(whoFields(untitled).filter((f) => f.label === 'Conversation').map((f) => f.value)).toEqual(['unknown', `https://chatgpt.com/c/${CONV}`]);
+  expect(
+    whoFields(untitled)
+      .filter((f) => f.label === 'Conversation')
+      .map((f) => f.value),
+  ).toEqual(['unknown', `https://chatgpt.com/c/${CONV}`]);
 });
 
 test('redacted values are shown as redacted, not as unknown', () => {
   const r = record();
   r.owner!.conversation!.title = '[redacted]';
   r.owner!.conversation!.conversationUrl = '[redacted]';
-  expect(whoFields(r).filter((f) => f.label === 'Conversation').map((f) => f.value)).toEqual(['[redacted]', '[redacted]']);
+  expect(
+    whoFields(r)
+      .filter((f) => f.label === 'Conversation')
+      .map((f) => f.value),
+  ).toEqual(['[redacted]', '[redacted]']);
 });
 
 test('handoff lineage, WIP, submitted and landed after a reclaim', () => {
@@ -84,22 +92,39 @@ test('handoff lineage, WIP, submitted and landed after a reclaim', () => {
   const text = renderWho(r, { status: 'unowned', verdict: null, lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: 60_000 });
   expect(text).toContain('State:         LANDED');
   expect(text).toContain(`Latest WIP:    refs/overdeck/wip/own_01JABCDEFGHJKMNPQRSTVWXYZ0/5 (${'a'.repeat(12)}, 2026-08-20T00:10:00Z)`);
-  expect(text).toContain('Lineage:       epoch 1 bind: session_a (ChatGPT Web) at 2026-08-20T00:00:00Z\n               epoch 2 reclaim: session_b (ChatGPT Web) at 2026-08-20T00:10:00Z');
+  expect(text).toContain(
+    'Lineage:       epoch 1 bind: session_a (ChatGPT Web) at 2026-08-20T00:00:00Z\n               epoch 2 reclaim: session_b (ChatGPT Web) at 2026-08-20T00:10:00Z',
+  );
   expect(text).toContain(`Submitted:     2026-08-20T00:20:00Z (head ${'b'.repeat(12)})`);
   expect(text).toContain(`Landed:        main@${'c'.repeat(12)} from wt/feature-x@${'b'.repeat(12)} at 2026-08-20T00:30:00Z`);
   expect(text).toContain('Liveness:      unowned');
 });
 
 test('a pending handoff and a silent owner are shown as such', () => {
-  const r = record({ state: 'handoff_pending', handoff: { handoffId: 'h1', toExecutionSessionId: 'session_next', startedAt: '2026-08-20T00:02:00Z', expiresAt: '2026-08-20T00:12:00Z' } });
-  const text = renderWho(r, { status: 'silent', verdict: 'unknown', lastHeartbeatAt: '2026-08-20T00:01:00Z', checkedAt: '2026-08-20T00:03:00Z', leaseTtlMs: 60_000 });
+  const r = record({
+    state: 'handoff_pending',
+    handoff: { handoffId: 'h1', toExecutionSessionId: 'session_next', startedAt: '2026-08-20T00:02:00Z', expiresAt: '2026-08-20T00:12:00Z' },
+  });
+  const text = renderWho(r, {
+    status: 'silent',
+    verdict: 'unknown',
+    lastHeartbeatAt: '2026-08-20T00:01:00Z',
+    checkedAt: '2026-08-20T00:03:00Z',
+    leaseTtlMs: 60_000,
+  });
   expect(text).toContain('State:         HANDOFF_PENDING');
   expect(text).toContain('Handoff:       pending to session_next (since 2026-08-20T00:02:00Z, expires 2026-08-20T00:12:00Z)');
   expect(text).toContain('Liveness:      silent: heartbeats overdue, owner not proven dead (authority: unknown)');
 });
 
 test('who shows HEAD and ahead/behind from the host agent, or unknown without a report', () => {
-  const withBranch = renderWho(record(), live, { head: 'abcdef0123456789abcdef0123456789abcdef01', base: 'main', ahead: 2, behind: 1, at: '2026-08-20T00:05:00Z' });
+  const withBranch = renderWho(record(), live, {
+    head: 'abcdef0123456789abcdef0123456789abcdef01',
+    base: 'main',
+    ahead: 2,
+    behind: 1,
+    at: '2026-08-20T00:05:00Z',
+  });
   expect(withBranch).toContain('Head:          abcdef012345 (2 ahead, 1 behind main; seen 2026-08-20T00:05:00Z)');
   expect(renderWho(record(), live)).toContain('Head:          unknown');
 });

@@ -31,7 +31,11 @@ const OUTSIDE = [
 
 // Untracked files too (not ignored ones): a new file must not bring a citation in before its first commit.
 function trackedFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return out
     .split('\0')
     .filter(Boolean)
@@ -52,7 +56,13 @@ const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
 /** GitHub's heading anchors: lower case, punctuation but `-` and `_` dropped, each space a `-`. */
 function anchors(markdown: string): Set<string> {
   const out = new Set<string>();
-  for (const m of markdown.matchAll(/^#{1,6} +(.+?) *$/gm)) out.add(m[1]!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'));
+  for (const m of markdown.matchAll(/^#{1,6} +(.+?) *$/gm))
+    out.add(
+      m[1]!
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    );
   return out;
 }
 

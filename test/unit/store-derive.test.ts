@@ -15,7 +15,13 @@ const owner = (s: string, conversationId: string | null = null): Owner => ({
   runtime: 'chatgpt-web',
   parentExecutionSessionId: null,
   conversation: conversationId
-    ? { provider: 'chatgpt-web', conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title: 't', observedAt: '2026-01-01T00:00:00.000Z' }
+    ? {
+        provider: 'chatgpt-web',
+        conversationId,
+        conversationUrl: `https://chatgpt.com/c/${conversationId}`,
+        title: 't',
+        observedAt: '2026-01-01T00:00:00.000Z',
+      }
     : null,
   worker: { runId: 'run', workerId: 'w' },
   process: null,
@@ -30,7 +36,10 @@ function log(): OwnershipEvent[] {
     return { ...base, seq, at: at(), branch, ...rest } as OwnershipEvent;
   };
   const claimed = (s: string, epoch: number, via: 'bind' | 'handoff' | 'after_release', prev: string | null) =>
-    ({ type: 'ownership.claimed', data: { owner: owner(s), epoch, via, handoffId: null, previousExecutionSessionId: prev, lane: null, planRef: null, requestId: null } }) as const;
+    ({
+      type: 'ownership.claimed',
+      data: { owner: owner(s), epoch, via, handoffId: null, previousExecutionSessionId: prev, lane: null, planRef: null, requestId: null },
+    }) as const;
   const receipt = (head: string) => ({
     ownershipId: ID,
     sourceBranch: 'wt/b',
@@ -46,7 +55,10 @@ function log(): OwnershipEvent[] {
   return [
     ev('wt/a', claimed('s1', 1, 'bind', null)),
     ev('wt/a', { type: 'ownership.conversation_bound', data: { executionSessionId: 's1', conversation: owner('s1', CONV).conversation! } }),
-    ev('wt/a', { type: 'ownership.handoff_started', data: { handoffId: 'hof_1', fromExecutionSessionId: 's1', toExecutionSessionId: 's2', reason: null, expiresAt: '2026-01-02T00:00:00.000Z' } }),
+    ev('wt/a', {
+      type: 'ownership.handoff_started',
+      data: { handoffId: 'hof_1', fromExecutionSessionId: 's1', toExecutionSessionId: 's2', reason: null, expiresAt: '2026-01-02T00:00:00.000Z' },
+    }),
     ev('wt/a', claimed('s2', 2, 'handoff', 's1')),
     ev('wt/b', { type: 'ownership.branch_renamed', data: { from: 'wt/a', to: 'wt/b' } }),
     ev('wt/b', { type: 'ownership.stale', data: { executionSessionId: 's2', epoch: 2, verdict: 'dead', detail: null } }),
@@ -80,9 +92,33 @@ test('derive: record is the fold; branch names carry the seq range each name was
 
 test('lineage: every owner change with its predecessor, the conversation bound later included', () => {
   expect(lineageOf(log())).toEqual([
-    { executionSessionId: 's1', runtime: 'chatgpt-web', epoch: 1, via: 'bind', at: '2026-01-01T00:00:01.000Z', previousExecutionSessionId: null, conversationId: CONV },
-    { executionSessionId: 's2', runtime: 'chatgpt-web', epoch: 2, via: 'handoff', at: '2026-01-01T00:00:04.000Z', previousExecutionSessionId: 's1', conversationId: null },
-    { executionSessionId: 's3', runtime: 'chatgpt-web', epoch: 3, via: 'reclaim', at: '2026-01-01T00:00:07.000Z', previousExecutionSessionId: 's2', conversationId: null },
+    {
+      executionSessionId: 's1',
+      runtime: 'chatgpt-web',
+      epoch: 1,
+      via: 'bind',
+      at: '2026-01-01T00:00:01.000Z',
+      previousExecutionSessionId: null,
+      conversationId: CONV,
+    },
+    {
+      executionSessionId: 's2',
+      runtime: 'chatgpt-web',
+      epoch: 2,
+      via: 'handoff',
+      at: '2026-01-01T00:00:04.000Z',
+      previousExecutionSessionId: 's1',
+      conversationId: null,
+    },
+    {
+      executionSessionId: 's3',
+      runtime: 'chatgpt-web',
+      epoch: 3,
+      via: 'reclaim',
+      at: '2026-01-01T00:00:07.000Z',
+      previousExecutionSessionId: 's2',
+      conversationId: null,
+    },
   ]);
   // History's links are the record's own lineage (one fold), less the handoff id the record keeps.
   const rec = project(log())!;

@@ -4,7 +4,17 @@ import { createLogger, temporalLogger } from '../../src/infra/logger';
 /** The Temporal SDK's log through ours: levels mapped, the host agent's by-design warning demoted. */
 function capture(level: string) {
   const lines: Array<{ level: number; msg: string; component?: string }> = [];
-  const dest = new Writable({ write: (chunk, _enc, cb) => (lines.push(...String(chunk).trim().split('\n').map((l) => JSON.parse(l))), cb()) });
+  const dest = new Writable({
+    write: (chunk, _enc, cb) => (
+      lines.push(
+        ...String(chunk)
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l)),
+      ),
+      cb()
+    ),
+  });
   return { lines, log: createLogger(level, dest) };
 }
 

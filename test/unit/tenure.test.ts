@@ -20,7 +20,10 @@ test('a known vector: odt1_ + base64url(HMAC-SHA256(K, "overdeck-tenure-v1\\n" +
   // Computed independently: printf 'overdeck-tenure-v1\nown_01JABCDEFGHJKMNPQRSTVWXYZ0\n3\nsession-a' | openssl dgst -sha256 -mac HMAC -macopt hexkey:0001…1f -binary | base64 | tr '+/' '-_' | tr -d '='
   const openssl = execFileSync(
     'sh',
-    ['-c', `printf 'overdeck-tenure-v1\\n${T.ownershipId}\\n${T.epoch}\\n${T.executionSessionId}' | openssl dgst -sha256 -mac HMAC -macopt hexkey:${KEY.toString('hex')} -binary | base64 | tr '+/' '-_' | tr -d '='`],
+    [
+      '-c',
+      `printf 'overdeck-tenure-v1\\n${T.ownershipId}\\n${T.epoch}\\n${T.executionSessionId}' | openssl dgst -sha256 -mac HMAC -macopt hexkey:${KEY.toString('hex')} -binary | base64 | tr '+/' '-_' | tr -d '='`,
+    ],
     { encoding: 'utf8' },
   ).trim();
   expect(tenureSecret(KEY, T)).toBe(`odt1_${openssl}`);
@@ -31,11 +34,18 @@ test('a known vector: odt1_ + base64url(HMAC-SHA256(K, "overdeck-tenure-v1\\n" +
 test('the hash is what the guard computes (hooks/overdeck-guard.sh od_sha256), with each tool it may find', () => {
   const secret = tenureSecret(KEY, T);
   const guard = path.resolve(__dirname, '../../hooks/overdeck-guard.sh');
-  const viaGuard = execFileSync('sh', ['-c', '. "$1"; od_sha256 "$OVERDECK_TENURE_SECRET"; printf %s "$od_sum"', 'sh', guard], { encoding: 'utf8', env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: secret } });
+  const viaGuard = execFileSync('sh', ['-c', '. "$1"; od_sha256 "$OVERDECK_TENURE_SECRET"; printf %s "$od_sum"', 'sh', guard], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: secret },
+  });
   expect(viaGuard).toBe(tenureSecretHash(secret));
   expect(tenureSecretHash(secret)).toMatch(/^[0-9a-f]{64}$/);
   // The same digest from each tool the guard falls back to, where this machine has it.
-  for (const [tool, args] of [['/usr/bin/sha256sum', []], ['/usr/bin/shasum', ['-a', '256']], ['/usr/bin/openssl', ['dgst', '-sha256', '-r']]] as const) {
+  for (const [tool, args] of [
+    ['/usr/bin/sha256sum', []],
+    ['/usr/bin/shasum', ['-a', '256']],
+    ['/usr/bin/openssl', ['dgst', '-sha256', '-r']],
+  ] as const) {
     if (!existsSync(tool)) continue;
     expect([tool, execFileSync(tool, [...args], { input: `${secret}\n`, encoding: 'utf8' }).split(' ')[0]]).toEqual([tool, tenureSecretHash(secret)]);
   }
@@ -72,7 +82,12 @@ test('the logger never prints a tenure secret: alone, in a claim answer (its fie
   const out: string[] = [];
   const log = createLogger('trace', new Writable({ write: (chunk, _enc, cb) => (out.push(String(chunk)), cb()) }));
   const secret = tenureSecret(KEY, T);
-  const tenure = { secret, epoch: 3, executionSessionId: T.executionSessionId, env: { OVERDECK_EXECUTION_SESSION_ID: T.executionSessionId, OVERDECK_EPOCH: '3', OVERDECK_TENURE_SECRET: secret } };
+  const tenure = {
+    secret,
+    epoch: 3,
+    executionSessionId: T.executionSessionId,
+    env: { OVERDECK_EXECUTION_SESSION_ID: T.executionSessionId, OVERDECK_EPOCH: '3', OVERDECK_TENURE_SECRET: secret },
+  };
   const answer = { ownershipId: T.ownershipId, epoch: 3, tenure };
   log.info({ secret }, 'alone');
   log.info(answer, 'an answer as the fields');

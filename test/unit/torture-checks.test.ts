@@ -167,7 +167,10 @@ describe('duplicate_message', () => {
 
   test('one message with events of different types, distinct messages, and events without a message id are clean', () => {
     const out: Violation[] = [];
-    checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm1'), planBound(200, 'lane-b'), planBound(300, 'lane-c'), planBound(400, 'lane-d', 'm3')]), out);
+    checkDuplicateMessages(
+      logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm1'), planBound(200, 'lane-b'), planBound(300, 'lane-c'), planBound(400, 'lane-d', 'm3')]),
+      out,
+    );
     expect(out).toEqual([]);
   });
 });
@@ -177,7 +180,19 @@ describe('refused_yet_logged and unavailable_took_effect', () => {
 
   test('a 409 whose message id an event carries is refused_yet_logged', () => {
     const out: Violation[] = [];
-    checkRefusedMessages(log, [call({ op: 'plan', status: 409, code: 'stale_epoch', messageId: 'm-plan', body: { executionSessionId: 's1', epoch: 1, lane: 'lane-a', planRef: 'docs/plans/p.md' } })], out);
+    checkRefusedMessages(
+      log,
+      [
+        call({
+          op: 'plan',
+          status: 409,
+          code: 'stale_epoch',
+          messageId: 'm-plan',
+          body: { executionSessionId: 's1', epoch: 1, lane: 'lane-a', planRef: 'docs/plans/p.md' },
+        }),
+      ],
+      out,
+    );
     expect(checks(out)).toEqual(['refused_yet_logged']);
     expect(out[0]).toMatchObject({ ownershipId: OWN, seq: 2 });
   });
@@ -211,7 +226,11 @@ describe('acknowledged_not_logged', () => {
   test('a 2xx release whose message no event carries, with no released event to replay, is reported', () => {
     const out: Violation[] = [];
     const log = logOf([claimed(0, 'm-bind'), planBound(1_200, 'lane-a', 'm-plan')]);
-    const f = checkAcknowledgedMessages(log, [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: { ...releasedAnswer, seq: 2 } })], out);
+    const f = checkAcknowledgedMessages(
+      log,
+      [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: { ...releasedAnswer, seq: 2 } })],
+      out,
+    );
     expect(checks(out)).toEqual(['acknowledged_not_logged']);
     expect(f.withMessageId).toBe(1);
   });
@@ -219,14 +238,38 @@ describe('acknowledged_not_logged', () => {
   test('a 2xx cancel whose message no event carries is reported even when another cancel’s event is there (a cancel is never a replay)', () => {
     const out: Violation[] = [];
     const log = logOf([claimed(0, 'm-bind'), handoffStarted(100, 'm-ho'), handoffCancelled(1_200, 'm-cancel-1')]);
-    checkAcknowledgedMessages(log, [call({ op: 'cancel', status: 200, messageId: 'm-cancel-2', body: { executionSessionId: 's1', epoch: 1 }, answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 } })], out);
+    checkAcknowledgedMessages(
+      log,
+      [
+        call({
+          op: 'cancel',
+          status: 200,
+          messageId: 'm-cancel-2',
+          body: { executionSessionId: 's1', epoch: 1 },
+          answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 },
+        }),
+      ],
+      out,
+    );
     expect(checks(out)).toEqual(['acknowledged_not_logged']);
   });
 
   test('a request the API went on with under its successor id (`<id>.1`) is logged; a 409 whose successor applied is reported', () => {
     const out: Violation[] = [];
     const log = logOf([claimed(0, 'm-bind'), handoffStarted(100, 'm-ho'), handoffCancelled(1_200, 'm-cancel.1')]);
-    const f = checkAcknowledgedMessages(log, [call({ op: 'cancel', status: 200, messageId: 'm-cancel', body: { executionSessionId: 's1', epoch: 1 }, answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 } })], out);
+    const f = checkAcknowledgedMessages(
+      log,
+      [
+        call({
+          op: 'cancel',
+          status: 200,
+          messageId: 'm-cancel',
+          body: { executionSessionId: 's1', epoch: 1 },
+          answer: { ownershipId: OWN, state: 'active', epoch: 1, seq: 3 },
+        }),
+      ],
+      out,
+    );
     expect(out).toEqual([]);
     expect(f.ackLogged).toBe(1);
     checkRefusedMessages(log, [call({ op: 'cancel', status: 409, code: 'no_pending_handoff', messageId: 'm-cancel' })], out);
@@ -336,7 +379,10 @@ describe('failed_workflow_task', () => {
 
   test('histories without failed tasks are clean (timed-out tasks included)', () => {
     const out: Violation[] = [];
-    const f = checkHistories([{ workflowId: WF, runId: 'run-1', history: history([started, taskCompleted(4), { eventId: 7, eventType: ET.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT }]) }], out);
+    const f = checkHistories(
+      [{ workflowId: WF, runId: 'run-1', history: history([started, taskCompleted(4), { eventId: 7, eventType: ET.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT }]) }],
+      out,
+    );
     expect(out).toEqual([]);
     expect(f).toMatchObject({ failedTasks: 0, timedOutTasks: 1 });
   });
@@ -345,7 +391,13 @@ describe('failed_workflow_task', () => {
 describe('replay', () => {
   test('a history that does not replay is reported with its workflow id and the error', () => {
     const out: Violation[] = [];
-    checkReplays([{ workflowId: WF, runId: 'run-2', error: 'DeterminismViolationError: [TMPRL1100] Nondeterminism error' }, { workflowId: WF, runId: 'run-1' }], out);
+    checkReplays(
+      [
+        { workflowId: WF, runId: 'run-2', error: 'DeterminismViolationError: [TMPRL1100] Nondeterminism error' },
+        { workflowId: WF, runId: 'run-1' },
+      ],
+      out,
+    );
     expect(checks(out)).toEqual(['replay']);
     expect(out[0]!.message).toContain(WF);
     expect(out[0]!.message).toContain('TMPRL1100');
@@ -359,7 +411,12 @@ describe('replay', () => {
 });
 
 describe('explained_event across a worker outage (--kill-worker)', () => {
-  const heartbeat = (at: number): Ev => ({ type: 'ownership.heartbeat', session: 's1', at, data: { executionSessionId: 's1', epoch: 1, transition: 'periodic' } });
+  const heartbeat = (at: number): Ev => ({
+    type: 'ownership.heartbeat',
+    session: 's1',
+    at,
+    data: { executionSessionId: 's1', epoch: 1, transition: 'periodic' },
+  });
   const bind = () => call({ op: 'bind', status: 200, t0: T0, t1: T0 + 800, path: '/v1/bind', body: { executionSessionId: 's1' } });
   const beat = () => call({ op: 'heartbeat', status: 202, t0: T0 + 1_000, t1: T0 + 1_500, body: { executionSessionId: 's1', epoch: 1 } });
   const slots = new Map([[0, worktreeKey(HOST, WT)]]);

@@ -60,15 +60,23 @@ test('the wire contract is the one recorded for this WIRE_VERSION', () => {
     return;
   }
   if (same && recorded?.wire === WIRE_VERSION) return;
-  const what = [d.changed.length ? `changed: ${d.changed.join(', ')}` : '', d.added.length ? `added: ${d.added.join(', ')}` : '', d.removed.length ? `removed: ${d.removed.join(', ')}` : '']
+  const what = [
+    d.changed.length ? `changed: ${d.changed.join(', ')}` : '',
+    d.added.length ? `added: ${d.added.join(', ')}` : '',
+    d.removed.length ? `removed: ${d.removed.join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join('; ');
   const [major, minor] = WIRE_VERSION.split('.').map(Number) as [number, number];
   if (same) {
-    throw new Error(`WIRE_VERSION is ${WIRE_VERSION} but test/fixtures/wire-contract.json records the contract of ${recorded?.wire}, which is unchanged: set WIRE_VERSION back to ${recorded?.wire} in src/version.ts`);
+    throw new Error(
+      `WIRE_VERSION is ${WIRE_VERSION} but test/fixtures/wire-contract.json records the contract of ${recorded?.wire}, which is unchanged: set WIRE_VERSION back to ${recorded?.wire} in src/version.ts`,
+    );
   }
   if (recorded && recorded.wire !== WIRE_VERSION) {
-    throw new Error(`WIRE_VERSION is now ${WIRE_VERSION} (was ${recorded.wire}; ${what}): record the contract for it with\n  ${RECORD}\nand commit test/fixtures/wire-contract.json with src/version.ts`);
+    throw new Error(
+      `WIRE_VERSION is now ${WIRE_VERSION} (was ${recorded.wire}; ${what}): record the contract for it with\n  ${RECORD}\nand commit test/fixtures/wire-contract.json with src/version.ts`,
+    );
   }
   throw new Error(
     [

@@ -29,7 +29,11 @@ function stamp(r: OwnershipRecord | null, d: EventDraft, t: number): OwnershipEv
 }
 
 function claim(r: OwnershipRecord | null, session: string, worker: string, t: number): OwnershipEvent {
-  const d = decideClaim(r, { executionSessionId: session, runtime: 'x', worker: { workerId: worker, runId: null }, principal: principal(worker), branch: 'wt/a' }, null);
+  const d = decideClaim(
+    r,
+    { executionSessionId: session, runtime: 'x', worker: { workerId: worker, runId: null }, principal: principal(worker), branch: 'wt/a' },
+    null,
+  );
   if ('code' in d) throw new Error(d.code);
   return stamp(r, d.events[0]!, t);
 }
@@ -47,24 +51,40 @@ test('another decision at our seq: our event and everything after it are lost, t
   const theirs = claim(null, 's2', 'w2', 0);
   const mine = claim(null, 's1', 'w1', 1);
   const rec = applyEvent(null, mine);
-  const hb = stamp(rec, { type: 'ownership.heartbeat', actorSessionId: 's1', principal: null, data: { executionSessionId: 's1', epoch: 1, transition: 'periodic' } }, 2);
+  const hb = stamp(
+    rec,
+    { type: 'ownership.heartbeat', actorSessionId: 's1', principal: null, data: { executionSessionId: 's1', epoch: 1, transition: 'periodic' } },
+    2,
+  );
   const a = adopt(null, applyEvent(rec, hb), [mine], [theirs], [hb]);
   expect(a.lost).toEqual([mine, hb]);
   expect(a.pending).toEqual([]);
   expect(a.record?.owner?.executionSessionId).toBe('s2');
   expect(a.durableRecord).toEqual(project([theirs]));
   // Re-deciding the lost claim on the adopted record refuses it: the answer is about the log.
-  const again = decideClaim(a.record, { executionSessionId: 's1', runtime: 'x', worker: { workerId: 'w1', runId: null }, principal: principal('w1'), branch: 'wt/a' }, null);
+  const again = decideClaim(
+    a.record,
+    { executionSessionId: 's1', runtime: 'x', worker: { workerId: 'w1', runId: null }, principal: principal('w1'), branch: 'wt/a' },
+    null,
+  );
   expect('code' in again && again.code).toBe('worktree_owned');
 });
 
 test('the log tail beyond our batch is folded in, so durable state matches PostgreSQL', () => {
   const c1 = claim(null, 's1', 'w1', 0);
   const r1 = applyEvent(null, c1);
-  const rel = stamp(r1, { type: 'ownership.released', actorSessionId: 's1', principal: 'executor:e-w1', data: { executionSessionId: 's1', epoch: 1, reason: null } }, 1);
+  const rel = stamp(
+    r1,
+    { type: 'ownership.released', actorSessionId: 's1', principal: 'executor:e-w1', data: { executionSessionId: 's1', epoch: 1, reason: null } },
+    1,
+  );
   const r2 = applyEvent(r1, rel);
   const theirs = claim(r2, 's3', 'w3', 2);
-  const tail = stamp(applyEvent(r2, theirs), { type: 'ownership.heartbeat', actorSessionId: 's3', principal: null, data: { executionSessionId: 's3', epoch: 2, transition: 'periodic' } }, 3);
+  const tail = stamp(
+    applyEvent(r2, theirs),
+    { type: 'ownership.heartbeat', actorSessionId: 's3', principal: null, data: { executionSessionId: 's3', epoch: 2, transition: 'periodic' } },
+    3,
+  );
   const mine = claim(r2, 's2', 'w2', 4);
   const a = adopt(r2, applyEvent(r2, mine), [mine], [theirs, tail], []);
   expect(a.canonical).toEqual([theirs, tail]);

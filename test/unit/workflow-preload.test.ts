@@ -17,7 +17,12 @@ test('the preload list names our pure modules and the libraries they need', () =
 
 test.each(ours)('%s holds no module-level mutable state', (file) => {
   const src = readFileSync(require.resolve(file), 'utf8');
-  const topLevel = src.split('\n').filter((l) => /^(export )?(let|var) /.test(l) || /^(export )?const \w+ = new (Map|Set|WeakMap|Array)\b/.test(l) || /^(export )?const \w+(: [^=]+)? = \[\s*\]/.test(l));
+  const topLevel = src
+    .split('\n')
+    .filter(
+      (l) =>
+        /^(export )?(let|var) /.test(l) || /^(export )?const \w+ = new (Map|Set|WeakMap|Array)\b/.test(l) || /^(export )?const \w+(: [^=]+)? = \[\s*\]/.test(l),
+    );
   expect(topLevel).toEqual([]);
   // Nothing that talks to the workflow runtime at load time (there is no workflow yet when they load).
   expect(src).not.toMatch(/from '@temporalio\/workflow'/);

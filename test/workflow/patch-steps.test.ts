@@ -20,7 +20,8 @@ const histories = {} as Record<Exclude<Step, 'removed'>, temporal.api.history.v1
 const quiet = { trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, log: () => undefined };
 
 beforeAll(async () => {
-  for (const step of STEPS) bundles[step] = (await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'patch-steps', `${step}.ts`), logger: quiet })).code;
+  for (const step of STEPS)
+    bundles[step] = (await bundleWorkflowCode({ workflowsPath: path.join(__dirname, 'patch-steps', `${step}.ts`), logger: quiet })).code;
   const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } } });
   try {
     for (const step of ['before', 'patched', 'deprecated'] as const) {

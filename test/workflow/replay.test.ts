@@ -36,7 +36,21 @@ const WORKFLOW_IDS = path.join(FIXTURES, 'workflow-ids.json');
 const workflowIds = (): Record<string, string> => (existsSync(WORKFLOW_IDS) ? (JSON.parse(readFileSync(WORKFLOW_IDS, 'utf8')) as Record<string, string>) : {});
 
 /** Every scenario that has fixtures; each must keep at least one. */
-const SCENARIOS = ['lifecycle', 'release', 'reclaim', 'reclaim-missing', 'handoff-other-worker', 'continue-as-new-first', 'continue-as-new-next', 'conversation-bound', 'branch-rename', 'handoff-timeout', 'log-ahead', 'sequence-gap', 'log-ahead-of-batch'];
+const SCENARIOS = [
+  'lifecycle',
+  'release',
+  'reclaim',
+  'reclaim-missing',
+  'handoff-other-worker',
+  'continue-as-new-first',
+  'continue-as-new-next',
+  'conversation-bound',
+  'branch-rename',
+  'handoff-timeout',
+  'log-ahead',
+  'sequence-gap',
+  'log-ahead-of-batch',
+];
 
 let h: Harness;
 /** A short history bound and a configured worker: continue-as-new within seconds, taking the worker's configuration. */
@@ -54,7 +68,6 @@ afterAll(async () => {
   await quick?.shutdown();
   await timed?.shutdown();
 });
-
 
 async function scenarios(): Promise<Record<string, string>> {
   const repo = makeRepo(5);
@@ -76,10 +89,28 @@ async function scenarios(): Promise<Record<string, string>> {
   await bind(0, 's-1');
   await h.client.bindPlan(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), planRef: 'docs/p.md' });
   await h.client.heartbeat(ref(0), { executionSessionId: 's-1', epoch: 1 });
-  const ho = await h.client.handoff(ref(0), { executionSessionId: 's-1', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-2', toWorkerId: 'replay-worker' });
-  await h.client.acceptHandoff(ref(0), { handoffId: ho.handoff!.handoffId, executionSessionId: 's-2', runtime: 'chatgpt-web', worker: { runId: 'run-1', workerId: 'replay-worker' }, principal: executor('replay-worker') });
+  const ho = await h.client.handoff(ref(0), {
+    executionSessionId: 's-1',
+    epoch: 1,
+    principal: executor('replay-worker'),
+    toExecutionSessionId: 's-2',
+    toWorkerId: 'replay-worker',
+  });
+  await h.client.acceptHandoff(ref(0), {
+    handoffId: ho.handoff!.handoffId,
+    executionSessionId: 's-2',
+    runtime: 'chatgpt-web',
+    worker: { runId: 'run-1', workerId: 'replay-worker' },
+    principal: executor('replay-worker'),
+  });
   await h.client.submit(ref(0), { executionSessionId: 's-2', epoch: 2, principal: executor('replay-worker'), head: 'c'.repeat(40) });
-  await h.client.landed(ref(0), { sourceHead: 'c'.repeat(40), landedBranch: 'main', landedHead: 'd'.repeat(40), landedAt: new Date().toISOString(), principal: { kind: 'landing', id: 'l' } });
+  await h.client.landed(ref(0), {
+    sourceHead: 'c'.repeat(40),
+    landedBranch: 'main',
+    landedHead: 'd'.repeat(40),
+    landedAt: new Date().toISOString(),
+    principal: { kind: 'landing', id: 'l' },
+  });
   await h.client.worktreeRemoved(ref(0), { principal: { kind: 'system', id: 'host' } });
   ids.lifecycle = await h.client.workflowIdOf(ref(0));
   await h.temporal.workflow.getHandle(ids.lifecycle).result();
@@ -94,20 +125,54 @@ async function scenarios(): Promise<Record<string, string>> {
   // Forced admin reclaim of a dirty worktree (WIP preserved).
   await bind(2, 's-5');
   writeFileSync(path.join(repo.worktrees[2].path, 'dirty.txt'), 'x\n');
-  await h.client.reclaim(ref(2), { executionSessionId: 's-6', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'host lost' });
+  await h.client.reclaim(ref(2), {
+    executionSessionId: 's-6',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'other' },
+    principal: { kind: 'admin', id: 'ops' },
+    force: true,
+    reason: 'host lost',
+  });
   ids.reclaim = await h.client.workflowIdOf(ref(2));
 
   // A reclaim of a worktree deleted behind the service's back: no WIP, recorded as such.
   await bind(3, 's-7');
   rmSync(repo.worktrees[3].path, { recursive: true, force: true });
-  await h.client.reclaim(ref(3), { executionSessionId: 's-8', runtime: 'codex-cli', worker: { runId: null, workerId: 'other' }, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'worktree deleted' });
+  await h.client.reclaim(ref(3), {
+    executionSessionId: 's-8',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'other' },
+    principal: { kind: 'admin', id: 'ops' },
+    force: true,
+    reason: 'worktree deleted',
+  });
   ids['reclaim-missing'] = await h.client.workflowIdOf(ref(3));
 
   // Handoff to another worker, refused accepts by the wrong worker, a stale heartbeat, then a burst of heartbeats.
   await bind(4, 's-9');
-  const ho2 = await h.client.handoff(ref(4), { executionSessionId: 's-9', epoch: 1, principal: executor('replay-worker'), toExecutionSessionId: 's-10', toWorkerId: 'other-worker' });
-  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'replay-worker' }, principal: executor('replay-worker') }).catch(() => undefined);
-  await h.client.acceptHandoff(ref(4), { handoffId: ho2.handoff!.handoffId, executionSessionId: 's-10', runtime: 'codex-cli', worker: { runId: null, workerId: 'other-worker' }, principal: executor('other-worker') });
+  const ho2 = await h.client.handoff(ref(4), {
+    executionSessionId: 's-9',
+    epoch: 1,
+    principal: executor('replay-worker'),
+    toExecutionSessionId: 's-10',
+    toWorkerId: 'other-worker',
+  });
+  await h.client
+    .acceptHandoff(ref(4), {
+      handoffId: ho2.handoff!.handoffId,
+      executionSessionId: 's-10',
+      runtime: 'codex-cli',
+      worker: { runId: null, workerId: 'replay-worker' },
+      principal: executor('replay-worker'),
+    })
+    .catch(() => undefined);
+  await h.client.acceptHandoff(ref(4), {
+    handoffId: ho2.handoff!.handoffId,
+    executionSessionId: 's-10',
+    runtime: 'codex-cli',
+    worker: { runId: null, workerId: 'other-worker' },
+    principal: executor('other-worker'),
+  });
   await h.client.heartbeat(ref(4), { executionSessionId: 's-9', epoch: 1 });
   await Promise.all(Array.from({ length: 50 }, () => h.client.heartbeat(ref(4), { executionSessionId: 's-10', epoch: 2 })));
   ids['handoff-other-worker'] = await h.client.workflowIdOf(ref(4));
@@ -121,7 +186,15 @@ async function laterScenarios(): Promise<Recorded[]> {
   const repo = makeRepo(4);
   const worker = (workerId: string) => ({ runId: `run-${workerId}`, workerId });
   const bind = (i: number, session: string, workerId: string) =>
-    quick.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+    quick.client.bind({
+      worktreePath: repo.worktrees[i].path,
+      branch: repo.worktrees[i].branch,
+      executionSessionId: session,
+      runtime: 'chatgpt-web',
+      worker: worker(workerId),
+      principal: executor(workerId),
+      lane: 'replay',
+    });
   const ref = (i: number) => ({ worktreePath: repo.worktrees[i].path });
   const owner = (session: string, workerId: string) => ({ executionSessionId: session, epoch: 1, principal: executor(workerId) });
   const out: Recorded[] = [];
@@ -140,22 +213,37 @@ async function laterScenarios(): Promise<Recorded[]> {
   expect(nextRun).not.toBe(firstRun);
   await quick.client.bindPlan(ref(0), { ...owner('s-20', 'replay-can'), lane: 'after' });
   await quick.client.heartbeat(ref(0), { executionSessionId: 's-20', epoch: 1 });
-  out.push({ name: 'continue-as-new-first', workflowId: canId, runId: firstRun, on: quick }, { name: 'continue-as-new-next', workflowId: canId, runId: nextRun, on: quick });
+  out.push(
+    { name: 'continue-as-new-first', workflowId: canId, runId: firstRun, on: quick },
+    { name: 'continue-as-new-next', workflowId: canId, runId: nextRun, on: quick },
+  );
 
   const bindT = (i: number, session: string, workerId: string) =>
-    timed.client.bind({ worktreePath: repo.worktrees[i].path, branch: repo.worktrees[i].branch, executionSessionId: session, runtime: 'chatgpt-web', worker: worker(workerId), principal: executor(workerId), lane: 'replay' });
+    timed.client.bind({
+      worktreePath: repo.worktrees[i].path,
+      branch: repo.worktrees[i].branch,
+      executionSessionId: session,
+      runtime: 'chatgpt-web',
+      worker: worker(workerId),
+      principal: executor(workerId),
+      lane: 'replay',
+    });
 
   // A conversation observed after the claim is bound; a later observation retitles it.
   await bindT(1, 's-21', 'replay-conv');
   const convId = await timed.client.workflowIdOf(ref(1));
   const observe = async (sequence: number, title: string) => {
-    const obs = await recordObservation(timed.pool, { workerId: 'replay-conv', runId: 'run-replay-conv' }, {
-      executor: 'chatgpt-web',
-      executorInstanceId: 'ext-replay',
-      sessionGeneration: 'gen-1',
-      sequence,
-      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title, observedAt: new Date().toISOString() },
-    });
+    const obs = await recordObservation(
+      timed.pool,
+      { workerId: 'replay-conv', runId: 'run-replay-conv' },
+      {
+        executor: 'chatgpt-web',
+        executorInstanceId: 'ext-replay',
+        sessionGeneration: 'gen-1',
+        sequence,
+        conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title, observedAt: new Date().toISOString() },
+      },
+    );
     expect('code' in obs).toBe(false);
     await timed.client.conversationBound(convId, 'replay-conv');
     await waitForView(timed.client, ref(1), (v) => v.owner?.conversation?.title === title && v.projectionSync.durableSeq >= v.seq);
@@ -188,7 +276,17 @@ async function logScenarios(): Promise<Recorded[]> {
   const principal = executor(workerId);
   const worker = { runId: null, workerId };
   const claimInput = (ownershipId: string, branch: string, session: string): ClaimInput => ({
-    ownershipId, branch, executionSessionId: session, runtime: 'codex-cli', parentExecutionSessionId: null, process: null, worker, principal, lane: null, planRef: null, requestId: null,
+    ownershipId,
+    branch,
+    executionSessionId: session,
+    runtime: 'codex-cli',
+    parentExecutionSessionId: null,
+    process: null,
+    worker,
+    principal,
+    lane: null,
+    planRef: null,
+    requestId: null,
   });
   const drafts = (d: Decision) => {
     if ('code' in d) throw new Error(d.code);
@@ -202,7 +300,12 @@ async function logScenarios(): Promise<Recorded[]> {
   await h.client.release({ worktreePath: wt.path }, { executionSessionId: 's-30', epoch: 1, principal });
   const aheadId = await h.client.workflowIdOf({ worktreePath: wt.path });
   const logRecord = fold(await readEvents(h.pool, bound.ownershipId))!;
-  const lost = stampEvent(bound.ownershipId, logRecord, drafts(decideClaim(logRecord, claimInput(bound.ownershipId, wt.branch, 's-31'), null))[0]!, new Date().toISOString());
+  const lost = stampEvent(
+    bound.ownershipId,
+    logRecord,
+    drafts(decideClaim(logRecord, claimInput(bound.ownershipId, wt.branch, 's-31'), null))[0]!,
+    new Date().toISOString(),
+  );
   await appendEvents(h.pool, aheadId, [lost]);
   await h.client.heartbeat({ worktreePath: wt.path, ownershipId: bound.ownershipId }, { executionSessionId: 's-31', epoch: 2 });
   await waitForView(h.client, { workflowId: aheadId }, (v) => v.seq === lost.seq && v.owner?.executionSessionId === 's-31');
@@ -215,7 +318,15 @@ async function logScenarios(): Promise<Recorded[]> {
   const claimed = stampEvent(ownershipId, place, drafts(decideClaim(null, claimInput(ownershipId, gapWt.branch, 's-32'), null))[0]!, new Date().toISOString());
   await appendEvents(h.pool, gapId, [claimed]);
   const ahead = { ...fold([claimed])!, seq: 3 };
-  await startBelieving(h, { workflowId: gapId, ownershipId, repoRoot: repo.repoRoot, worktree: gapWt, record: ahead, recentEvents: [claimed], sync: { localSeq: 0, durableSeq: 3 } });
+  await startBelieving(h, {
+    workflowId: gapId,
+    ownershipId,
+    repoRoot: repo.repoRoot,
+    worktree: gapWt,
+    record: ahead,
+    recentEvents: [claimed],
+    sync: { localSeq: 0, durableSeq: 3 },
+  });
   await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
   await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
   out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
@@ -226,12 +337,31 @@ async function logScenarios(): Promise<Recorded[]> {
   const batchOwnership = newOwnershipId();
   const batchId = `replay-ahead-of-batch-${batchOwnership}`;
   const batchPlace = { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId, seq: 0 };
-  const batchClaim = stampEvent(batchOwnership, batchPlace, drafts(decideClaim(null, claimInput(batchOwnership, batchWt.branch, 's-33'), null))[0]!, new Date().toISOString());
-  const planOn = (r: OwnershipRecord, planRef: string) => stampEvent(batchOwnership, r, drafts(decideBindPlan(r, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef, principal }))[0]!, new Date().toISOString());
+  const batchClaim = stampEvent(
+    batchOwnership,
+    batchPlace,
+    drafts(decideClaim(null, claimInput(batchOwnership, batchWt.branch, 's-33'), null))[0]!,
+    new Date().toISOString(),
+  );
+  const planOn = (r: OwnershipRecord, planRef: string) =>
+    stampEvent(
+      batchOwnership,
+      r,
+      drafts(decideBindPlan(r, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef, principal }))[0]!,
+      new Date().toISOString(),
+    );
   const sameAgain = planOn(fold([batchClaim])!, 'p-1');
   await appendEvents(h.pool, batchId, [batchClaim, sameAgain, planOn(fold([batchClaim, sameAgain])!, 'p-lost-task')]);
   const known = fold([batchClaim])!;
-  await startBelieving(h, { workflowId: batchId, ownershipId: batchOwnership, repoRoot: repo.repoRoot, worktree: batchWt, record: known, recentEvents: [batchClaim], sync: { localSeq: 1, durableSeq: 1 } });
+  await startBelieving(h, {
+    workflowId: batchId,
+    ownershipId: batchOwnership,
+    repoRoot: repo.repoRoot,
+    worktree: batchWt,
+    record: known,
+    recentEvents: [batchClaim],
+    sync: { localSeq: 1, durableSeq: 1 },
+  });
   const batchRef = { workflowId: batchId, ownershipId: batchOwnership };
   await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-1', principal });
   await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-2', principal });
@@ -241,18 +371,19 @@ async function logScenarios(): Promise<Recorded[]> {
 }
 
 // Defined only in record mode, so a normal run reports no skipped test.
-if (RECORD) test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
-  const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
-  const later = [...(await laterScenarios()), ...(await logScenarios())];
-  mkdirSync(FIXTURES, { recursive: true });
-  const ids = workflowIds();
-  for (const x of [...earlier, ...later]) {
-    const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
-    writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
-    ids[`${x.name}-${RECORD}.json`] = x.workflowId;
-  }
-  writeFileSync(WORKFLOW_IDS, `${JSON.stringify(ids, null, 2)}\n`);
-}, 120_000);
+if (RECORD)
+  test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
+    const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
+    const later = [...(await laterScenarios()), ...(await logScenarios())];
+    mkdirSync(FIXTURES, { recursive: true });
+    const ids = workflowIds();
+    for (const x of [...earlier, ...later]) {
+      const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
+      writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
+      ids[`${x.name}-${RECORD}.json`] = x.workflowId;
+    }
+    writeFileSync(WORKFLOW_IDS, `${JSON.stringify(ids, null, 2)}\n`);
+  }, 120_000);
 
 test('every recorded fixture history replays against the current workflow code', async () => {
   const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f !== 'workflow-ids.json') : [];

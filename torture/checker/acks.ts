@@ -18,7 +18,12 @@ export function checkAcks(log: Log, calls: readonly CallRecord[], out: Violation
   for (const r of calls) {
     if (!is2xx(r)) continue;
     const v = (message: string, check: Violation['check'] = 'acknowledged_in_log') =>
-      out.push({ check, message: `${r.op}/${r.variant} #${r.n}: ${message}`, call: r.n, ...(r.answer?.ownershipId ? { ownershipId: r.answer.ownershipId } : r.target ? { ownershipId: r.target } : {}) });
+      out.push({
+        check,
+        message: `${r.op}/${r.variant} #${r.n}: ${message}`,
+        call: r.n,
+        ...(r.answer?.ownershipId ? { ownershipId: r.answer.ownershipId } : r.target ? { ownershipId: r.target } : {}),
+      });
     if (r.mustRefuse) v(`answered ${r.status}; the contract refuses it whatever the interleaving`, 'illegal_acknowledged');
     if (r.op === 'get') continue;
     if (VIEW_OPS.has(r.op)) checkView(log, r, v);
@@ -58,7 +63,13 @@ function checkView(log: Log, r: CallRecord, v: (m: string) => void): void {
       break;
     }
     case 'accept': {
-      const mine = upTo.filter((e) => e.type === 'ownership.claimed' && e.data.via === 'handoff' && e.data.handoffId === b.handoffId && e.data.owner.executionSessionId === b.executionSessionId);
+      const mine = upTo.filter(
+        (e) =>
+          e.type === 'ownership.claimed' &&
+          e.data.via === 'handoff' &&
+          e.data.handoffId === b.handoffId &&
+          e.data.owner.executionSessionId === b.executionSessionId,
+      );
       if (mine.length !== 1) v(`accept acknowledged, the log holds ${mine.length} claims of handoff ${String(b.handoffId)} by its session`);
       else if (!mine.some((e) => couldProduce(r, e))) v(`accept acknowledged to worker ${newOwnerWorker(r)}, but the claim in the log names another worker`);
       break;
@@ -89,7 +100,8 @@ function checkView(log: Log, r: CallRecord, v: (m: string) => void): void {
       break;
     }
     case 'cancel':
-      if (!upTo.some((e) => e.type === 'ownership.handoff_cancelled' && couldProduce(r, e) && inWindow(e))) v('cancel acknowledged, no handoff_cancelled by the owner in its window');
+      if (!upTo.some((e) => e.type === 'ownership.handoff_cancelled' && couldProduce(r, e) && inWindow(e)))
+        v('cancel acknowledged, no handoff_cancelled by the owner in its window');
       break;
     case 'release':
     case 'submit': {

@@ -11,7 +11,18 @@ import { checkAcknowledgedMessages, checkDuplicateMessages, checkRefusedMessages
 import { checkProjections, quiesce } from './projection';
 import type { Outage } from './match';
 import { checkRefusals } from './refusals';
-import { checkHistories, checkLiveVsLog, checkReplays, fetchHistories, listRuns, readLiveViews, replayHistories, type HistoryFigures, type LiveView, type TemporalAccess } from './temporal';
+import {
+  checkHistories,
+  checkLiveVsLog,
+  checkReplays,
+  fetchHistories,
+  listRuns,
+  readLiveViews,
+  replayHistories,
+  type HistoryFigures,
+  type LiveView,
+  type TemporalAccess,
+} from './temporal';
 import type { Violation } from './types';
 
 export type { Violation } from './types';
@@ -110,9 +121,16 @@ async function checkTemporal(input: CheckInput, t: TemporalAccess, log: Log, out
     const bad = new Set([...out.filter((v) => (v.check === 'failed_workflow_task' || v.check === 'replay') && v.runId).map((v) => v.runId!)]);
     const keep = histories.filter((h) => bad.has(h.runId));
     if (keep.length) mkdirSync(input.historyDir, { recursive: true });
-    for (const h of keep) writeFileSync(path.join(input.historyDir, `${h.workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}-${h.runId}.json`), historyToJSON(h.history));
+    for (const h of keep)
+      writeFileSync(path.join(input.historyDir, `${h.workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}-${h.runId}.json`), historyToJSON(h.history));
   }
-  return { ...figures, workflows: ids.length, replayed: replays.length, replayFailures: replays.filter((r) => r.error !== undefined).length, liveCompared: live };
+  return {
+    ...figures,
+    workflows: ids.length,
+    replayed: replays.length,
+    replayFailures: replays.filter((r) => r.error !== undefined).length,
+    liveCompared: live,
+  };
 }
 
 /**

@@ -15,7 +15,12 @@ export function checkLifecycles(log: Log, homeWorker: ReadonlyMap<string, string
     checkSeqs(l, out);
     checkEpochs(l, homeWorker, out);
     if (l.loggedPath !== l.path) {
-      out.push({ check: 'path_not_canonical', message: `ownership logged under a non-canonical spelling of ${l.path}`, ownershipId: l.ownershipId, worktree: l.path });
+      out.push({
+        check: 'path_not_canonical',
+        message: `ownership logged under a non-canonical spelling of ${l.path}`,
+        ownershipId: l.ownershipId,
+        worktree: l.path,
+      });
     }
   }
   for (const [, group] of log.worktrees) checkOneLive(group, out);
@@ -37,7 +42,11 @@ function checkSeqs(l: Lifecycle, out: Violation[]): void {
   const want = { state: last.state, epoch: last.epoch, ownerSession: last.owner?.executionSessionId ?? null, ownerWorker: last.worker?.workerId ?? null };
   const got = { state: l.row.state, epoch: l.row.epoch, ownerSession: l.row.ownerSession, ownerWorker: l.row.ownerWorker };
   if (JSON.stringify(want) !== JSON.stringify(got)) {
-    out.push({ check: 'read_projection_matches_log', message: `row ${JSON.stringify(got)} but the log folds to ${JSON.stringify(want)}`, ownershipId: l.ownershipId });
+    out.push({
+      check: 'read_projection_matches_log',
+      message: `row ${JSON.stringify(got)} but the log folds to ${JSON.stringify(want)}`,
+      ownershipId: l.ownershipId,
+    });
   }
 }
 
@@ -80,7 +89,11 @@ function checkEpochs(l: Lifecycle, homeWorker: ReadonlyMap<string, string>, out:
 function checkOneLive(group: Lifecycle[], out: Violation[]): void {
   const workflows = new Set(group.map((l) => l.row?.workflowId).filter((x): x is string => Boolean(x)));
   if (workflows.size > 1) {
-    out.push({ check: 'one_workflow_per_worktree', message: `${workflows.size} workflow ids govern ${group[0]!.path}: ${[...workflows].join(', ')}`, worktree: group[0]!.path });
+    out.push({
+      check: 'one_workflow_per_worktree',
+      message: `${workflows.size} workflow ids govern ${group[0]!.path}: ${[...workflows].join(', ')}`,
+      worktree: group[0]!.path,
+    });
   }
   if (group.length < 2) return;
   const steps = group.flatMap((l) => l.events.map((e, i) => ({ l, i, at: Date.parse(e.at), rec: l.recordedAt[i]! })));
@@ -93,7 +106,10 @@ function checkOneLive(group: Lifecycle[], out: Violation[]): void {
     current.set(s.l.ownershipId, fold);
     const open = [...current.values()].filter((r) => r.state !== 'closed');
     if (open.length < 2) continue;
-    const key = open.map((r) => r.ownershipId).sort().join(' ');
+    const key = open
+      .map((r) => r.ownershipId)
+      .sort()
+      .join(' ');
     if (reported.has(key)) continue;
     reported.add(key);
     out.push({

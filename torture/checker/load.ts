@@ -100,7 +100,12 @@ export async function loadLog(pool: Pool, baseDir: string, violations: Violation
  * is read from its raw JSON and kept beside it (parsed without it, so events of a schema that does
  * not know the field yet still parse).
  */
-export function buildLog(eventRows: readonly EventRow[], ownershipRows: readonly OwnershipRow[], violations: Violation[], canonicalize: (p: string) => string = canonical): Log {
+export function buildLog(
+  eventRows: readonly EventRow[],
+  ownershipRows: readonly OwnershipRow[],
+  violations: Violation[],
+  canonicalize: (p: string) => string = canonical,
+): Log {
   const lifecycles = new Map<string, Lifecycle>();
   const byMessage = new Map<string, MessageHit[]>();
   let count = 0;
@@ -112,25 +117,46 @@ export function buildLog(eventRows: readonly EventRow[], ownershipRows: readonly
       const { messageId: _m, ...rest } = raw ?? {};
       e = parseEvent(raw ? rest : r.event);
     } catch {
-      violations.push({ check: 'unparseable_event', message: `event ${r.ownership_id}#${r.seq} does not parse as an ownership event`, ownershipId: r.ownership_id, seq: r.seq });
+      violations.push({
+        check: 'unparseable_event',
+        message: `event ${r.ownership_id}#${r.seq} does not parse as an ownership event`,
+        ownershipId: r.ownership_id,
+        seq: r.seq,
+      });
       continue;
     }
     count++;
     let l = lifecycles.get(r.ownership_id);
     if (!l) {
-      l = { ownershipId: r.ownership_id, hostId: r.host_id, loggedPath: r.worktree_path, path: canonicalize(r.worktree_path), events: [], recordedAt: [], messageIds: [], folds: [], row: null };
+      l = {
+        ownershipId: r.ownership_id,
+        hostId: r.host_id,
+        loggedPath: r.worktree_path,
+        path: canonicalize(r.worktree_path),
+        events: [],
+        recordedAt: [],
+        messageIds: [],
+        folds: [],
+        row: null,
+      };
       lifecycles.set(r.ownership_id, l);
     }
     l.events.push(e);
     l.recordedAt.push(r.recorded_at.getTime());
     l.messageIds.push(messageId);
-    if (messageId !== null) byMessage.set(messageId, [...(byMessage.get(messageId) ?? []), { ownershipId: r.ownership_id, seq: e.seq, type: e.type, index: l.events.length - 1 }]);
+    if (messageId !== null)
+      byMessage.set(messageId, [...(byMessage.get(messageId) ?? []), { ownershipId: r.ownership_id, seq: e.seq, type: e.type, index: l.events.length - 1 }]);
   }
   for (const r of ownershipRows) {
     const l = lifecycles.get(r.ownership_id);
     const row = { workflowId: r.workflow_id, state: r.state, epoch: r.epoch, seq: r.seq, ownerSession: r.owner_session_id, ownerWorker: r.owner_worker_id };
     if (l) l.row = row;
-    else violations.push({ check: 'seq_gap_free', message: `ownership row ${r.ownership_id} (seq ${r.seq}) has no events in the log`, ownershipId: r.ownership_id });
+    else
+      violations.push({
+        check: 'seq_gap_free',
+        message: `ownership row ${r.ownership_id} (seq ${r.seq}) has no events in the log`,
+        ownershipId: r.ownership_id,
+      });
   }
   const worktrees = new Map<string, Lifecycle[]>();
   for (const l of lifecycles.values()) {

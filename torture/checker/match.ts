@@ -25,7 +25,12 @@ export function couldProduce(r: CallRecord, e: OwnershipEvent): boolean {
   switch (e.type) {
     case 'ownership.claimed':
       if (e.data.via === 'handoff') {
-        return r.op === 'accept' && b.executionSessionId === e.data.owner.executionSessionId && b.handoffId === e.data.handoffId && callerWorker(r) === e.data.owner.worker?.workerId;
+        return (
+          r.op === 'accept' &&
+          b.executionSessionId === e.data.owner.executionSessionId &&
+          b.handoffId === e.data.handoffId &&
+          callerWorker(r) === e.data.owner.worker?.workerId
+        );
       }
       return r.op === 'bind' && b.executionSessionId === e.data.owner.executionSessionId && newOwnerWorker(r) === e.data.owner.worker?.workerId;
     case 'ownership.reclaimed':

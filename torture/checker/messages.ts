@@ -38,7 +38,10 @@ export interface MessageFigures {
   unattributedExamples: string[];
 }
 
-const where = (r: CallRecord) => ({ call: r.n, ...(r.answer?.ownershipId ? { ownershipId: r.answer.ownershipId } : r.target ? { ownershipId: r.target } : {}) });
+const where = (r: CallRecord) => ({
+  call: r.n,
+  ...(r.answer?.ownershipId ? { ownershipId: r.answer.ownershipId } : r.target ? { ownershipId: r.target } : {}),
+});
 const label = (r: CallRecord) => `${r.op}/${r.variant} #${r.n}`;
 const hitLabel = (h: { ownershipId: string; seq: number; type: string }) => `${h.type} ${h.ownershipId}#${h.seq}`;
 
@@ -56,7 +59,12 @@ export function checkDuplicateMessages(log: Log, out: Violation[]): void {
     for (const [key, seqs] of seen) {
       if (seqs.length < 2) continue;
       const [id, type] = key.split('\0');
-      out.push({ check: 'duplicate_message', message: `message ${id} has ${seqs.length} ${type} events (seqs ${seqs.join(', ')})`, ownershipId: l.ownershipId, seq: seqs[1]! });
+      out.push({
+        check: 'duplicate_message',
+        message: `message ${id} has ${seqs.length} ${type} events (seqs ${seqs.join(', ')})`,
+        ownershipId: l.ownershipId,
+        seq: seqs[1]!,
+      });
     }
   }
 }
@@ -111,13 +119,21 @@ export function checkAcknowledgedMessages(log: Log, calls: readonly CallRecord[]
     const hits = eventsOfRequest(log, r.messageId);
     if (hits.length > 0) {
       if (answered && !hits.some((h) => h.ownershipId === answered)) {
-        out.push({ check: 'acknowledged_not_logged', message: `${label(r)} answered ${r.status} for ${answered}, its message ${r.messageId} is logged on another ownership: ${hits.map(hitLabel).join(', ')}`, ...where(r) });
+        out.push({
+          check: 'acknowledged_not_logged',
+          message: `${label(r)} answered ${r.status} for ${answered}, its message ${r.messageId} is logged on another ownership: ${hits.map(hitLabel).join(', ')}`,
+          ...where(r),
+        });
       } else figures.ackLogged++;
       continue;
     }
     const l = answered ? log.lifecycles.get(answered) : undefined;
     if (!l) {
-      out.push({ check: 'acknowledged_not_logged', message: `${label(r)} answered ${r.status} (message ${r.messageId}) for ${answered ?? 'no ownership'}, which has no log`, ...where(r) });
+      out.push({
+        check: 'acknowledged_not_logged',
+        message: `${label(r)} answered ${r.status} (message ${r.messageId}) for ${answered ?? 'no ownership'}, which has no log`,
+        ...where(r),
+      });
       continue;
     }
     const upTo = Math.min(r.answer?.seq ?? l.events.length, l.events.length);
@@ -134,7 +150,8 @@ export function checkAcknowledgedMessages(log: Log, calls: readonly CallRecord[]
     if (explained) figures.ackReplays++;
     else {
       figures.ackUnattributed++;
-      if (figures.unattributedExamples.length < 5) figures.unattributedExamples.push(`${label(r)} on ${l.ownershipId} (could replay seq ${replayOf.map((i) => l.events[i]!.seq).join(',')})`);
+      if (figures.unattributedExamples.length < 5)
+        figures.unattributedExamples.push(`${label(r)} on ${l.ownershipId} (could replay seq ${replayOf.map((i) => l.events[i]!.seq).join(',')})`);
     }
   }
   return figures;

@@ -67,16 +67,24 @@ export async function checkProjections(log: Log, worktrees: readonly { path: str
       continue;
     }
     const open = (log.worktrees.get(wt.key) ?? []).map((l) => ({ l, last: l.folds.at(-1) })).filter((x) => x.last && x.last.state !== 'closed');
-    const shown = disk ? { ownershipId: disk.ownershipId, executionSessionId: disk.executionSessionId, epoch: disk.epoch, seq: disk.seq, state: disk.state } : null;
+    const shown = disk
+      ? { ownershipId: disk.ownershipId, executionSessionId: disk.executionSessionId, epoch: disk.epoch, seq: disk.seq, state: disk.state }
+      : null;
     if (open.length === 0) {
-      if (disk && isLiveState(disk.state)) out.push({ check: 'local_projection', message: `no open ownership, the worktree still shows ${JSON.stringify(shown)}`, worktree: wt.path });
+      if (disk && isLiveState(disk.state))
+        out.push({ check: 'local_projection', message: `no open ownership, the worktree still shows ${JSON.stringify(shown)}`, worktree: wt.path });
       continue;
     }
     for (const { l, last } of open) {
       const p = localProjectionOf(last!, NO_TENURE_HASHES).projection;
       const want = p ? { ownershipId: p.ownershipId, executionSessionId: p.executionSessionId, epoch: p.epoch, seq: p.seq, state: p.state } : null;
       if (JSON.stringify(want) !== JSON.stringify(shown)) {
-        out.push({ check: 'local_projection', message: `durable owner ${JSON.stringify(want)}, the worktree shows ${JSON.stringify(shown)}`, ownershipId: l.ownershipId, worktree: wt.path });
+        out.push({
+          check: 'local_projection',
+          message: `durable owner ${JSON.stringify(want)}, the worktree shows ${JSON.stringify(shown)}`,
+          ownershipId: l.ownershipId,
+          worktree: wt.path,
+        });
       }
     }
   }

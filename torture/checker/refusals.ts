@@ -16,7 +16,13 @@ export interface Attribution {
  * nobody asked for. A signal's window reaches past a workflow-worker outage (`outages`, a worker
  * killed mid-round): it is applied once a worker takes the workflow's task again.
  */
-export function checkRefusals(log: Log, calls: readonly CallRecord[], slotKeys: ReadonlyMap<number, string>, out: Violation[], outages: readonly Outage[] = []): Attribution {
+export function checkRefusals(
+  log: Log,
+  calls: readonly CallRecord[],
+  slotKeys: ReadonlyMap<number, string>,
+  out: Violation[],
+  outages: readonly Outage[] = [],
+): Attribution {
   const byWorktree = new Map<string, CallRecord[]>();
   for (const r of calls) {
     if (r.op === 'get') continue;
@@ -37,13 +43,22 @@ export function checkRefusals(log: Log, calls: readonly CallRecord[], slotKeys: 
       if (cands.some(is2xx)) {
         result.explained++;
         const misaddressed = cands.filter(is2xx).every((r) => r.target !== undefined && r.target !== l.ownershipId);
-        if (misaddressed) out.push({ check: 'refused_not_logged', message: `${e.type} applied to ${l.ownershipId} by a call addressed to another lifecycle (${cands.map((r) => `#${r.n}→${r.target}`).join(', ')})`, ...where });
+        if (misaddressed)
+          out.push({
+            check: 'refused_not_logged',
+            message: `${e.type} applied to ${l.ownershipId} by a call addressed to another lifecycle (${cands.map((r) => `#${r.n}→${r.target}`).join(', ')})`,
+            ...where,
+          });
         continue;
       }
       if (cands.length === 0) {
         out.push({ check: 'explained_event', message: `${e.type} at ${e.at} matches no call of the run`, ...where });
       } else if (cands.every(is4xx)) {
-        out.push({ check: 'refused_not_logged', message: `${e.type} at ${e.at} matches only refused calls: ${cands.map((r) => `#${r.n} ${r.op}/${r.variant} ${r.status} ${r.code}`).join(', ')}`, ...where });
+        out.push({
+          check: 'refused_not_logged',
+          message: `${e.type} at ${e.at} matches only refused calls: ${cands.map((r) => `#${r.n} ${r.op}/${r.variant} ${r.status} ${r.code}`).join(', ')}`,
+          ...where,
+        });
       } else {
         result.unansweredApplied++;
       }

@@ -104,7 +104,12 @@ export function checkHistories(histories: readonly RunHistory[], out: Violation[
 export function checkReplays(results: readonly ReplayOutcome[], out: Violation[]): void {
   for (const r of results) {
     if (r.error === undefined) continue;
-    out.push({ check: 'replay', message: `${r.workflowId} run ${r.runId} does not replay: ${oneLine(r.error, 600)}`, workflowId: r.workflowId, runId: r.runId });
+    out.push({
+      check: 'replay',
+      message: `${r.workflowId} run ${r.runId} does not replay: ${oneLine(r.error, 600)}`,
+      workflowId: r.workflowId,
+      runId: r.runId,
+    });
   }
 }
 
@@ -127,13 +132,23 @@ export function checkLiveVsLog(log: Log, live: readonly LiveView[], out: Violati
       const latest = mine.at(-1);
       const last = latest?.folds.at(-1);
       if (latest && last && last.state !== 'closed') {
-        out.push({ check: 'live_vs_log', message: `${w.workflowId} is running without a record, the log's ${latest.ownershipId} is ${last.state} at seq ${last.seq}`, workflowId: w.workflowId, ownershipId: latest.ownershipId });
+        out.push({
+          check: 'live_vs_log',
+          message: `${w.workflowId} is running without a record, the log's ${latest.ownershipId} is ${last.state} at seq ${last.seq}`,
+          workflowId: w.workflowId,
+          ownershipId: latest.ownershipId,
+        });
       }
       continue;
     }
     const l = log.lifecycles.get(w.view.ownershipId);
     if (!l) {
-      out.push({ check: 'live_vs_log', message: `${w.workflowId} is running ${w.view.ownershipId} at seq ${w.view.seq}, which has no log`, workflowId: w.workflowId, ownershipId: w.view.ownershipId });
+      out.push({
+        check: 'live_vs_log',
+        message: `${w.workflowId} is running ${w.view.ownershipId} at seq ${w.view.seq}, which has no log`,
+        workflowId: w.workflowId,
+        ownershipId: w.view.ownershipId,
+      });
       continue;
     }
     const f = l.folds.at(-1);
@@ -186,7 +201,12 @@ export async function fetchHistories(client: Client, runs: readonly { workflowId
     try {
       histories.push({ ...r, history: await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory() });
     } catch (err) {
-      out.push({ check: 'replay', message: `${r.workflowId} run ${r.runId}: history could not be fetched: ${errText(err)}`, workflowId: r.workflowId, runId: r.runId });
+      out.push({
+        check: 'replay',
+        message: `${r.workflowId} run ${r.runId}: history could not be fetched: ${errText(err)}`,
+        workflowId: r.workflowId,
+        runId: r.runId,
+      });
     }
   }
   return histories;
@@ -207,7 +227,8 @@ export async function replayHistories(bundle: { codePath: string }, histories: r
     }
   } catch (err) {
     // The replayer itself failed: every history it did not get to is unchecked.
-    for (const h of histories.slice(i)) results.push({ workflowId: h.workflowId, runId: h.runId, error: `replayer failed before this history: ${errText(err)}` });
+    for (const h of histories.slice(i))
+      results.push({ workflowId: h.workflowId, runId: h.runId, error: `replayer failed before this history: ${errText(err)}` });
   }
   return results;
 }
@@ -226,7 +247,10 @@ export async function readLiveViews(client: Client, workflowIds: readonly string
     if (!running) continue;
     try {
       const v = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(projectionQuery));
-      out.push({ workflowId: id, view: v ? { ownershipId: v.ownershipId, seq: v.seq, state: v.state, epoch: v.epoch, ownerSession: v.owner?.executionSessionId ?? null } : null });
+      out.push({
+        workflowId: id,
+        view: v ? { ownershipId: v.ownershipId, seq: v.seq, state: v.state, epoch: v.epoch, ownerSession: v.owner?.executionSessionId ?? null } : null,
+      });
     } catch (err) {
       out.push({ workflowId: id, error: errText(err) });
     }

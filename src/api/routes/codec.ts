@@ -9,7 +9,10 @@ import { ERROR_RESPONSES, SECURITY, type App } from '../http';
  * come back readable, to admins only. Registered only when OD_PAYLOAD_KEY_FILE is set. There is no
  * /encode: nobody outside the service writes its payloads.
  */
-const Base64 = z.string().max(4_000_000).regex(/^[A-Za-z0-9+/=]*$/);
+const Base64 = z
+  .string()
+  .max(4_000_000)
+  .regex(/^[A-Za-z0-9+/=]*$/);
 const WirePayload = z.object({ metadata: z.record(z.string().max(256), Base64).optional(), data: Base64.optional() });
 const PayloadsSchema = z.object({ payloads: z.array(WirePayload).max(1_000) });
 type WirePayload = z.infer<typeof WirePayload>;

@@ -33,7 +33,8 @@ export function registerLandingRoutes(app: App, svc: OwnershipService, deps?: { 
     {
       config: { operation: 'landed' },
       schema: {
-        summary: 'Walk a branch of a repository on this host and record an inferred receipt for each landing without one (merge, fast-forward, cherry-pick -x, patch-id, squash); ambiguous commits record nothing and say why',
+        summary:
+          'Walk a branch of a repository on this host and record an inferred receipt for each landing without one (merge, fast-forward, cherry-pick -x, patch-id, squash); ambiguous commits record nothing and say why',
         tags: ['landings'],
         security: SECURITY,
         body: ScanInputSchema,

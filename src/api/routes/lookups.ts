@@ -37,7 +37,8 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
     {
       config: { operation: 'get' },
       schema: {
-        summary: 'ownership.get with what only the live workflow knows: the record, its liveness and the host agent’s branch status, in one request (what `od-worktree who` shows)',
+        summary:
+          'ownership.get with what only the live workflow knows: the record, its liveness and the host agent’s branch status, in one request (what `od-worktree who` shows)',
         description:
           'The same selectors and record as GET /v1/ownership; `liveness` and `branchStatus` are those of the running lifecycle (null once it is closed, or when the workflow cannot answer in time): the shape of an ownership.list item.',
         tags: ['lookups'],

@@ -77,8 +77,24 @@ function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute
 /** Per-ownership messages, addressed by ownershipId (its workflow found in the `ownerships` table). */
 export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
   const view = OwnershipViewSchema;
-  write(app, { path: 'heartbeat', op: 'heartbeat', summary: 'Heartbeat of the owner session (signal; coalesced)', body: HeartbeatBodySchema, response: AcceptedSchema, status: 202, run: svc.heartbeat });
-  write(app, { path: 'handoff', op: 'handoff', summary: 'Start a two-phase handoff to another session', body: HandoffBodySchema, response: view, status: 200, run: svc.handoff });
+  write(app, {
+    path: 'heartbeat',
+    op: 'heartbeat',
+    summary: 'Heartbeat of the owner session (signal; coalesced)',
+    body: HeartbeatBodySchema,
+    response: AcceptedSchema,
+    status: 202,
+    run: svc.heartbeat,
+  });
+  write(app, {
+    path: 'handoff',
+    op: 'handoff',
+    summary: 'Start a two-phase handoff to another session',
+    body: HandoffBodySchema,
+    response: view,
+    status: 200,
+    run: svc.handoff,
+  });
   write(app, {
     path: 'handoff/accept',
     op: 'acceptHandoff',
@@ -89,7 +105,15 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     newOwner: true,
     run: svc.acceptHandoff,
   });
-  write(app, { path: 'handoff/cancel', op: 'cancelHandoff', summary: 'Cancel a pending handoff', body: CancelHandoffBodySchema, response: view, status: 200, run: svc.cancelHandoff });
+  write(app, {
+    path: 'handoff/cancel',
+    op: 'cancelHandoff',
+    summary: 'Cancel a pending handoff',
+    body: CancelHandoffBodySchema,
+    response: view,
+    status: 200,
+    run: svc.cancelHandoff,
+  });
   write(app, { path: 'release', op: 'release', summary: 'Release the worktree', body: ReleaseBodySchema, response: view, status: 200, run: svc.release });
   write(app, {
     path: 'reclaim',
@@ -103,7 +127,15 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
   });
   write(app, { path: 'submit', op: 'submit', summary: 'Submit the work for landing', body: SubmitBodySchema, response: view, status: 200, run: svc.submit });
   write(app, { path: 'plan', op: 'bindPlan', summary: 'Bind lane, plan or request', body: PlanBodySchema, response: view, status: 200, run: svc.bindPlan });
-  write(app, { path: 'rename-branch', op: 'renameBranch', summary: 'Record a branch rename: the ownership and its history stay', body: RenameBranchBodySchema, response: view, status: 200, run: svc.renameBranch });
+  write(app, {
+    path: 'rename-branch',
+    op: 'renameBranch',
+    summary: 'Record a branch rename: the ownership and its history stay',
+    body: RenameBranchBodySchema,
+    response: view,
+    status: 200,
+    run: svc.renameBranch,
+  });
   write(app, {
     path: 'landed',
     op: 'landed',
@@ -132,7 +164,8 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
       config: { operation: 'tenure' },
       schema: {
         summary: 'The tenure proof again (OVERDECK_TENURE_SECRET), for the session that holds the ownership now',
-        description: 'The same secret bind, accept-handoff or reclaim answered for this tenure: derived, never stored. Another session is `not_owner`; another worker’s executor `worker_mismatch`.',
+        description:
+          'The same secret bind, accept-handoff or reclaim answered for this tenure: derived, never stored. Another session is `not_owner`; another worker’s executor `worker_mismatch`.',
         tags: ['ownerships'],
         security: SECURITY,
         params: OwnershipParamsSchema,
@@ -148,7 +181,8 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
       config: { operation: 'override' },
       schema: {
         summary: 'Record that a person steps into the owned worktree, and hand them the current owner’s tenure proof (admin)',
-        description: 'The override (who, why, when, which epoch) is recorded before the answer and shown in history. An ownership nobody holds is `invalid_state`: its worktree is open.',
+        description:
+          'The override (who, why, when, which epoch) is recorded before the answer and shown in history. An ownership nobody holds is `invalid_state`: its worktree is open.',
         tags: ['ownerships'],
         security: SECURITY,
         params: OwnershipParamsSchema,

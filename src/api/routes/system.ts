@@ -20,7 +20,10 @@ export function registerSystemRoutes(app: App, deps: { health: HealthDeps; regis
   app.addHook('onReady', async () => {
     void namespaceCheck().then((report) => {
       if (report && !namespaceReady(report)) {
-        deps.log?.warn({ namespace: report.namespace, exists: report.exists, missing: report.missing.map((a) => a.name), fix: setupCommands(report) }, `${describeNamespaceProblem(report)}: ${setupCommands(report).join('; ')}`);
+        deps.log?.warn(
+          { namespace: report.namespace, exists: report.exists, missing: report.missing.map((a) => a.name), fix: setupCommands(report) },
+          `${describeNamespaceProblem(report)}: ${setupCommands(report).join('; ')}`,
+        );
       }
     });
   });
@@ -36,7 +39,10 @@ export function registerSystemRoutes(app: App, deps: { health: HealthDeps; regis
     },
     async (_req, reply) => {
       const report = await checkHealth(health);
-      return reply.code(report.ok ? 200 : 503).header('cache-control', 'no-store').send(report);
+      return reply
+        .code(report.ok ? 200 : 503)
+        .header('cache-control', 'no-store')
+        .send(report);
     },
   );
 
@@ -44,5 +50,9 @@ export function registerSystemRoutes(app: App, deps: { health: HealthDeps; regis
     reply.header('content-type', deps.registry.contentType).send(await deps.registry.metrics()),
   );
 
-  app.get('/openapi.json', { schema: { hide: true, response: { 200: z.record(z.string(), z.unknown()) } } }, async () => app.swagger() as unknown as Record<string, unknown>);
+  app.get(
+    '/openapi.json',
+    { schema: { hide: true, response: { 200: z.record(z.string(), z.unknown()) } } },
+    async () => app.swagger() as unknown as Record<string, unknown>,
+  );
 }

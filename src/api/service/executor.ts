@@ -5,7 +5,6 @@ import { heldWorkflowIdsOfWorker, recordObservation } from '../../store/bindings
 import type { ConversationReportResponse } from '../schemas';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 
-
 /**
  * An executor reports the conversation it observed for its OWN worker (docs/identities.md, Executor binding): the binding
  * rules decide what is kept, then every active ownership of that worker is told to pick it up.
@@ -34,7 +33,9 @@ export async function reportConversation(deps: ServiceDeps, principal: Principal
     workerId,
     firstBound: outcome.firstBound,
     conflict: outcome.conflict,
-    conversation: c ? { provider: c.provider, conversationId: c.conversationId, conversationUrl: c.conversationUrl, title: c.title ?? null, observedAt: c.observedAt } : null,
+    conversation: c
+      ? { provider: c.provider, conversationId: c.conversationId, conversationUrl: c.conversationUrl, title: c.title ?? null, observedAt: c.observedAt }
+      : null,
     signalled,
   });
 }

@@ -35,7 +35,13 @@ export function createHostPresence(deps: { pool: Pool; temporal: Client; namespa
   const look = async (hostId: string): Promise<HostAgentSeen> => {
     const ago = await hostBeatAgoMs(deps.pool, hostId);
     if (ago !== null) return { hostId, agent: beaconFresh(ago) ? 'up' : 'away', seenAgoMs: ago };
-    return { hostId, agent: (await deps.temporal.withDeadline(Date.now() + 3_000, () => queuePolled(deps.temporal, deps.namespace, hostTaskQueue(hostId), 'activity'))) ? 'up' : 'away', seenAgoMs: null };
+    return {
+      hostId,
+      agent: (await deps.temporal.withDeadline(Date.now() + 3_000, () => queuePolled(deps.temporal, deps.namespace, hostTaskQueue(hostId), 'activity')))
+        ? 'up'
+        : 'away',
+      seenAgoMs: null,
+    };
   };
   return {
     of(hostId) {

@@ -43,10 +43,14 @@ export async function landed(deps: ServiceDeps, principal: Principal, ownershipI
 export async function land(deps: ServiceDeps, principal: Principal, body: LandingBody): Promise<LandingResponse> {
   authorizeOp(principal, 'landed');
   const repoRoot = body.repoRoot === undefined ? undefined : await deps.client.normalize(body.repoRoot);
-  const record = body.ownershipId !== undefined ? await getOwnership(deps.pool, { ownershipId: body.ownershipId }) : await bySourceBranch(deps, repoRoot!, body.sourceBranch!);
+  const record =
+    body.ownershipId !== undefined
+      ? await getOwnership(deps.pool, { ownershipId: body.ownershipId })
+      : await bySourceBranch(deps, repoRoot!, body.sourceBranch!);
   if (!record) throw new OwnershipError('not_found');
   // Whatever names the source must agree with the ownership it resolves to.
-  if (body.sourceBranch !== undefined && !record.branchNames.includes(body.sourceBranch)) throw new OwnershipError('worktree_mismatch', undefined, { branch: record.branch });
+  if (body.sourceBranch !== undefined && !record.branchNames.includes(body.sourceBranch))
+    throw new OwnershipError('worktree_mismatch', undefined, { branch: record.branch });
   if (repoRoot !== undefined && repoRoot !== record.repoRoot) throw new OwnershipError('worktree_mismatch');
   const { sourceHead, landedBranch, landedHead, landedAt } = body;
   return landOn(deps, principal, record.ownershipId, { sourceHead, landedBranch, landedHead, landedAt });

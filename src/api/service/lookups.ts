@@ -63,7 +63,10 @@ type LiveItem = OwnershipRecord & { liveness: Liveness | null; branchStatus: Bra
 async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promise<LiveItem[]> {
   const out: LiveItem[] = items.map((r) => ({ ...r, liveness: null, branchStatus: null, ...(deps.hostPresence ? { enforcement: null } : {}) }));
   const live = out.filter((r) => isHeldState(r.state));
-  const ids = await workflowIdsOf(deps.pool, live.map((r) => r.ownershipId));
+  const ids = await workflowIdsOf(
+    deps.pool,
+    live.map((r) => r.ownershipId),
+  );
   let next = 0;
   const worker = async () => {
     while (next < live.length) {
@@ -84,8 +87,14 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
   };
   await Promise.all(Array.from({ length: Math.min(LIVENESS_CONCURRENCY, live.length) }, worker));
   // A commit made since the last projection write: the journal's head is newer.
-  const heads = await headsOf(deps.pool, live.map((r) => r.ownershipId));
-  const heard = await heardOf(deps.pool, live.map((r) => r.ownershipId));
+  const heads = await headsOf(
+    deps.pool,
+    live.map((r) => r.ownershipId),
+  );
+  const heard = await heardOf(
+    deps.pool,
+    live.map((r) => r.ownershipId),
+  );
   for (const item of live) {
     item.branchStatus = newerBranch(item.branchStatus, heads.get(item.ownershipId));
     if (item.liveness) item.liveness = withHeard(item.liveness, item, heard.get(item.ownershipId));

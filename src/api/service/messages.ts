@@ -78,4 +78,3 @@ export async function asMessage(
     return redact(principal, answer);
   }
 }
-

@@ -54,28 +54,33 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
   };
   // The proof goes with the answer, from the log too (a replayed bind answers the same secret).
   const answered = await asMessage(deps, principal, ctx, null, async (m) => {
-  const view = await withTemporal(deps, () =>
-    deps.client.bind({
-      ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
-      worktreePath: body.worktreePath,
-      ...(body.branch !== undefined ? { branch: body.branch } : {}),
-      ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
-      executionSessionId: body.executionSessionId,
-      runtime,
-      parentExecutionSessionId: body.parentExecutionSessionId ?? null,
-      process: body.process ?? null,
-      ...(body.leaseTtlMs !== undefined ? { leaseTtlMs: body.leaseTtlMs } : {}),
-      worker,
-      principal,
-      lane: body.lane ?? null,
-      planRef: body.planRef ?? null,
-      requestId: body.requestId ?? null,
-    }, { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), hostAway, ...waitFor(seen) }),
-    // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
-    // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
-    body.hostId !== undefined ? temporalDeadlineOf(deps) * 2 : undefined,
-  );
-  return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
+    const view = await withTemporal(
+      deps,
+      () =>
+        deps.client.bind(
+          {
+            ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
+            worktreePath: body.worktreePath,
+            ...(body.branch !== undefined ? { branch: body.branch } : {}),
+            ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
+            executionSessionId: body.executionSessionId,
+            runtime,
+            parentExecutionSessionId: body.parentExecutionSessionId ?? null,
+            process: body.process ?? null,
+            ...(body.leaseTtlMs !== undefined ? { leaseTtlMs: body.leaseTtlMs } : {}),
+            worker,
+            principal,
+            lane: body.lane ?? null,
+            planRef: body.planRef ?? null,
+            requestId: body.requestId ?? null,
+          },
+          { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), hostAway, ...waitFor(seen) },
+        ),
+      // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
+      // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
+      body.hostId !== undefined ? temporalDeadlineOf(deps) * 2 : undefined,
+    );
+    return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
   });
   return enforced(deps, await withTenure(deps, principal, answered, body.executionSessionId));
 }
@@ -98,7 +103,6 @@ async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operatio
   if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, opened.row.ownerWorkerId));
   return opened;
 }
-
 
 const view = (principal: Principal, v: OwnershipView): OwnershipViewOut => redact(principal, v);
 
@@ -147,7 +151,9 @@ export async function heartbeat(deps: ServiceDeps, principal: Principal, ownersh
   const first = await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
   if (row.state === 'active' && !first) return { accepted: true };
   // The client coalesces identical heartbeats in flight (OwnershipClient.heartbeat).
-  await withTemporal(deps, () => deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }));
+  await withTemporal(deps, () =>
+    deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }),
+  );
   return { accepted: true };
 }
 
@@ -172,53 +178,113 @@ function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null 
   return null;
 }
 
-export async function handoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: HandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function handoff(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: HandoffBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'handoff', ownershipId);
   // The successor's worker: named, or the owner's own (a restart or resume of the same worker).
   const toWorkerId = body.toWorkerId ?? row.ownerWorkerId;
   if (!toWorkerId) throw new OwnershipError('invalid_input', undefined, { fields: ['toWorkerId'] });
   return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.handoff(ref, { ...body, toWorkerId, principal }, { messageId })))),
+    view(
+      principal,
+      await withTemporal(deps, () =>
+        againstTheLog(deps, ref, row, m, (messageId) => deps.client.handoff(ref, { ...body, toWorkerId, principal }, { messageId })),
+      ),
+    ),
   );
 }
 
-export async function cancelHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function cancelHandoff(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: CancelHandoffBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
   return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.cancelHandoff(ref, { ...body, principal }, { messageId })))),
+    view(
+      principal,
+      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.cancelHandoff(ref, { ...body, principal }, { messageId }))),
+    ),
   );
 }
 
-export async function release(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function release(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: ReleaseBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
   const seen = await seenHost(deps, row.hostId);
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId, ...waitFor(seen) })))),
+    view(
+      principal,
+      await withTemporal(deps, () =>
+        againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId, ...waitFor(seen) })),
+      ),
+    ),
   );
   return enforced(deps, answered);
 }
 
-export async function submit(deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function submit(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: SubmitBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
   const seen = await seenHost(deps, row.hostId);
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId, ...waitFor(seen) })))),
+    view(
+      principal,
+      await withTemporal(deps, () =>
+        againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId, ...waitFor(seen) })),
+      ),
+    ),
   );
   return enforced(deps, answered);
 }
 
-export async function bindPlan(deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function bindPlan(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: PlanBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
   return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.bindPlan(ref, { ...body, principal }, { messageId })))),
+    view(
+      principal,
+      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.bindPlan(ref, { ...body, principal }, { messageId }))),
+    ),
   );
 }
 
-export async function renameBranch(deps: ServiceDeps, principal: Principal, ownershipId: string, body: RenameBranchBody, ctx: MessageContext = {}): Promise<OwnershipViewOut> {
+export async function renameBranch(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: RenameBranchBody,
+  ctx: MessageContext = {},
+): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
   await renamedInGit(deps, ownershipId, body.to);
   return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(principal, await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId })))),
+    view(
+      principal,
+      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId }))),
+    ),
   );
 }
 
@@ -251,20 +317,36 @@ function newOwnerFields(principal: Principal, body: AcceptHandoffBody | ReclaimB
   };
 }
 
-export async function acceptHandoff(deps: ServiceDeps, principal: Principal, ownershipId: string, body: AcceptHandoffBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
+export async function acceptHandoff(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: AcceptHandoffBody,
+  ctx: MessageContext = {},
+): Promise<ClaimResponse> {
   authorizeOp(principal, 'acceptHandoff');
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
   const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
   const seen = await seenHost(deps, row.hostId);
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const accepted = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId, ...waitFor(seen) })));
+    const accepted = await withTemporal(deps, () =>
+      againstTheLog(deps, ref, row, m, (messageId) =>
+        deps.client.acceptHandoff(ref, { ...fields, runtime, handoffId: body.handoffId }, { messageId, ...waitFor(seen) }),
+      ),
+    );
     return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
   });
   return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
-export async function reclaim(deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReclaimBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
+export async function reclaim(
+  deps: ServiceDeps,
+  principal: Principal,
+  ownershipId: string,
+  body: ReclaimBody,
+  ctx: MessageContext = {},
+): Promise<ClaimResponse> {
   authorizeOp(principal, 'reclaim');
   if (body.force === true && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
   const { worker, fields } = newOwnerFields(principal, body);
@@ -274,10 +356,20 @@ export async function reclaim(deps: ServiceDeps, principal: Principal, ownership
   // answers at once (refused host_unavailable, or an admin's forced reclaim recorded without it).
   const seen = await seenHost(deps, row.hostId);
   const away = seen?.agent === 'away';
-  const input = { ...fields, runtime, ...(body.force !== undefined ? { force: body.force } : {}), reason: body.reason ?? null, ...(away ? { hostAway: true } : {}) };
+  const input = {
+    ...fields,
+    runtime,
+    ...(body.force !== undefined ? { force: body.force } : {}),
+    reason: body.reason ?? null,
+    ...(away ? { hostAway: true } : {}),
+  };
   // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
   const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const reclaimed = await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, ...waitFor(seen) })), temporalDeadlineOf(deps) * 2);
+    const reclaimed = await withTemporal(
+      deps,
+      () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, ...waitFor(seen) })),
+      temporalDeadlineOf(deps) * 2,
+    );
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
   });
   return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
@@ -294,7 +386,12 @@ export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, o
   const recorded = async () => ((await getOwnership(deps.pool, { ownershipId }))?.worktreeRemoved === true ? true : null);
   // Removed already: a replay is answered as recorded and nothing is sent.
   if (row.state === 'closed' || (await recorded())) return { accepted: true, status: 'recorded' };
-  const removed = await signalAndAwait(deps, ownershipId, (messageId) => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }), recorded);
+  const removed = await signalAndAwait(
+    deps,
+    ownershipId,
+    (messageId) => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }),
+    recorded,
+  );
   return { accepted: true, status: removed ? 'recorded' : 'accepted' };
 }
 
@@ -305,4 +402,3 @@ export async function getById(deps: ServiceDeps, principal: Principal, ownership
   if (!found) throw new OwnershipError('not_found');
   return redact(principal, found);
 }
-

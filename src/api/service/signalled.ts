@@ -10,7 +10,12 @@ import { withTemporal, type ServiceDeps } from './context';
  * the effect, or the refusal the workflow recorded under that id (thrown with its code). null: not
  * yet durable when the wait ran out (the caller answers `accepted`).
  */
-export async function signalAndAwait<T>(deps: ServiceDeps, ownershipId: string, send: (messageId: string) => Promise<void>, recorded: () => Promise<T | null>): Promise<T | null> {
+export async function signalAndAwait<T>(
+  deps: ServiceDeps,
+  ownershipId: string,
+  send: (messageId: string) => Promise<void>,
+  recorded: () => Promise<T | null>,
+): Promise<T | null> {
   const messageId = `sig_${randomUUID()}`;
   await withTemporal(deps, () => send(messageId));
   const deadline = Date.now() + (deps.landingWaitMs ?? 10_000);

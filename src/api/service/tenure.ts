@@ -70,7 +70,8 @@ export async function override(deps: ServiceDeps, principal: Principal, ownershi
   const row = await ownershipRow(deps, ownershipId);
   if (isEndedState(row.state)) throw new OwnershipError('ownership_closed', undefined, { state: row.state });
   const owner = row.ownerSessionId;
-  if (!isHeldState(row.state) || owner === null) throw new OwnershipError('invalid_state', 'nobody holds this ownership: the worktree is open without an override', { state: row.state });
+  if (!isHeldState(row.state) || owner === null)
+    throw new OwnershipError('invalid_state', 'nobody holds this ownership: the worktree is open without an override', { state: row.state });
   const recorded = await recordOverride(deps.pool, { ownershipId, epoch: row.epoch, principal: `${principal.kind}:${principal.id}`, reason: body.reason });
   return {
     overrideId: recorded.overrideId,

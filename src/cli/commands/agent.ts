@@ -49,7 +49,8 @@ export interface AgentEnv {
 }
 
 function checkedEnv(o: AgentEnvOptions): { session?: string; epoch?: string } {
-  if (o.session !== undefined && !identity().IdString.safeParse(o.session).success) throw new GitSideError('invalid_argument', '--session is not a valid identifier');
+  if (o.session !== undefined && !identity().IdString.safeParse(o.session).success)
+    throw new GitSideError('invalid_argument', '--session is not a valid identifier');
   if (o.epoch !== undefined && !/^\d+$/.test(o.epoch)) throw new GitSideError('invalid_argument', '--epoch must be a non-negative integer');
   return { ...(o.session !== undefined ? { session: o.session } : {}), ...(o.epoch !== undefined ? { epoch: o.epoch } : {}) };
 }
@@ -90,9 +91,11 @@ export class TenureFetchFailed extends Error {
 export async function agentEnv(o: AgentEnvOptions, base: NodeJS.ProcessEnv = process.env): Promise<AgentEnv> {
   const checked = checkedEnv(o);
   if (o.ownership === undefined || base.OVERDECK_TENURE_SECRET) return checked;
-  if (!identity().OwnershipIdSchema.safeParse(o.ownership).success) throw new GitSideError('invalid_argument', '--ownership must be an ownership id (own_<ULID>)');
+  if (!identity().OwnershipIdSchema.safeParse(o.ownership).success)
+    throw new GitSideError('invalid_argument', '--ownership must be an ownership id (own_<ULID>)');
   const session = checked.session ?? base.OVERDECK_EXECUTION_SESSION_ID;
-  if (!session || !identity().IdString.safeParse(session).success) throw new GitSideError('invalid_argument', '--ownership needs --session (or OVERDECK_EXECUTION_SESSION_ID): the session that holds it');
+  if (!session || !identity().IdString.safeParse(session).success)
+    throw new GitSideError('invalid_argument', '--ownership needs --session (or OVERDECK_EXECUTION_SESSION_ID): the session that holds it');
   const { apiClient, apiEnv } = require('../api-env') as typeof import('../api-env');
   const { cliFailureOf } = require('../api-failure') as typeof import('../api-failure');
   let tenure;
@@ -203,7 +206,10 @@ export function registerAgentCommands(program: Command): void {
     .option('--shell <shell>', `syntax to print: ${SHELLS.join(', ')} (default: from $SHELL)`)
     .option('--session <id>', 'also export OVERDECK_EXECUTION_SESSION_ID')
     .option('--epoch <n>', 'also export OVERDECK_EPOCH')
-    .option('--ownership <id>', "with --session: also export the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH, fetched through the service (OD_TOKEN) unless already set")
+    .option(
+      '--ownership <id>',
+      "with --session: also export the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH, fetched through the service (OD_TOKEN) unless already set",
+    )
     .action(async (o: AgentEnvOptions & { shell?: string }) => {
       try {
         const shell = o.shell ?? shellOf(process.env.SHELL);
@@ -220,7 +226,10 @@ export function registerAgentCommands(program: Command): void {
     .argument('<command...>', 'the command and its arguments, after --')
     .option('--session <id>', 'OVERDECK_EXECUTION_SESSION_ID for the command')
     .option('--epoch <n>', 'OVERDECK_EPOCH for the command')
-    .option('--ownership <id>', "with --session: the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH for the command, fetched through the service (OD_TOKEN) unless already set")
+    .option(
+      '--ownership <id>',
+      "with --session: the current tenure's OVERDECK_TENURE_SECRET and OVERDECK_EPOCH for the command, fetched through the service (OD_TOKEN) unless already set",
+    )
     .action(async (argv: string[], o: AgentEnvOptions) => {
       let env: NodeJS.ProcessEnv;
       try {
@@ -235,7 +244,9 @@ export function registerAgentCommands(program: Command): void {
 
   program
     .command('snapshot')
-    .description("save this worktree's uncommitted work (index, files, untracked) as a commit under the ownership's WIP refs, deduplicated by tree; the owner only, offline")
+    .description(
+      "save this worktree's uncommitted work (index, files, untracked) as a commit under the ownership's WIP refs, deduplicated by tree; the owner only, offline",
+    )
     .option('--worktree <path>', 'worktree (default: the one containing the current directory)')
     .option('--json', 'machine-readable output')
     .action(async (o: { worktree?: string; json?: boolean }) => {
@@ -245,14 +256,24 @@ export function registerAgentCommands(program: Command): void {
         const res = await git(['rev-parse', '--show-toplevel'], { cwd: start, okCodes: [128] }).catch(() => null);
         if (res === null || res.code !== 0 || res.stdout.trim() === '') throw new GitSideError('not_a_worktree', 'not inside a git worktree');
         const top = res.stdout.trim();
-        const env = { OVERDECK_EXECUTION_SESSION_ID: process.env.OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH: process.env.OVERDECK_EPOCH, OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET };
+        const env = {
+          OVERDECK_EXECUTION_SESSION_ID: process.env.OVERDECK_EXECUTION_SESSION_ID,
+          OVERDECK_EPOCH: process.env.OVERDECK_EPOCH,
+          OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET,
+        };
         const out = await snapshotting().snapshotWorktree(top, { env, allowedRoots: config().loadConfig().allowedRoots });
         switch (out.status) {
           case 'unowned':
-            fail(EXIT.notFound, 'no live ownership holds this worktree: there is no WIP namespace to snapshot into', json, { worktree: top, status: out.status });
+            fail(EXIT.notFound, 'no live ownership holds this worktree: there is no WIP namespace to snapshot into', json, {
+              worktree: top,
+              status: out.status,
+            });
             return;
           case 'refused':
-            if (json) process.stdout.write(`${JSON.stringify({ ok: false, status: out.status, worktree: top, reason: out.guard.reason, message: out.guard.message }, null, 2)}\n`);
+            if (json)
+              process.stdout.write(
+                `${JSON.stringify({ ok: false, status: out.status, worktree: top, reason: out.guard.reason, message: out.guard.message }, null, 2)}\n`,
+              );
             process.stderr.write(`${out.guard.message ?? 'od-worktree: refused'}\n`);
             process.exitCode = EXIT.refused;
             return;
@@ -263,8 +284,18 @@ export function registerAgentCommands(program: Command): void {
           }
           case 'saved': {
             const s = out.snapshot;
-            const body = { ok: true, status: out.status, worktree: top, ownershipId: out.ownershipId, snapshot: { ref: s.ref, sha: s.sha, tree: s.tree, deduplicated: !s.created } };
-            process.stdout.write(json ? `${JSON.stringify(body, null, 2)}\n` : `${s.ref} ${s.sha.slice(0, 12)} (${s.created ? 'new' : 'the same content was already saved there'})\n`);
+            const body = {
+              ok: true,
+              status: out.status,
+              worktree: top,
+              ownershipId: out.ownershipId,
+              snapshot: { ref: s.ref, sha: s.sha, tree: s.tree, deduplicated: !s.created },
+            };
+            process.stdout.write(
+              json
+                ? `${JSON.stringify(body, null, 2)}\n`
+                : `${s.ref} ${s.sha.slice(0, 12)} (${s.created ? 'new' : 'the same content was already saved there'})\n`,
+            );
             return;
           }
         }

@@ -34,7 +34,10 @@ export function registerDiagnosticsCommand(program: Command): void {
           cursor = page.nextCursor ?? undefined;
           if (!o.out) process.stderr.write(`exported ${ownerships.length} ownerships…\r`);
         } while (cursor && ownerships.length < MAX_OWNERSHIPS);
-        const doc = redaction().redactForExport({ generatedAt: new Date().toISOString(), repoRoot: o.repo ?? null, truncated: Boolean(cursor), ownerships }, { conversationIds: o.redactConversationIds === true });
+        const doc = redaction().redactForExport(
+          { generatedAt: new Date().toISOString(), repoRoot: o.repo ?? null, truncated: Boolean(cursor), ownerships },
+          { conversationIds: o.redactConversationIds === true },
+        );
         const text = `${JSON.stringify(doc, null, 2)}\n`;
         if (o.out) writeFileSync(o.out, text, { mode: 0o600 });
         else process.stdout.write(text);

@@ -118,7 +118,8 @@ function describe(r: ReconcileResult): string {
   if (r.durable?.executionSessionId) parts.push(`durable owner ${r.durable.executionSessionId}`);
   if (r.provisional) parts.push(`provisional claim ${r.provisional.idempotencyKey ?? ''} by ${r.provisional.executionSessionId}`);
   if (r.repaired) parts.push('repaired from the durable record');
-  else if (r.kind === 'stale' || r.kind === 'corrupt' || r.kind === 'conflict') parts.push('left in place: run with --repair to rewrite it from the durable record');
+  else if (r.kind === 'stale' || r.kind === 'corrupt' || r.kind === 'conflict')
+    parts.push('left in place: run with --repair to rewrite it from the durable record');
   return parts.join('; ');
 }
 
@@ -128,7 +129,11 @@ const WORKER_MISMATCH_HINT =
 /** The HTTP API as the token's principal; without a token nothing is asked and nothing written. */
 async function defaultOpenPort(opts: Parameters<NonNullable<GitCommandDeps['openReconcilePort']>>[0]): Promise<OpenedPort> {
   const env = apiEnv();
-  if (!env.token) throw new (reconciliation().ReconcileRefused)('unauthenticated', 'unauthenticated: reconcile writes through the ownership service and needs a token: set OD_TOKEN (the executor token of your worker)');
+  if (!env.token)
+    throw new (reconciliation().ReconcileRefused)(
+      'unauthenticated',
+      'unauthenticated: reconcile writes through the ownership service and needs a token: set OD_TOKEN (the executor token of your worker)',
+    );
   const { port, caller } = await httpPort().openHttpPort(apiClient(env), { onReconciled: opts.onReconciled });
   return { port, caller, close: async () => undefined };
 }
@@ -136,7 +141,8 @@ async function defaultOpenPort(opts: Parameters<NonNullable<GitCommandDeps['open
 /** A failure before or during reconciliation, with the documented exit code; anything else is rethrown. */
 function reconcileFailure(err: unknown, json: boolean): void {
   const { ReconcileRefused, ReconcileUnavailable } = reconciliation();
-  if (err instanceof ReconcileRefused) fail(EXIT.refused, err.message.includes('OD_TOKEN') ? err.message : `${err.message} (OD_TOKEN)`, json, { code: err.code });
+  if (err instanceof ReconcileRefused)
+    fail(EXIT.refused, err.message.includes('OD_TOKEN') ? err.message : `${err.message} (OD_TOKEN)`, json, { code: err.code });
   else if (err instanceof ReconcileUnavailable) fail(EXIT.unreachable, `the service is unreachable (${err.causeMessage})`, json, { code: 'unreachable' });
   else if (err instanceof ApiError || err instanceof ApiUrlError) {
     const f = cliFailureOf(err)!;
@@ -163,7 +169,8 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
           // The proof comes from the environment only: an argument would show in every `ps`.
           OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET,
         };
-        if (env.OVERDECK_EPOCH !== undefined && !/^\d+$/.test(env.OVERDECK_EPOCH)) throw new GitSideError('invalid_argument', '--epoch must be a non-negative integer');
+        if (env.OVERDECK_EPOCH !== undefined && !/^\d+$/.test(env.OVERDECK_EPOCH))
+          throw new GitSideError('invalid_argument', '--epoch must be a non-negative integer');
         const res = await guard().guardCheck(top, env);
         if (res.allowed) {
           out(json, { allowed: true, worktree: top }, '');
@@ -179,7 +186,7 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
 
   program
     .command('install-hooks')
-    .description("install the ownership guard hooks for the repository (all its worktrees); existing hooks keep running")
+    .description('install the ownership guard hooks for the repository (all its worktrees); existing hooks keep running')
     .option('--worktree <path>', 'any worktree of the repository (default: the current directory)')
     .option('--early-commit-check', 'also check in pre-commit, before the message editor opens')
     .option('--json', 'machine-readable output')
@@ -202,57 +209,77 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
     .option('--worktree <path>', 'worktree to claim (default: the one containing the current directory)')
     .option('--session <id>', 'execution session (default: $OVERDECK_EXECUTION_SESSION_ID)')
     .option('--runtime <runtime>', 'runtime of the session, e.g. chatgpt-web, codex-cli')
-    .option('--worker <id>', 'agent worker (online: an executor token may name only its own, an admin must name one; offline: noted in the claim and grants nothing, reconcile binds as the worker of its OD_TOKEN and refuses a claim naming another)')
+    .option(
+      '--worker <id>',
+      'agent worker (online: an executor token may name only its own, an admin must name one; offline: noted in the claim and grants nothing, reconcile binds as the worker of its OD_TOKEN and refuses a claim naming another)',
+    )
     .option('--run <id>', 'agent worker run id')
     .option('--lane <lane>', 'lane')
     .option('--plan <ref>', 'plan reference')
     .option('--json', 'machine-readable output')
-    .action(async (o: { offline?: boolean; worktree?: string; session?: string; runtime?: string; worker?: string; run?: string; lane?: string; plan?: string; json?: boolean }, cmd: Command) => {
-      const json = o.json === true;
-      if (o.offline !== true) {
-        const handler = onlineClaim.get(program);
-        if (handler) return handler(o as Record<string, unknown>, cmd);
-        fail(EXIT.usage, 'claim without --offline goes through the service, which this build has no command for; use --offline', json);
-        return;
-      }
-      try {
-        const session = checkId(o.session ?? process.env.OVERDECK_EXECUTION_SESSION_ID, '--session');
-        if (session === undefined) throw new GitSideError('invalid_argument', '--session (or OVERDECK_EXECUTION_SESSION_ID) is required');
-        if (o.runtime === undefined) throw new GitSideError('invalid_argument', '--runtime is required');
-        const top = await worktreeTop(o.worktree);
-        const res = await provisional().offlineClaim(top, {
-          executionSessionId: session,
-          runtime: checkId(o.runtime, '--runtime')!,
-          workerId: checkId(o.worker, '--worker') ?? null,
-          runId: checkId(o.run, '--run') ?? null,
-          lane: o.lane ?? null,
-          planRef: o.plan ?? null,
-          allowedRoots: config().loadConfig().allowedRoots,
-        });
-        const p = res.projection;
-        const human: Record<OfflineClaimOutcome['status'], string> = {
-          claimed: `provisional claim ${p?.idempotencyKey ?? ''} for session ${session} written (offline); run od-worktree reconcile with OD_TOKEN (your worker's executor token) once the service is reachable`,
-          already_provisional: `session ${session} already holds provisional claim ${p?.idempotencyKey ?? ''}`,
-          already_owned: `session ${session} already owns this worktree (ownership ${p?.ownershipId ?? 'unknown'})`,
-          refused: `refused: this worktree is owned by session ${p?.executionSessionId ?? 'unknown'} (ownership ${p?.ownershipId ?? 'unknown'}, state ${p?.state ?? 'unknown'})`,
-          conflict: `conflict: ${res.status === 'conflict' ? res.reason : ''}; run od-worktree reconcile --repair`,
-        };
-        const code = CLAIM_EXIT[res.status];
-        const body = { ok: code === EXIT.ok, status: res.status, worktree: top, projection: p, ...(res.status === 'conflict' ? { reason: res.reason } : {}) };
-        if (code === EXIT.ok) out(json, body, human[res.status]);
-        else {
-          if (json) out(true, body, '');
-          process.stderr.write(`od-worktree: ${human[res.status]}\n`);
-          process.exitCode = code;
+    .action(
+      async (
+        o: {
+          offline?: boolean;
+          worktree?: string;
+          session?: string;
+          runtime?: string;
+          worker?: string;
+          run?: string;
+          lane?: string;
+          plan?: string;
+          json?: boolean;
+        },
+        cmd: Command,
+      ) => {
+        const json = o.json === true;
+        if (o.offline !== true) {
+          const handler = onlineClaim.get(program);
+          if (handler) return handler(o as Record<string, unknown>, cmd);
+          fail(EXIT.usage, 'claim without --offline goes through the service, which this build has no command for; use --offline', json);
+          return;
         }
-      } catch (err) {
-        usageOr(err, json);
-      }
-    });
+        try {
+          const session = checkId(o.session ?? process.env.OVERDECK_EXECUTION_SESSION_ID, '--session');
+          if (session === undefined) throw new GitSideError('invalid_argument', '--session (or OVERDECK_EXECUTION_SESSION_ID) is required');
+          if (o.runtime === undefined) throw new GitSideError('invalid_argument', '--runtime is required');
+          const top = await worktreeTop(o.worktree);
+          const res = await provisional().offlineClaim(top, {
+            executionSessionId: session,
+            runtime: checkId(o.runtime, '--runtime')!,
+            workerId: checkId(o.worker, '--worker') ?? null,
+            runId: checkId(o.run, '--run') ?? null,
+            lane: o.lane ?? null,
+            planRef: o.plan ?? null,
+            allowedRoots: config().loadConfig().allowedRoots,
+          });
+          const p = res.projection;
+          const human: Record<OfflineClaimOutcome['status'], string> = {
+            claimed: `provisional claim ${p?.idempotencyKey ?? ''} for session ${session} written (offline); run od-worktree reconcile with OD_TOKEN (your worker's executor token) once the service is reachable`,
+            already_provisional: `session ${session} already holds provisional claim ${p?.idempotencyKey ?? ''}`,
+            already_owned: `session ${session} already owns this worktree (ownership ${p?.ownershipId ?? 'unknown'})`,
+            refused: `refused: this worktree is owned by session ${p?.executionSessionId ?? 'unknown'} (ownership ${p?.ownershipId ?? 'unknown'}, state ${p?.state ?? 'unknown'})`,
+            conflict: `conflict: ${res.status === 'conflict' ? res.reason : ''}; run od-worktree reconcile --repair`,
+          };
+          const code = CLAIM_EXIT[res.status];
+          const body = { ok: code === EXIT.ok, status: res.status, worktree: top, projection: p, ...(res.status === 'conflict' ? { reason: res.reason } : {}) };
+          if (code === EXIT.ok) out(json, body, human[res.status]);
+          else {
+            if (json) out(true, body, '');
+            process.stderr.write(`od-worktree: ${human[res.status]}\n`);
+            process.exitCode = code;
+          }
+        } catch (err) {
+          usageOr(err, json);
+        }
+      },
+    );
 
   program
     .command('reconcile')
-    .description('compare the local projection with the durable record: rehydrate, submit a provisional claim, report stale/corrupt (--repair rewrites); through the HTTP API with OD_TOKEN')
+    .description(
+      'compare the local projection with the durable record: rehydrate, submit a provisional claim, report stale/corrupt (--repair rewrites); through the HTTP API with OD_TOKEN',
+    )
     .option('--worktree <path>', 'worktree (default: the one containing the current directory)')
     .option('--repair', 'rewrite a stale, corrupt or conflicting local projection from the durable record')
     .option('--json', 'machine-readable output')
@@ -282,7 +309,11 @@ export function registerGitCommands(program: Command, deps: GitCommandDeps = {})
       try {
         const cfg = config().loadConfig();
         const tenureHashes = tenureHashesIfKeyed(cfg);
-        const result = await reconciliation().reconcile(top, opened.port, { repair: o.repair === true, allowedRoots: cfg.allowedRoots, ...(tenureHashes ? { tenureHashes } : {}) });
+        const result = await reconciliation().reconcile(top, opened.port, {
+          repair: o.repair === true,
+          allowedRoots: cfg.allowedRoots,
+          ...(tenureHashes ? { tenureHashes } : {}),
+        });
         const code = reconcileExit(result);
         const body = { ok: code === EXIT.ok, ...result, logged: entries, ...(opened.caller ? { principal: opened.caller } : {}) };
         out(json, body, describe(result));

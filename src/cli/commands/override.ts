@@ -35,7 +35,9 @@ async function ownershipOf(client: ApiClient, top: string): Promise<string> {
 export function registerOverrideCommand(program: Command): void {
   program
     .command('override')
-    .description("step into an owned worktree, on the record: the service records who and why, then the command (default: $SHELL) runs as `exec` runs one, with the owner's tenure (admin token)")
+    .description(
+      "step into an owned worktree, on the record: the service records who and why, then the command (default: $SHELL) runs as `exec` runs one, with the owner's tenure (admin token)",
+    )
     .argument('[command...]', 'the command and its arguments, after -- (default: $SHELL)')
     .requiredOption('--reason <text>', 'why a person must step in: recorded and shown in history')
     .option('--worktree <path>', 'worktree (default: the one containing the current directory)')
@@ -51,7 +53,10 @@ export function registerOverrideCommand(program: Command): void {
         const out = { ok: true as const, ...recorded };
         if (json) process.stdout.write(`${JSON.stringify(schemas().OverrideOutputSchema.parse(out), null, 2)}\n`);
         // On stderr: the command's own output follows on stdout.
-        else process.stderr.write(`od-worktree: override ${recorded.overrideId} recorded for ownership ${recorded.ownershipId} (epoch ${recorded.epoch}, owner session ${recorded.owner.executionSessionId})\n`);
+        else
+          process.stderr.write(
+            `od-worktree: override ${recorded.overrideId} recorded for ownership ${recorded.ownershipId} (epoch ${recorded.epoch}, owner session ${recorded.owner.executionSessionId})\n`,
+          );
         // The person proves the tenure with its secret but is not its session: what they commit is
         // journalled with no session id and the override's id, never as the agent's own work.
         env = { ...gatedEnv(process.env, { epoch: String(tenure.epoch), secret: tenure.secret }), OVERDECK_OVERRIDE_ID: recorded.overrideId };

@@ -21,7 +21,9 @@ export function registerLookupCommands(program: Command): void {
   program
     .command('who')
     .argument('[target]', 'worktree path, branch or lane (default: the current worktree)')
-    .description('who owns this worktree: worktree, branch, state, lane, plan, owner, conversation, worker, session, activity, liveness, epoch, handoff lineage, submitted/landed')
+    .description(
+      'who owns this worktree: worktree, branch, state, lane, plan, owner, conversation, worker, session, activity, liveness, epoch, handoff lineage, submitted/landed',
+    )
     .option('--repo <path>', 'repository root for a branch or lane (default: the current repository)')
     .option('--json', 'machine-readable output')
     .action(async (target: string | undefined, o: { repo?: string; json?: boolean }) => {
@@ -61,7 +63,14 @@ export function registerLookupCommands(program: Command): void {
           ...(o.cursor ? { cursor: o.cursor } : {}),
           liveness: true,
         });
-        print(json, schemas().ListOutputSchema, { ok: true, ...page }, () => listView().renderOwnersTable(page.items, { wide: o.wide === true, now: Date.now() }) + (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''));
+        print(
+          json,
+          schemas().ListOutputSchema,
+          { ok: true, ...page },
+          () =>
+            listView().renderOwnersTable(page.items, { wide: o.wide === true, now: Date.now() }) +
+            (page.nextCursor ? `\n(more: --cursor ${page.nextCursor})` : ''),
+        );
       });
     });
 

@@ -65,7 +65,12 @@ export async function scopeRepo(repo: string | undefined): Promise<string | unde
  */
 export async function resolveOwnership(client: ApiClient, given: string | undefined, repo: string | undefined, live: true): Promise<OwnershipItem>;
 export async function resolveOwnership(client: ApiClient, given: string | undefined, repo: string | undefined, live?: false): Promise<WireRecord>;
-export async function resolveOwnership(client: ApiClient, given: string | undefined, repo: string | undefined, live = false): Promise<WireRecord | OwnershipItem> {
+export async function resolveOwnership(
+  client: ApiClient,
+  given: string | undefined,
+  repo: string | undefined,
+  live = false,
+): Promise<WireRecord | OwnershipItem> {
   const lookup = (q: GetQuery) => notFoundOr404<WireRecord | OwnershipItem>(live ? client.getLive(q) : client.get(q));
   const target = given ?? '.';
   const t = await targets().resolveTarget(target);
@@ -94,7 +99,8 @@ export async function ownershipIdFor(client: ApiClient, o: { ownership?: string;
 export function sessionAndEpoch(o: { session?: string; epoch?: string }): { executionSessionId: string; epoch: number } {
   const session = o.session ?? process.env.OVERDECK_EXECUTION_SESSION_ID;
   const epoch = o.epoch ?? process.env.OVERDECK_EPOCH;
-  if (!session || !identity().IdString.safeParse(session).success) throw new UsageError('--session (or OVERDECK_EXECUTION_SESSION_ID) is required: an identifier');
+  if (!session || !identity().IdString.safeParse(session).success)
+    throw new UsageError('--session (or OVERDECK_EXECUTION_SESSION_ID) is required: an identifier');
   if (!epoch || !/^[1-9]\d*$/.test(epoch)) throw new UsageError('--epoch (or OVERDECK_EPOCH) is required: the positive epoch of your tenure');
   return { executionSessionId: session, epoch: Number(epoch) };
 }

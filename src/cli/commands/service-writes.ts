@@ -57,7 +57,11 @@ async function claimOnline(o: ClaimOptions): Promise<void> {
       branch,
       executionSessionId: session,
       ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
-      ...(o.worker !== undefined ? { worker: { workerId: o.worker, ...(o.run !== undefined ? { runId: o.run } : {}) } } : o.run !== undefined ? { runId: o.run } : {}),
+      ...(o.worker !== undefined
+        ? { worker: { workerId: o.worker, ...(o.run !== undefined ? { runId: o.run } : {}) } }
+        : o.run !== undefined
+          ? { runId: o.run }
+          : {}),
       ...(o.lane !== undefined ? { lane: o.lane } : {}),
       ...(o.plan !== undefined ? { planRef: o.plan } : {}),
       ...(o.request !== undefined ? { requestId: o.request } : {}),
@@ -67,7 +71,11 @@ async function claimOnline(o: ClaimOptions): Promise<void> {
     };
     const { tenure, ...view } = await api().bind(body);
     // The environment to run git with: the tenure secret too, or the hooks refuse the owner's own changes.
-    const env = tenure ? Object.entries(tenure.env).map(([k, v]) => `${k}=${v}`).join(' ') : `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${view.epoch}`;
+    const env = tenure
+      ? Object.entries(tenure.env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')
+      : `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${view.epoch}`;
     print(json, schemas().ClaimOutputSchema, { ok: true, ownership: view, tenure }, () =>
       [`claimed ${view.worktreePath} for session ${session}: ownership ${view.ownershipId}, epoch ${view.epoch}`, env].join('\n'),
     );
@@ -78,7 +86,19 @@ async function claimOnline(o: ClaimOptions): Promise<void> {
 export function registerWriteCommands(program: Command): void {
   // `claim` is one command with the git side's --offline: register the online path on it.
   const claim = program.commands.find((c) => c.name() === 'claim');
-  const online = claim ?? program.command('claim').description('claim the worktree for a session through the service').option('--worktree <path>').option('--session <id>').option('--runtime <runtime>').option('--worker <id>').option('--run <id>').option('--lane <lane>').option('--plan <ref>').option('--json');
+  const online =
+    claim ??
+    program
+      .command('claim')
+      .description('claim the worktree for a session through the service')
+      .option('--worktree <path>')
+      .option('--session <id>')
+      .option('--runtime <runtime>')
+      .option('--worker <id>')
+      .option('--run <id>')
+      .option('--lane <lane>')
+      .option('--plan <ref>')
+      .option('--json');
   online
     .option('--repo <path>', 'repository root (default: the main worktree of the current repository)')
     .option('--branch <name>', 'branch (default: the worktree’s current branch)')
@@ -96,7 +116,12 @@ export function registerWriteCommands(program: Command): void {
       await run(json, async () => {
         const { client, ownershipId, fence } = await tenureOf(o);
         await client.heartbeat(ownershipId, fence);
-        print(json, schemas().HeartbeatOutputSchema, { ok: true, ownershipId, accepted: true }, () => `heartbeat sent for ${ownershipId} (session ${fence.executionSessionId}, epoch ${fence.epoch})`);
+        print(
+          json,
+          schemas().HeartbeatOutputSchema,
+          { ok: true, ownershipId, accepted: true },
+          () => `heartbeat sent for ${ownershipId} (session ${fence.executionSessionId}, epoch ${fence.epoch})`,
+        );
       });
     });
 
@@ -108,7 +133,12 @@ export function registerWriteCommands(program: Command): void {
       await run(json, async () => {
         const { client, ownershipId, fence } = await tenureOf(o);
         const view = await client.release(ownershipId, { ...fence, ...(o.reason !== undefined ? { reason: o.reason } : {}) });
-        print(json, schemas().OwnershipOutputSchema, { ok: true, ownership: view }, () => `released ${view.worktreePath} (ownership ${view.ownershipId}, epoch ${view.epoch})`);
+        print(
+          json,
+          schemas().OwnershipOutputSchema,
+          { ok: true, ownership: view },
+          () => `released ${view.worktreePath} (ownership ${view.ownershipId}, epoch ${view.epoch})`,
+        );
       });
     });
 }

@@ -29,7 +29,9 @@ export function renderHistoryEntry(e: Entry): string {
   const late = e.lateAttempts ?? [];
   for (const l of e.lineage) {
     const from = l.previousExecutionSessionId ? ` from ${l.previousExecutionSessionId}` : '';
-    lines.push(`    epoch ${l.epoch}  ${VIA[l.via] ?? l.via}${from}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}), conversation ${show(l.conversationId)}, at ${l.at}`);
+    lines.push(
+      `    epoch ${l.epoch}  ${VIA[l.via] ?? l.via}${from}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}), conversation ${show(l.conversationId)}, at ${l.at}`,
+    );
     // Under the tenure whose owner did it: its work after a newer tenure began.
     for (const a of late.filter((x) => x.epoch === l.epoch)) lines.push(...renderLate(a, '      '));
   }
@@ -48,12 +50,15 @@ export function renderHistoryEntry(e: Entry): string {
     lines.push('  Attempts (refused):');
     for (const a of e.attempts) {
       const what = a.kind !== 'ref_refused' ? `git ${a.command ?? '?'}` : `move of ${a.ref ?? '?'} ${shortSha(a.oldHead)} -> ${shortSha(a.newHead)}`;
-      lines.push(`    ${a.at}  ${a.code}  ${what} by ${a.executionSessionId ?? 'unidentified'} (owner ${show(a.ownerSessionId)}, epoch ${a.epoch ?? 'unknown'})`);
+      lines.push(
+        `    ${a.at}  ${a.code}  ${what} by ${a.executionSessionId ?? 'unidentified'} (owner ${show(a.ownerSessionId)}, epoch ${a.epoch ?? 'unknown'})`,
+      );
     }
   }
   if (e.refusedMessages && e.refusedMessages.length > 0) {
     lines.push('  Messages refused (no service seal):');
-    for (const m of e.refusedMessages) lines.push(`    ${m.receivedAt}  ${m.message}  ${m.problem}  claimed ${show(m.claimedPrincipal)}${m.messageId ? `  id ${m.messageId}` : ''}`);
+    for (const m of e.refusedMessages)
+      lines.push(`    ${m.receivedAt}  ${m.message}  ${m.problem}  claimed ${show(m.claimedPrincipal)}${m.messageId ? `  id ${m.messageId}` : ''}`);
   }
   if (e.overrides && e.overrides.length > 0) {
     lines.push('  Overrides (a person stepped in):');
@@ -77,7 +82,9 @@ type Late = NonNullable<Entry['lateAttempts']>[number];
 /** One preserved piece of late work: where it is kept, then each late commit with whom it is attributed to now. */
 function renderLate(a: Late, indent: string): string[] {
   const files = a.uncommitted ? ', with uncommitted files' : '';
-  const out = [`${indent}late attempts of ${a.executionSessionId} (epoch ${a.epoch}) after the next tenure began, preserved under ${a.ref} (${shortSha(a.sha)})${files}, reported ${a.at}:`];
+  const out = [
+    `${indent}late attempts of ${a.executionSessionId} (epoch ${a.epoch}) after the next tenure began, preserved under ${a.ref} (${shortSha(a.sha)})${files}, reported ${a.at}:`,
+  ];
   for (const c of a.commits) {
     const who = c.status === 'attributed' ? `session ${show(c.executionSessionId)}, epoch ${show(c.epoch)}` : `not attributed (${c.status})`;
     out.push(`${indent}  ${shortSha(c.commit)}  ${who}`);

@@ -14,9 +14,29 @@ type Check = (v: unknown, at: string) => string | null;
 
 /** Keywords that say nothing about validity. */
 const ANNOTATIONS = new Set(['$schema', 'description', 'title', 'default', 'examples', 'format']);
-const KNOWN = new Set([...ANNOTATIONS, 'type', 'const', 'enum', 'anyOf', 'properties', 'required', 'additionalProperties', 'items', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minItems', 'maxItems']);
+const KNOWN = new Set([
+  ...ANNOTATIONS,
+  'type',
+  'const',
+  'enum',
+  'anyOf',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+]);
 
-const typeOf = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v);
+const typeOf = (v: unknown): string =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'number' ? (Number.isInteger(v) ? 'integer' : 'number') : typeof v;
 const fits = (want: string, v: unknown): boolean => {
   const t = typeOf(v);
   if (want === 'number') return (t === 'number' || t === 'integer') && Number.isFinite(v as number);
@@ -43,8 +63,14 @@ export function compile(schema: JsonSchema): Check {
     const values = schema.enum as unknown[];
     checks.push((v, at) => (values.includes(v) ? null : `${at}: not one of ${values.map((x) => JSON.stringify(x)).join(', ')}`));
   }
-  const str = (f: (s: string) => boolean, why: string): Check => (v, at) => (typeof v !== 'string' || f(v) ? null : `${at}: ${why}`);
-  const num = (f: (n: number) => boolean, why: string): Check => (v, at) => (typeof v !== 'number' || f(v) ? null : `${at}: ${why}`);
+  const str =
+    (f: (s: string) => boolean, why: string): Check =>
+    (v, at) =>
+      typeof v !== 'string' || f(v) ? null : `${at}: ${why}`;
+  const num =
+    (f: (n: number) => boolean, why: string): Check =>
+    (v, at) =>
+      typeof v !== 'number' || f(v) ? null : `${at}: ${why}`;
   // Lengths in UTF-16 code units, as zod counts them.
   if (schema.minLength !== undefined) checks.push(str((s) => s.length >= (schema.minLength as number), `shorter than ${String(schema.minLength)}`));
   if (schema.maxLength !== undefined) checks.push(str((s) => s.length <= (schema.maxLength as number), `longer than ${String(schema.maxLength)}`));
@@ -67,7 +93,10 @@ export function compile(schema: JsonSchema): Check {
       return null;
     });
   }
-  const arr = (f: (n: number) => boolean, why: string): Check => (v, at) => (!Array.isArray(v) || f(v.length) ? null : `${at}: ${why}`);
+  const arr =
+    (f: (n: number) => boolean, why: string): Check =>
+    (v, at) =>
+      !Array.isArray(v) || f(v.length) ? null : `${at}: ${why}`;
   if (schema.minItems !== undefined) checks.push(arr((n) => n >= (schema.minItems as number), `fewer than ${String(schema.minItems)} items`));
   if (schema.maxItems !== undefined) checks.push(arr((n) => n <= (schema.maxItems as number), `more than ${String(schema.maxItems)} items`));
   if (schema.properties !== undefined || schema.required !== undefined || schema.additionalProperties !== undefined) {

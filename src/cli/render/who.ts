@@ -27,7 +27,8 @@ function livenessText(l: Liveness | null): string {
 /** HEAD and ahead/behind as the host agent last reported them, and (given `now`) how long ago; `unknown` without a report. */
 export function branchText(b: BranchStatusWire | null | undefined, now?: number): string {
   if (!b) return 'unknown';
-  const rel = b.base === null ? 'no base branch' : b.ahead === null || b.behind === null ? `vs ${b.base}: unknown` : `${b.ahead} ahead, ${b.behind} behind ${b.base}`;
+  const rel =
+    b.base === null ? 'no base branch' : b.ahead === null || b.behind === null ? `vs ${b.base}: unknown` : `${b.ahead} ahead, ${b.behind} behind ${b.base}`;
   return `${shortSha(b.head)} (${rel}; seen ${b.at}${now === undefined ? '' : `, ${ago(b.at, now)}`})`;
 }
 
@@ -57,7 +58,12 @@ export function enforcementText(e: Enforcement | null | undefined): string | nul
 }
 
 /** `now` (the CLI passes the clock): say how old the Head report is; without it the output depends on the record alone. */
-export function whoFields(r: WireRecord & { enforcement?: Enforcement | null }, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): Field[] {
+export function whoFields(
+  r: WireRecord & { enforcement?: Enforcement | null },
+  liveness: Liveness | null = null,
+  branch: BranchStatusWire | null = null,
+  now?: number,
+): Field[] {
   const conv = r.owner?.conversation ?? null;
   const fields: Field[] = [
     { label: 'Worktree', value: show(r.worktreePath) },
@@ -79,17 +85,31 @@ export function whoFields(r: WireRecord & { enforcement?: Enforcement | null }, 
   ];
   const enforced = enforcementText(r.enforcement);
   if (enforced) fields.push({ label: 'Enforced', value: enforced });
-  if (r.handoff) fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
+  if (r.handoff)
+    fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
   r.lineage.forEach((l, i) => {
-    fields.push({ label: i === 0 ? 'Lineage' : '', value: `epoch ${l.epoch} ${l.via.replace('_', ' ')}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}) at ${l.at}` });
+    fields.push({
+      label: i === 0 ? 'Lineage' : '',
+      value: `epoch ${l.epoch} ${l.via.replace('_', ' ')}: ${l.executionSessionId} (${runtimeLabel(l.runtime)}) at ${l.at}`,
+    });
   });
   fields.push({ label: 'Submitted', value: r.submitted ? `${r.submitted.at}${r.submitted.head ? ` (head ${shortSha(r.submitted.head)})` : ''}` : 'no' });
   if (r.landings.length === 0) fields.push({ label: 'Landed', value: 'no' });
-  r.landings.forEach((l, i) => fields.push({ label: i === 0 ? 'Landed' : '', value: `${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}` }));
+  r.landings.forEach((l, i) =>
+    fields.push({
+      label: i === 0 ? 'Landed' : '',
+      value: `${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}`,
+    }),
+  );
   if (r.worktreeRemoved) fields.push({ label: 'Removed', value: 'worktree removed' });
   return fields;
 }
 
-export function renderWho(r: WireRecord & { enforcement?: Enforcement | null }, liveness: Liveness | null = null, branch: BranchStatusWire | null = null, now?: number): string {
+export function renderWho(
+  r: WireRecord & { enforcement?: Enforcement | null },
+  liveness: Liveness | null = null,
+  branch: BranchStatusWire | null = null,
+  now?: number,
+): string {
   return renderFields(whoFields(r, liveness, branch, now));
 }

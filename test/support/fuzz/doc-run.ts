@@ -111,10 +111,19 @@ function leavesOf(value: unknown, schema: JsonSchema | undefined, where: string,
 
 function leaves(op: ApiOperation, c: DocCase): Leaf[] {
   const out: Leaf[] = [];
-  for (const p of op.pathParams) if (c.path[p.name] !== undefined) out.push({ get: () => c.path[p.name], set: (v) => (c.path[p.name] = String(v)), schema: p.schema, where: `path.${p.name}` });
+  for (const p of op.pathParams)
+    if (c.path[p.name] !== undefined)
+      out.push({ get: () => c.path[p.name], set: (v) => (c.path[p.name] = String(v)), schema: p.schema, where: `path.${p.name}` });
   for (const p of op.query) if (c.query[p.name] !== undefined) leavesOf(c.query[p.name], p.schema, `query.${p.name}`, (v) => (c.query[p.name] = v), out);
   // What HTTP carries of a header value: no whitespace around it (the server's parser strips it).
-  for (const p of op.headers) if (c.headers[p.name] !== undefined) out.push({ get: () => c.headers[p.name], set: (v) => (c.headers[p.name] = String(v).replace(/^[ \t]+|[ \t]+$/g, '')), schema: p.schema, where: `header.${p.name}` });
+  for (const p of op.headers)
+    if (c.headers[p.name] !== undefined)
+      out.push({
+        get: () => c.headers[p.name],
+        set: (v) => (c.headers[p.name] = String(v).replace(/^[ \t]+|[ \t]+$/g, '')),
+        schema: p.schema,
+        where: `header.${p.name}`,
+      });
   if (c.body !== undefined) leavesOf(c.body, op.body ?? undefined, 'body', (v) => (c.body = v), out);
   return out;
 }
@@ -132,11 +141,27 @@ const isDate = (l: Leaf) => l.schema?.format === 'date-time';
 const MUTATIONS: Mutation[] = [
   { name: 'nul', weight: 3, applies: isString, apply: (l, r) => l.set(insert(r, String(l.get()), '\u0000')) },
   // A line break in a header value would start another header (a different request, not this value).
-  { name: 'control', weight: 3, applies: isString, apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(['\u0001', '\u001b[31m', '\u007f', '\t', '\u0008', ...(l.where.startsWith('header') ? [] : ['\n', '\r\n'])]))) },
+  {
+    name: 'control',
+    weight: 3,
+    applies: isString,
+    apply: (l, r) =>
+      l.set(insert(r, String(l.get()), r.pick(['\u0001', '\u001b[31m', '\u007f', '\t', '\u0008', ...(l.where.startsWith('header') ? [] : ['\n', '\r\n'])]))),
+  },
   // A URL or a header cannot carry a lone surrogate (it would arrive as U+FFFD): only a JSON body can.
-  { name: 'lone-surrogate', weight: 2, applies: (l) => isString(l) && l.where.startsWith('body'), apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(['\ud800', '\udfff']))) },
+  {
+    name: 'lone-surrogate',
+    weight: 2,
+    applies: (l) => isString(l) && l.where.startsWith('body'),
+    apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(['\ud800', '\udfff']))),
+  },
   { name: 'unicode', weight: 3, applies: isString, apply: (l, r) => l.set(insert(r, String(l.get()), r.pick(UNICODE))) },
-  { name: 'huge', weight: 2, applies: isString, apply: (l, r) => l.set(r.chance(0.5) ? 'a'.repeat((l.schema?.maxLength ?? 200) + 1) : `${String(l.get())}${'é'.repeat(r.between(5_000, 30_000))}`) },
+  {
+    name: 'huge',
+    weight: 2,
+    applies: isString,
+    apply: (l, r) => l.set(r.chance(0.5) ? 'a'.repeat((l.schema?.maxLength ?? 200) + 1) : `${String(l.get())}${'é'.repeat(r.between(5_000, 30_000))}`),
+  },
   { name: 'empty', weight: 1, applies: isString, apply: (l) => l.set('') },
   { name: 'odd-date', weight: 4, applies: isDate, apply: (l, r) => l.set(r.pick(ODD_DATES)) },
   { name: 'number-edge', weight: 2, applies: (l) => typeof l.get() === 'number', apply: (l, r) => l.set(r.pick(EDGE_NUMBERS)) },
@@ -159,7 +184,10 @@ function mutateBody(op: ApiOperation, c: DocCase, rng: Rng): string | null {
 /** One or two boundary or hostile values in a case (in place); the mutations' names, with where they went. */
 export function mutate(op: ApiOperation, c: DocCase, rng: Rng): string[] {
   const tags: string[] = [];
-  const n = rng.choose<number>([[3, 1], [1, 2]]);
+  const n = rng.choose<number>([
+    [3, 1],
+    [1, 2],
+  ]);
   for (let i = 0; i < n; i++) {
     if (op.body && rng.chance(0.12)) {
       const t = mutateBody(op, c, rng);
@@ -213,7 +241,14 @@ interface Planned {
 }
 
 function describe(p: Planned, target: string, body: string): string {
-  const s = JSON.stringify({ route: p.op.key, tags: p.tags, principal: p.principal.name, target: target.length > 300 ? `${target.slice(0, 300)}…(${target.length})` : target, headers: p.c.headers, body: body.length > 600 ? `${body.slice(0, 600)}…(${body.length})` : body });
+  const s = JSON.stringify({
+    route: p.op.key,
+    tags: p.tags,
+    principal: p.principal.name,
+    target: target.length > 300 ? `${target.slice(0, 300)}…(${target.length})` : target,
+    headers: p.c.headers,
+    body: body.length > 600 ? `${body.slice(0, 600)}…(${body.length})` : body,
+  });
   return s;
 }
 
@@ -284,7 +319,8 @@ export async function runDocFuzz(w: World, ops: ApiOperation[], pool: Pool, o: D
         for (const problem of problemsOf(p, res, result.code, codes)) violations.push({ problem, example: result });
         if (res && p.valid && res.status === 400 && (result.code === 'invalid_input' || result.code === 'unknown_field')) tally.malformed++;
         if (res && p.valid && [413, 414, 431].includes(res.status)) tally.transport++;
-        if (res && p.valid && res.status === 400 && (result.code === 'invalid_input' || result.code === 'unknown_field')) violations.push({ problem: `documented-valid refused as malformed`, example: result });
+        if (res && p.valid && res.status === 400 && (result.code === 'invalid_input' || result.code === 'unknown_field'))
+          violations.push({ problem: `documented-valid refused as malformed`, example: result });
       }
     };
     await Promise.all(Array.from({ length: o.concurrency }, loop));

@@ -70,7 +70,11 @@ function stringArb(s: JsonSchema): fc.Arbitrary<string> {
     // Built once: an arbitrary made inside chain() would be made again for every value.
     const matching = fc.stringMatching(new RegExp(stripped, 'u'));
     const drawn = [Math.min(max, Math.max(min, 24)), max].map((hi) =>
-      fc.oneof(fc.string({ unit: 'binary', minLength: min, maxLength: hi }), fc.string({ unit: 'grapheme', minLength: min, maxLength: hi }).filter((x) => codePoints(x) <= max), matching),
+      fc.oneof(
+        fc.string({ unit: 'binary', minLength: min, maxLength: hi }),
+        fc.string({ unit: 'grapheme', minLength: min, maxLength: hi }).filter((x) => codePoints(x) <= max),
+        matching,
+      ),
     );
     return fc.oneof({ weight: 5, arbitrary: drawn[0]! }, { weight: 1, arbitrary: drawn[1]! }).filter(ok);
   }
@@ -124,7 +128,13 @@ export function arbOf(s: JsonSchema): fc.Arbitrary<unknown> {
   else if (s.type === 'object' || s.properties) base = objectArb(s);
   else if (s.type === 'array') base = fc.array(arbOf(s.items ?? {}), { minLength: s.minItems ?? 0, maxLength: Math.min(s.maxItems ?? 4, 4) });
   else if (s.type === 'integer') base = integerArb(s);
-  else if (s.type === 'number') base = fc.double({ noNaN: true, noDefaultInfinity: true, ...(s.minimum !== undefined ? { min: s.minimum } : {}), ...(s.maximum !== undefined ? { max: s.maximum } : {}) });
+  else if (s.type === 'number')
+    base = fc.double({
+      noNaN: true,
+      noDefaultInfinity: true,
+      ...(s.minimum !== undefined ? { min: s.minimum } : {}),
+      ...(s.maximum !== undefined ? { max: s.maximum } : {}),
+    });
   else if (s.type === 'boolean') base = fc.boolean();
   else if (s.type === 'string') base = stringArb(s);
   else base = fc.jsonValue({ maxDepth: 2 });
@@ -153,8 +163,12 @@ function toAjv(s: unknown): unknown {
   if (Array.isArray(s)) return s.map(toAjv);
   if (!s || typeof s !== 'object') return s;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s)) out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([n, x]) => [n, toAjv(x)])) : toAjv(v);
-  for (const [ex, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [k, v] of Object.entries(s))
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([n, x]) => [n, toAjv(x)])) : toAjv(v);
+  for (const [ex, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     if (out[ex] === true) {
       out[ex] = out[bound];
       delete out[bound];
@@ -184,7 +198,8 @@ export class DocJudge {
 
   valid(op: ApiOperation, c: DocCase): boolean {
     const params = (ps: Param[], values: Record<string, unknown>) =>
-      Object.keys(values).every((k) => ps.some((p) => p.name === k)) && ps.every((p) => (values[p.name] === undefined ? !p.required : this.check(p.schema, values[p.name])));
+      Object.keys(values).every((k) => ps.some((p) => p.name === k)) &&
+      ps.every((p) => (values[p.name] === undefined ? !p.required : this.check(p.schema, values[p.name])));
     // Header names are the caller's to add (any header passes); only the documented ones are judged.
     const headers = op.headers.every((p) => (c.headers[p.name] === undefined ? !p.required : this.check(p.schema, c.headers[p.name])));
     return params(op.pathParams, c.path) && params(op.query, c.query) && headers && (op.body === null || this.check(op.body, c.body));
@@ -193,10 +208,9 @@ export class DocJudge {
 
 // --- bytes ---------------------------------------------------------------------------------------
 
-
 function queryPairs(op: ApiOperation, query: Record<string, unknown>): [string, string][] {
   const out: [string, string][] = [];
-  const scalar = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+  const scalar = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
   const put = (k: string, v: unknown) => {
     if (Array.isArray(v)) for (const x of v) out.push([k, scalar(x)]);
     else out.push([k, scalar(v)]);

@@ -208,8 +208,19 @@ function choosePrincipal(ctx: { rng: Rng; w: World }, d: Draft, target: Target |
   const cls = d.model.cls;
   let name: PrincipalName;
   if (cls === 'ownerOnly' && target && rng.chance(0.7)) name = rng.chance(0.8) ? target.ownerPrincipal : 'admin';
-  else if (cls === 'conversation') name = rng.choose<PrincipalName>([[6, 'otherExecutor'], [2, 'executor'], [1, 'admin'], [1, 'reader']]);
-  else if (cls === 'landingWrite' || cls === 'landings') name = rng.choose<PrincipalName>([[7, 'landing'], [2, 'admin'], [1, 'executor']]);
+  else if (cls === 'conversation')
+    name = rng.choose<PrincipalName>([
+      [6, 'otherExecutor'],
+      [2, 'executor'],
+      [1, 'admin'],
+      [1, 'reader'],
+    ]);
+  else if (cls === 'landingWrite' || cls === 'landings')
+    name = rng.choose<PrincipalName>([
+      [7, 'landing'],
+      [2, 'admin'],
+      [1, 'executor'],
+    ]);
   else name = rng.chance(0.85) && allowed.length > 0 ? rng.pick(allowed).name : rng.pick(all).name;
   return w.principals[name];
 }

@@ -47,7 +47,31 @@ export function hostileText(rng: Rng, c: string): string {
 }
 
 /** Short hostile strings that cannot carry a canary (checked by the control-character rule instead). */
-export const BARE_HOSTILE = ['', ' ', '\u0000', '\ud800', '\udc00', '.', '..', '../', '/', '//', '~', '-', '@', '\n', '\u007f', '\u00a0', 'null', 'undefined', '0', '-1', 'true', '[]', '{}'];
+export const BARE_HOSTILE = [
+  '',
+  ' ',
+  '\u0000',
+  '\ud800',
+  '\udc00',
+  '.',
+  '..',
+  '../',
+  '/',
+  '//',
+  '~',
+  '-',
+  '@',
+  '\n',
+  '\u007f',
+  '\u00a0',
+  'null',
+  'undefined',
+  '0',
+  '-1',
+  'true',
+  '[]',
+  '{}',
+];
 
 export interface PathFixtures {
   /** an allowed root of the server */

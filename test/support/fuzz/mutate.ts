@@ -205,10 +205,13 @@ export const MUTATIONS: Mutation[] = [
         // A plain identifier may be named back (details.fields says which key is unknown)...
         [1, () => `x_${c}`],
         // ...a key that is no identifier is the caller's text, and must not be.
-        [3, () => {
-          d.hostile.push(c);
-          return rng.pick([`${c}\u0000`, `${c}${'k'.repeat(5_000)}`, `../${c}`, `${c}\ud800`, `${c} Bearer ${'t'.repeat(40)}`, `${c}\n<script>`]);
-        }],
+        [
+          3,
+          () => {
+            d.hostile.push(c);
+            return rng.pick([`${c}\u0000`, `${c}${'k'.repeat(5_000)}`, `../${c}`, `${c}\ud800`, `${c} Bearer ${'t'.repeat(40)}`, `${c}\n<script>`]);
+          },
+        ],
       ])();
       setAt(b, [...at, key], rng.pick([1, 'x', null, { nested: true }, w.principals.admin.kind]));
     },
@@ -275,7 +278,8 @@ export const MUTATIONS: Mutation[] = [
   {
     name: 'content-type',
     weight: 4,
-    refuses: (d) => d.hasBody && ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'].includes(d.contentType ?? ''),
+    refuses: (d) =>
+      d.hasBody && ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'].includes(d.contentType ?? ''),
     safeExtra: true,
     applies: (d) => d.hasBody,
     apply(d, rng) {
@@ -314,7 +318,10 @@ export const MUTATIONS: Mutation[] = [
     applies: hasBodyObj,
     apply(d, rng) {
       const depth = rng.between(200, 3_000);
-      d.bodyRaw = Buffer.from(`${(JSON.stringify(d.body) ?? '{}').slice(0, -1)}${Object.keys(bodyObj(d)!).length ? ',' : ''}"nest":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`, 'utf8');
+      d.bodyRaw = Buffer.from(
+        `${(JSON.stringify(d.body) ?? '{}').slice(0, -1)}${Object.keys(bodyObj(d)!).length ? ',' : ''}"nest":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`,
+        'utf8',
+      );
     },
   },
   {
@@ -357,7 +364,18 @@ export const MUTATIONS: Mutation[] = [
       setAt(b, p, marker);
       const s = JSON.stringify(b);
       const at = s.indexOf(marker);
-      d.bodyRaw = Buffer.concat([Buffer.from(s.slice(0, at), 'utf8'), Buffer.from(rng.pick([[0xff, 0xfe], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]])), Buffer.from(s.slice(at), 'utf8')]);
+      d.bodyRaw = Buffer.concat([
+        Buffer.from(s.slice(0, at), 'utf8'),
+        Buffer.from(
+          rng.pick([
+            [0xff, 0xfe],
+            [0xc0, 0xaf],
+            [0xed, 0xa0, 0x80],
+            [0xe2, 0x82],
+          ]),
+        ),
+        Buffer.from(s.slice(at), 'utf8'),
+      ]);
       d.hostile.push(marker);
     },
   },
@@ -658,7 +676,10 @@ export const DOMAIN_INGREDIENTS: Ingredient[] = [
   },
   {
     name: 'other-worker',
-    applies: (d, w) => d.model.cls === 'ownerOnly' && d.seeded !== null && Object.values(w.principals).some((p) => p.kind === 'executor' && p.workerId !== d.seeded!.ownerWorker),
+    applies: (d, w) =>
+      d.model.cls === 'ownerOnly' &&
+      d.seeded !== null &&
+      Object.values(w.principals).some((p) => p.kind === 'executor' && p.workerId !== d.seeded!.ownerWorker),
     apply(d, rng, w) {
       const p = rng.pick(Object.values(w.principals).filter((x) => x.kind === 'executor' && x.workerId !== d.seeded!.ownerWorker));
       setToken(d, w, p.name);

@@ -64,7 +64,15 @@ export interface ApiOperation {
 interface OpenApiDoc {
   paths: Record<
     string,
-    Record<string, { parameters?: Param[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> }; security?: unknown[]; responses?: Record<string, DocResponse> }>
+    Record<
+      string,
+      {
+        parameters?: Param[];
+        requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+        security?: unknown[];
+        responses?: Record<string, DocResponse>;
+      }
+    >
   >;
 }
 

@@ -47,7 +47,8 @@ export function problemsOf(d: Draft, res: RawResponse, secrets: readonly string[
       if (texts.some((t) => CONTROL_OR_LONE.test(t))) p.push('control characters or lone surrogates in an error body');
     }
   }
-  if (status >= 200 && status < 300 && !noBody && res.text !== '' && res.json === undefined && !d.op.key.startsWith('GET /metrics')) p.push('2xx body is not JSON');
+  if (status >= 200 && status < 300 && !noBody && res.text !== '' && res.json === undefined && !d.op.key.startsWith('GET /metrics'))
+    p.push('2xx body is not JSON');
   return p;
 }
 

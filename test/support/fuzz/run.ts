@@ -135,7 +135,14 @@ export function generate(i: number, w: World, ops: ApiOperation[], o: FuzzOption
   const conversation = d.model.cls === 'conversation';
   const guarded = d.seeded !== null ? d.model.cls !== 'readById' && d.model.cls !== 'lookup' : conversation && d.principal === 'executor';
   // The few binds naming a host nobody serves go unmutated, so that they reach the wait for that host.
-  const n = d.unknownHost ? 0 : rng.choose<number>([[2, 0], [4.5, 1], [2.5, 2], [1, 3]]);
+  const n = d.unknownHost
+    ? 0
+    : rng.choose<number>([
+        [2, 0],
+        [4.5, 1],
+        [2.5, 2],
+        [1, 3],
+      ]);
   const pool = MUTATIONS.filter((m) => (!guarded || m.safeExtra) && m.applies(d, w));
   for (let k = 0; k < n && pool.length > 0; k++) {
     const m = rng.choose<Mutation>(pool.map((x) => [x.weight, x] as const));
@@ -145,12 +152,30 @@ export function generate(i: number, w: World, ops: ApiOperation[], o: FuzzOption
   }
   // A bind naming a host nobody serves (made up, or a hostile string that is a valid id) waits for that host.
   const body = d.body as { hostId?: unknown } | null | undefined;
-  if (d.model.cls === 'bind' && d.bodyRaw === null && body && typeof body === 'object' && typeof body.hostId === 'string' && body.hostId !== w.hostId) d.unknownHost = true;
+  if (d.model.cls === 'bind' && d.bodyRaw === null && body && typeof body === 'object' && typeof body.hostId === 'string' && body.hostId !== w.hostId)
+    d.unknownHost = true;
   if (guarded || (conversation && d.auth?.includes(w.principals.executor.token))) {
     d.mustRefuse = true;
     // An extra may already refuse it; an ingredient is still added, last, so the refusal never rests on luck.
     const domain = DOMAIN_INGREDIENTS.filter((x) => x.applies(d, w));
-    const generic = MUTATIONS.filter((m) => m.applies(d, w) && m.refuses(d, w) && ['no-auth', 'bad-token', 'wrong-kind', 'unknown-field', 'missing-required', 'wrong-type', 'non-object-body', 'bad-json', 'empty-body', 'huge-string', 'proto-pollution'].includes(m.name));
+    const generic = MUTATIONS.filter(
+      (m) =>
+        m.applies(d, w) &&
+        m.refuses(d, w) &&
+        [
+          'no-auth',
+          'bad-token',
+          'wrong-kind',
+          'unknown-field',
+          'missing-required',
+          'wrong-type',
+          'non-object-body',
+          'bad-json',
+          'empty-body',
+          'huge-string',
+          'proto-pollution',
+        ].includes(m.name),
+    );
     const choices: (Ingredient | Mutation)[] = [...domain, ...domain, ...domain, ...generic];
     if (choices.length === 0) throw new Error(`fuzz: no ingredient refuses ${d.op.key} (${d.tags.join(',')})`);
     const ing = rng.pick(choices);

@@ -58,7 +58,8 @@ export interface World {
   unknownHostBudget: number;
 }
 
-export type RouteClass = 'public' | 'bind' | 'ownerOnly' | 'newOwner' | 'landingWrite' | 'readById' | 'landings' | 'conversation' | 'lookup' | 'reconcile' | 'principal';
+export type RouteClass =
+  'public' | 'bind' | 'ownerOnly' | 'newOwner' | 'landingWrite' | 'readById' | 'landings' | 'conversation' | 'lookup' | 'reconcile' | 'principal';
 
 export interface RouteModel {
   cls: RouteClass;
@@ -171,5 +172,12 @@ export async function snapshotOwnership(pool: Pool, id: string): Promise<Ownersh
   const row = await pool.query('SELECT * FROM ownerships WHERE ownership_id = $1', [id]);
   const rc = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM landing_receipts WHERE ownership_id = $1', [id]);
   const bn = await pool.query('SELECT branch, from_seq, to_seq FROM branch_names WHERE ownership_id = $1 ORDER BY from_seq', [id]);
-  return { events: ev.rows[0]!.n, maxSeq: ev.rows[0]!.max, lastEvent: ev.rows[0]!.last, row: JSON.parse(JSON.stringify(row.rows[0] ?? null)), receipts: rc.rows[0]!.n, branchNames: bn.rows };
+  return {
+    events: ev.rows[0]!.n,
+    maxSeq: ev.rows[0]!.max,
+    lastEvent: ev.rows[0]!.last,
+    row: JSON.parse(JSON.stringify(row.rows[0] ?? null)),
+    receipts: rc.rows[0]!.n,
+    branchNames: bn.rows,
+  };
 }

@@ -121,7 +121,14 @@ export class WorktreeDriver {
       case 'bind':
         return this.run(decideClaim(r, ClaimInputSchema.parse({ ...newOwner(c.session, c.worker, c.actor), branch: this.worktree.branch }), null));
       case 'handoff': {
-        const input = HandoffInputSchema.parse({ ...addr, executionSessionId: c.session, epoch: c.epoch, principal: principalOf(c.actor), toExecutionSessionId: c.to.session, toWorkerId: c.to.worker });
+        const input = HandoffInputSchema.parse({
+          ...addr,
+          executionSessionId: c.session,
+          epoch: c.epoch,
+          principal: principalOf(c.actor),
+          toExecutionSessionId: c.to.session,
+          toWorkerId: c.to.worker,
+        });
         this.offers++;
         return this.run(decideHandoff(r, input, c.handoffId, new Date(BASE_MS + this.clock * 1000 + HANDOFF_TIMEOUT_MS).toISOString()));
       }
@@ -144,7 +151,17 @@ export class WorktreeDriver {
         return this.heartbeat(c, addr);
       case 'landed':
         return this.run(
-          decideLanded(r, LandedInputSchema.parse({ ...addr, sourceHead: c.head, landedBranch: 'main', landedHead: c.head, landedAt: this.now(), principal: principalOf(c.actor) })),
+          decideLanded(
+            r,
+            LandedInputSchema.parse({
+              ...addr,
+              sourceHead: c.head,
+              landedBranch: 'main',
+              landedHead: c.head,
+              landedAt: this.now(),
+              principal: principalOf(c.actor),
+            }),
+          ),
         );
       case 'removed':
         return this.run(decideWorktreeRemoved(r, WorktreeRemovedInputSchema.parse({ ...addr, reason: null, principal: principalOf(c.actor) })));

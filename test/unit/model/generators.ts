@@ -31,7 +31,16 @@ export type SymCommand = Base &
     | { op: 'timeout' }
     | ({ op: 'release' } & OwnerOnlySym)
     | ({ op: 'submit' } & OwnerOnlySym)
-    | { op: 'reclaim'; session: SessionRef; worker: WorkerRef; principal: PrincipalRef; force: boolean; reason: boolean; verdict: 'alive' | 'dead' | 'unknown' | null; addr: AddressRef }
+    | {
+        op: 'reclaim';
+        session: SessionRef;
+        worker: WorkerRef;
+        principal: PrincipalRef;
+        force: boolean;
+        reason: boolean;
+        verdict: 'alive' | 'dead' | 'unknown' | null;
+        addr: AddressRef;
+      }
     | { op: 'liveness'; verdict: 'alive' | 'dead' | 'unknown'; about: 'current' | 'previous_epoch' | 'other_session' }
     | { op: 'heartbeat'; session: SessionRef; epoch: EpochRef; addr: AddressRef }
     | { op: 'landed'; head: number; principal: 'landing' | 'admin' | 'executor'; addr: AddressRef }
@@ -51,18 +60,30 @@ const sessionRef = (owner: number, target: number, fixed: number): fc.Arbitrary<
   fc.oneof(w(owner, fc.constant('owner' as const)), w(target, fc.constant('target' as const)), w(fixed, fixedSession));
 const workerRef = (owner: number, target: number, fixed: number): fc.Arbitrary<WorkerRef> =>
   fc.oneof(w(owner, fc.constant('owner' as const)), w(target, fc.constant('target' as const)), w(fixed, fixedWorker));
-const epochRef: fc.Arbitrary<EpochRef> = fc.oneof(w(8, fc.constant('current' as const)), w(1, fc.constant('previous' as const)), w(1, fc.constant('next' as const)));
+const epochRef: fc.Arbitrary<EpochRef> = fc.oneof(
+  w(8, fc.constant('current' as const)),
+  w(1, fc.constant('previous' as const)),
+  w(1, fc.constant('next' as const)),
+);
 const principalRef: fc.Arbitrary<PrincipalRef> = fc.oneof(
   w(8, fc.constant('self' as const)),
   w(1, fc.constant('admin' as const)),
-  w(1, fixedWorker.map((i) => ({ executorOf: i }))),
+  w(
+    1,
+    fixedWorker.map((i) => ({ executorOf: i })),
+  ),
 );
-const addrRef: fc.Arbitrary<AddressRef> = fc.oneof(w(7, fc.constant('none' as const)), w(2, fc.constant('right' as const)), w(1, fc.constant('wrong' as const)));
+const addrRef: fc.Arbitrary<AddressRef> = fc.oneof(
+  w(7, fc.constant('none' as const)),
+  w(2, fc.constant('right' as const)),
+  w(1, fc.constant('wrong' as const)),
+);
 const ownerOnly = { session: sessionRef(8, 1, 1), epoch: epochRef, principal: principalRef, addr: addrRef };
 
 function commandArb(): fc.Arbitrary<SymCommand> {
   const wt = fc.nat({ max: 2 });
-  const op = <T extends object>(weight: number, fields: { [K in keyof T]: fc.Arbitrary<T[K]> }) => w(weight, fc.record({ wt, ...fields } as never) as fc.Arbitrary<SymCommand>);
+  const op = <T extends object>(weight: number, fields: { [K in keyof T]: fc.Arbitrary<T[K]> }) =>
+    w(weight, fc.record({ wt, ...fields } as never) as fc.Arbitrary<SymCommand>);
   return fc.oneof(
     // bind: a fresh session, the owner replaying (same session and worker), or the owner's session named by another worker
     op(5, { op: fc.constant('bind'), session: sessionRef(3, 1, 5), worker: workerRef(3, 0, 3), principal: principalRef, addr: addrRef }),
@@ -83,7 +104,14 @@ function commandArb(): fc.Arbitrary<SymCommand> {
       op: fc.constant('reclaim'),
       session: sessionRef(1, 0, 6),
       worker: workerRef(1, 0, 3),
-      principal: fc.oneof(w(5, fc.constant('self' as const)), w(3, fc.constant('admin' as const)), w(1, fixedWorker.map((i) => ({ executorOf: i })))),
+      principal: fc.oneof(
+        w(5, fc.constant('self' as const)),
+        w(3, fc.constant('admin' as const)),
+        w(
+          1,
+          fixedWorker.map((i) => ({ executorOf: i })),
+        ),
+      ),
       force: fc.boolean(),
       reason: fc.boolean(),
       verdict: fc.constantFrom('alive' as const, 'dead' as const, 'unknown' as const, null),
@@ -95,14 +123,21 @@ function commandArb(): fc.Arbitrary<SymCommand> {
       about: fc.oneof(w(4, fc.constant('current' as const)), w(1, fc.constant('previous_epoch' as const)), w(1, fc.constant('other_session' as const))),
     }),
     op(3, { op: fc.constant('heartbeat'), session: sessionRef(6, 0, 2), epoch: epochRef, addr: addrRef }),
-    op(1, { op: fc.constant('landed'), head: fc.nat({ max: HEADS.length - 1 }), principal: fc.oneof(w(6, fc.constant('landing' as const)), w(1, fc.constant('admin' as const)), w(1, fc.constant('executor' as const))), addr: addrRef }),
+    op(1, {
+      op: fc.constant('landed'),
+      head: fc.nat({ max: HEADS.length - 1 }),
+      principal: fc.oneof(w(6, fc.constant('landing' as const)), w(1, fc.constant('admin' as const)), w(1, fc.constant('executor' as const))),
+      addr: addrRef,
+    }),
     op(1, { op: fc.constant('removed'), addr: addrRef }),
   );
 }
 
 /** Most sequences start by binding their worktrees, so that the rest of the sequence has an ownership to work on. */
 const openingBinds = fc.array(
-  fc.record({ wt: fc.nat({ max: 2 }), session: fixedSession, worker: fixedWorker }).map(({ wt, session, worker }): SymCommand => ({ wt, op: 'bind', session, worker, principal: 'self', addr: 'none' })),
+  fc
+    .record({ wt: fc.nat({ max: 2 }), session: fixedSession, worker: fixedWorker })
+    .map(({ wt, session, worker }): SymCommand => ({ wt, op: 'bind', session, worker, principal: 'self', addr: 'none' })),
   { maxLength: 3 },
 );
 
@@ -125,11 +160,14 @@ export interface ResolveEnv {
 export function resolve(c: SymCommand, m: ModelWorktree, env: ResolveEnv): ModelCommand {
   // After an accepted handoff the successor is the owner: 'target' then replays its accept.
   const lastTarget: Party | undefined = m.handoff?.to ?? (m.tenureVia === 'handoff' && m.owner ? m.owner : undefined);
-  const session = (r: SessionRef): string => (r === 'owner' ? (m.owner?.session ?? SESSIONS[0]) : r === 'target' ? (lastTarget?.session ?? SESSIONS[1]) : SESSIONS[r]!);
-  const worker = (r: WorkerRef): string => (r === 'owner' ? (m.owner?.worker ?? WORKERS[0]) : r === 'target' ? (lastTarget?.worker ?? WORKERS[1]) : WORKERS[r]!);
+  const session = (r: SessionRef): string =>
+    r === 'owner' ? (m.owner?.session ?? SESSIONS[0]) : r === 'target' ? (lastTarget?.session ?? SESSIONS[1]) : SESSIONS[r]!;
+  const worker = (r: WorkerRef): string =>
+    r === 'owner' ? (m.owner?.worker ?? WORKERS[0]) : r === 'target' ? (lastTarget?.worker ?? WORKERS[1]) : WORKERS[r]!;
   const current = Math.max(1, m.epoch);
   const epoch = (r: EpochRef): number => (r === 'current' ? current : r === 'next' ? current + 1 : current > 1 ? current - 1 : current + 2);
-  const actor = (p: PrincipalRef, forWorker: string): Actor => (p === 'self' ? { kind: 'executor', worker: forWorker } : p === 'admin' ? { kind: 'admin' } : { kind: 'executor', worker: WORKERS[p.executorOf]! });
+  const actor = (p: PrincipalRef, forWorker: string): Actor =>
+    p === 'self' ? { kind: 'executor', worker: forWorker } : p === 'admin' ? { kind: 'admin' } : { kind: 'executor', worker: WORKERS[p.executorOf]! };
   const address = (a: AddressRef) => (a === 'none' ? {} : { ownershipId: a === 'right' ? m.ownershipId : env.wrongOwnershipId });
   const ownerWorker = m.owner?.worker ?? WORKERS[0];
   switch (c.op) {
@@ -161,7 +199,16 @@ export function resolve(c: SymCommand, m: ModelWorktree, env: ResolveEnv): Model
       return { op: 'timeout' };
     case 'reclaim': {
       const wk = worker(c.worker);
-      return { op: 'reclaim', session: session(c.session), worker: wk, actor: actor(c.principal, wk), force: c.force, reason: c.reason, verdict: c.verdict, ...address(c.addr) };
+      return {
+        op: 'reclaim',
+        session: session(c.session),
+        worker: wk,
+        actor: actor(c.principal, wk),
+        force: c.force,
+        reason: c.reason,
+        verdict: c.verdict,
+        ...address(c.addr),
+      };
     }
     case 'liveness': {
       const owner = m.owner?.session ?? SESSIONS[0];
@@ -172,7 +219,8 @@ export function resolve(c: SymCommand, m: ModelWorktree, env: ResolveEnv): Model
     case 'heartbeat':
       return { op: 'heartbeat', session: session(c.session), epoch: epoch(c.epoch), ...address(c.addr) };
     case 'landed': {
-      const a: Actor = c.principal === 'landing' ? { kind: 'landing' } : c.principal === 'admin' ? { kind: 'admin' } : { kind: 'executor', worker: ownerWorker };
+      const a: Actor =
+        c.principal === 'landing' ? { kind: 'landing' } : c.principal === 'admin' ? { kind: 'admin' } : { kind: 'executor', worker: ownerWorker };
       return { op: 'landed', head: HEADS[c.head]!, actor: a, ...address(c.addr) };
     }
     case 'removed':

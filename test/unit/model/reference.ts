@@ -119,7 +119,14 @@ export function step(m: ModelWorktree, c: ModelCommand): Outcome {
       if (denied) return denied;
       if (m.state === 'none') return refused('not_found');
       if (misaddressed(m, c.ownershipId)) return refused('ownership_mismatch');
-      if (m.state === 'active' && m.tenureVia === 'handoff' && m.owner?.session === c.session && m.owner.worker === c.worker && m.tenureHandoffId === c.handoffId) return NOOP;
+      if (
+        m.state === 'active' &&
+        m.tenureVia === 'handoff' &&
+        m.owner?.session === c.session &&
+        m.owner.worker === c.worker &&
+        m.tenureHandoffId === c.handoffId
+      )
+        return NOOP;
       if (m.state !== 'handoff_pending' || !m.handoff) return refused('no_pending_handoff');
       const h = m.handoff;
       if (h.id !== c.handoffId || h.to.session !== c.session || h.to.worker !== c.worker) return refused('handoff_mismatch');
@@ -139,7 +146,13 @@ export function step(m: ModelWorktree, c: ModelCommand): Outcome {
       m.handoff = null;
       return CHANGED;
     case 'release': {
-      if (m.state === 'released' && m.owner?.session === c.session && m.epoch === c.epoch && !misaddressed(m, c.ownershipId) && !actorFor(c.actor, m.owner.worker)) {
+      if (
+        m.state === 'released' &&
+        m.owner?.session === c.session &&
+        m.epoch === c.epoch &&
+        !misaddressed(m, c.ownershipId) &&
+        !actorFor(c.actor, m.owner.worker)
+      ) {
         return NOOP;
       }
       const denied = ownerOnly(m, c);
@@ -152,7 +165,13 @@ export function step(m: ModelWorktree, c: ModelCommand): Outcome {
     }
     case 'submit': {
       // Idempotent like every owner message: the owner repeating its submit changes nothing.
-      if (m.state === 'submitted' && m.owner?.session === c.session && m.epoch === c.epoch && !misaddressed(m, c.ownershipId) && !actorFor(c.actor, m.owner.worker)) {
+      if (
+        m.state === 'submitted' &&
+        m.owner?.session === c.session &&
+        m.epoch === c.epoch &&
+        !misaddressed(m, c.ownershipId) &&
+        !actorFor(c.actor, m.owner.worker)
+      ) {
         return NOOP;
       }
       const denied = ownerOnly(m, c);
