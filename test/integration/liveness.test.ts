@@ -5,14 +5,12 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createHostActivities, createStoreActivities } from '../../src/activities';
 import { OwnershipClient, OwnershipError, type BindRequest } from '../../src/client';
-import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../../src/config';
 import { hostTaskQueue } from '../../src/domain/queues';
-import { timeSkippingServerPath } from '../../src/infra/tools';
 import { createPool } from '../../src/store/db';
 import { readEvents } from '../../src/store/event-store';
 import { recordHeartbeat } from '../../src/store/heartbeats';
 import { makeRepo } from '../support/git-fixture';
+import { startTimeSkipping } from '../support/time-skipping';
 import { scriptedAuthority, testDataConverter, testKeyring } from '../support/harness';
 
 /**
@@ -36,22 +34,7 @@ const TTL = 60_000;
 
 beforeAll(async () => {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } },
-    client: { dataConverter },
-  });
-  // The test server starts with no custom search attributes; register ours as the dev server does.
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: Object.fromEntries(
-      Object.entries(SEARCH_ATTRIBUTES).map(([k, type]) => [
-        k,
-        type === 'KeywordList'
-          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      ]),
-    ),
-  });
+  env = await startTimeSkipping(dataConverter);
   pool = createPool(process.env.OD_TEST_DATABASE_URL!);
   const taskQueue = `ts-${Math.random().toString(36).slice(2, 8)}`;
   const hostId = `ts-host-${Math.random().toString(36).slice(2, 8)}`;

@@ -3,16 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
 import { OwnershipClient } from '../../src/client';
-import { SEARCH_ATTRIBUTES } from '../../src/config';
 import { hostTaskQueue } from '../../src/domain/queues';
 import type { OwnershipSettings } from '../../src/domain/settings';
 import { createLogger } from '../../src/infra/logger';
 import { createKeyFileIfMissing } from '../../src/infra/message-seal';
 import { dataConverterOf } from '../../src/infra/payload-codec';
-import { timeSkippingServerPath } from '../../src/infra/tools';
 import { installTemporalLogging } from '../../src/infra/workers';
+import { startTimeSkipping } from '../support/time-skipping';
 import { fakeActivities, type FakeActivities } from './fake-activities';
 
 /**
@@ -42,22 +40,7 @@ export async function startOwnershipEnv(settings: Partial<OwnershipSettings> = {
   const keyFile = path.join(root, 'service.key');
   createKeyFileIfMissing(keyFile);
   const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: keyFile, dataDir: root });
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path: timeSkippingServerPath() } },
-    client: { dataConverter },
-  });
-  // The test server starts with no custom search attributes; register ours as the dev server does.
-  await env.connection.operatorService.addSearchAttributes({
-    namespace: 'default',
-    searchAttributes: Object.fromEntries(
-      Object.entries(SEARCH_ATTRIBUTES).map(([k, type]) => [
-        k,
-        type === 'KeywordList'
-          ? temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST
-          : temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      ]),
-    ),
-  });
+  const env = await startTimeSkipping(dataConverter);
   const suffix = Math.random().toString(36).slice(2, 8);
   const taskQueue = `wf-${suffix}`;
   const hostId = `wf-host-${suffix}`;
