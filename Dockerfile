@@ -3,7 +3,7 @@
 # Image of the worktree ownership service. One image, three commands, all compiled JavaScript
 # (`npm run build` in the build stage; no TypeScript and no tsx in the image):
 #   node dist/worker.js                 Temporal worker (default; --host-agent for a host agent)
-#   node dist/src/api/main.js           HTTP API + MCP endpoint
+#   node dist/src/server/main.js           HTTP API + MCP endpoint
 #   node dist/scripts/migrate.js        PostgreSQL migrations (one-shot)
 # and the CLI, bin/od-worktree.js (runs dist/: the image holds no src/).
 # docker-compose.yml sets the command per service; test/unit/compose.test.ts checks that the

@@ -62,6 +62,8 @@ module.exports = {
   projects: tiers.length ? projects.filter((p) => tiers.includes(p.displayName)) : projects,
   // jest's default output, then the failures last (it runs the default reporters itself).
   reporters: ['<rootDir>/test/support/failure-summary.js'],
+  // Longest suites first, the machine-wide ones spaced out (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   testTimeout: 120000,
   maxWorkers: 2,
 };

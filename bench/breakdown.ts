@@ -24,9 +24,10 @@ function eventMs(e: HistoryEvent): number {
  * Where the time of one call went, read off the workflow's history (server timestamps, same clock
  * as the client on this machine):
  * - clientToServer: request sent → first history event of the call (RPC in, server-side admission)
- * - wftQueue / wftRun: workflow tasks scheduled → picked up by the worker → completed. A workflow
- *   task stays open while its local activities run, so the durable-store work is inside wftRun.
- * - activityQueue / activityRun: the host's git activity, dispatched and executed
+ * - wftQueue / wftRun: workflow tasks scheduled → picked up by the worker → completed. The
+ *   durable-store work is an ordinary activity between two workflow tasks (src/workflows/activities.ts
+ *   says why not a local one), so it shows as activity time, not inside wftRun.
+ * - activityQueue / activityRun: the call's activities (the store's and the host's git), dispatched and executed
  * - serverToClient: the call's last history event (update completed) → answer received
  * - unaccounted: the rest (server persistence between events, gaps)
  */

@@ -6,9 +6,10 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { Pool } from 'pg';
 import { noAuthority } from '../src/activities/liveness';
 import { OwnershipClient } from '../src/client';
+import { gitWorktreeResolver } from '../src/adapters/worktree-resolver';
 import { freePort } from '../src/infra/ports';
 import { tenureSecret, type Tenure } from '../src/domain/tenure';
-import { loadKeyring } from '../src/infra/message-seal';
+import { loadKeyring } from '../src/keys/message-seal';
 import { dataConverterOf } from '../src/infra/payload-codec';
 import { createWorkers } from '../src/infra/workers';
 import { createPool } from '../src/store/db';
@@ -20,7 +21,7 @@ import { makeRunDir } from '../stack/run-dir';
 import { startTemporal } from '../stack/temporal';
 
 export interface BenchStack {
-  /** the stack's data converter: its own service key (src/infra/message-seal.ts) */
+  /** the stack's data converter: its own service key (src/keys/message-seal.ts) */
   dataConverter: DataConverter;
   /** The secret the API would answer for a tenure (this stack's service key): what a session bound through `ownership` runs git with. */
   tenureSecret: (t: Tenure) => string;
@@ -142,7 +143,7 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
   const clientConnection = await Connection.connect({ address: server.address });
   cleanup.add('close client connection', () => clientConnection.close());
   const temporal = new Client({ connection: clientConnection, namespace: 'default', dataConverter });
-  const ownership = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots: [root], settings: BENCH_SETTINGS });
+  const ownership = new OwnershipClient({ client: temporal, resolver: gitWorktreeResolver, taskQueue, hostId, allowedRoots: [root], settings: BENCH_SETTINGS });
   const pool = createPool(databaseUrl);
   cleanup.add('close bench pool', () => pool.end());
   log(`stack ready in ${Date.now() - started} ms (task queue ${taskQueue})`);

@@ -9,7 +9,7 @@ import { startPostgres, migratedDatabase } from '../stack/postgres';
 import { makeRunDir } from '../stack/run-dir';
 import { serviceProcess, SERVICES } from '../stack/services';
 import { startTemporal } from '../stack/temporal';
-import { createKeyFileIfMissing } from '../src/infra/message-seal';
+import { createKeyFileIfMissing } from '../src/keys/message-seal';
 import { freePort } from '../src/infra/ports';
 import type { EmbeddedPg } from '../src/infra/postgres';
 import type { DevServer } from '../src/infra/temporal-dev-server';
@@ -44,7 +44,7 @@ export interface FaultStackOptions {
  * The real stack as separate processes the run can kill: a Temporal dev server on a SQLite file,
  * an embedded PostgreSQL in the run's temp dir, `tsx worker.ts` (workflows, store activities, and
  * the host activities of a host id no worktree uses), `tsx worker.ts --host-agent` (the git side of
- * the host the worktrees are on) and `tsx src/api/main.ts` with a principals file.
+ * the host the worktrees are on) and `tsx src/server/main.ts` with a principals file.
  */
 export class FaultStack {
   readonly root: string;

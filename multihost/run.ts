@@ -614,7 +614,8 @@ class Context {
     let ok = true;
     const fail = (m: string) => ((ok = false), d.push(`FAIL ${m}`));
     const h2 = this.h[1]!;
-    const awayMs = this.opts.short ? 40_000 : 75_000;
+    // Away past the largest bound of a call (callHostVanishing, 15 s): every call below is answered with the agent still gone.
+    const awayMs = this.opts.short ? 20_000 : 75_000;
     this.log(`4: h2's worker and host agent killed (kill -9) for ${awayMs} ms`);
     const wt = w[1]![2]!;
     const ex = this.stack.tokens.executors[2]!;
@@ -824,7 +825,7 @@ class Context {
       new Rng(this.opts.seed),
     );
     drivers.forEach((dr) => dr.start());
-    const loadMs = this.opts.short ? 25_000 : 60_000;
+    const loadMs = this.opts.short ? 16_000 : 60_000;
     await sleep(loadMs / 4);
     phase = 'h3-worker-killed';
     const h3 = this.h[2]!;

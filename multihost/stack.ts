@@ -9,7 +9,7 @@ import { migratedDatabase, startPostgres } from '../stack/postgres';
 import { makeRunDir } from '../stack/run-dir';
 import { serviceProcess, SERVICES } from '../stack/services';
 import { startTemporal } from '../stack/temporal';
-import { createKeyFileIfMissing } from '../src/infra/message-seal';
+import { createKeyFileIfMissing } from '../src/keys/message-seal';
 import { freePort } from '../src/infra/ports';
 import { createPool } from '../src/store/db';
 import { createNetwork, inHost, type NetHost, type Network } from './netns';

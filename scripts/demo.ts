@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { currentProcessIdentity } from '../src/activities/liveness';
 import { ApiClient, ApiError, DEFAULT_API_URL, normalizeApiUrl } from '../src/api/client';
-import type { OwnershipViewOut } from '../src/api/schemas';
+import type { OwnershipViewOut } from '../src/contract/http';
 import { devSecretFile } from '../src/auth/principals';
 import { renderWho } from '../src/cli/render';
 import { loadConfig } from '../src/config';

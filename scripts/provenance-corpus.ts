@@ -6,7 +6,7 @@ import type { OwnershipClient, OwnershipView } from '../src/client';
 import type { Principal } from '../src/domain/identity';
 import { cleanGitEnv } from '../src/git/exec';
 import { installHooks } from '../src/git/guard';
-import { recordLandedCommits } from '../src/landings/commits';
+import { recordLandedCommits } from '../src/store/landing-commits';
 import { scanLandings } from '../src/landings/scan';
 import { shipJournal } from '../src/store/attributions';
 import { provenance } from '../src/store/provenance';

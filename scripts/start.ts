@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { checkHealth, type HealthDeps, type HealthReport } from '../src/api/health';
-import { startApi } from '../src/api/runtime';
+import { startApi } from '../src/server/runtime';
 import { createDevTokens, devSecretFile } from '../src/auth/principals';
 import { loadConfig, type Config } from '../src/config';
 import { hostTaskQueue } from '../src/domain/queues';

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { Cleanup } from '../stack/cleanup';
 import { maxCached, startStack } from '../bench/stack';
 import { OwnershipClient } from '../src/client';
+import { gitWorktreeResolver } from '../src/adapters/worktree-resolver';
 import { startTortureApi } from '../torture/api';
 import { runTorture, type Disturbance, type Target, type TemporalAccess, type TortureResult, type Violation } from '../torture';
 import { startProcessStack, WorkerKiller } from '../torture/process-stack';
@@ -25,7 +26,7 @@ import { WorkerRestarter } from '../torture/worker-restart';
  * small to force evictions and replays.
  * --stack processes: the same run against the real stack as separate processes (faults/stack.ts:
  * Temporal dev server, embedded PostgreSQL, `tsx worker.ts`, `tsx worker.ts --host-agent`,
- * `tsx src/api/main.ts`; their logs in the run dir's processes/). --kill-worker (bursts, processes
+ * `tsx src/server/main.ts`; their logs in the run dir's processes/). --kill-worker (bursts, processes
  * only): the workflow worker process gets SIGKILL mid-round and is started again at once
  * (torture/process-stack.ts WorkerKiller), one line per kill with the time until the new one polls.
  */
@@ -153,6 +154,7 @@ async function inProcess(cleanup: Cleanup, opts: { workers: number; restartWorke
   // The lease stays long: no liveness authority answers here, so a silent owner never goes stale.
   const client = new OwnershipClient({
     client: stack.temporal,
+    resolver: gitWorktreeResolver,
     taskQueue: stack.taskQueue,
     hostId: stack.hostId,
     allowedRoots: [stack.root],

@@ -9,7 +9,7 @@ export const SERVICES = {
   worker: { args: ['worker.ts'], readyLine: /worker running/, readyTimeoutMs: 120_000 },
   /** only the git side of its OD_HOST_ID */
   hostAgent: { args: ['worker.ts', '--host-agent'], readyLine: /worker running/, readyTimeoutMs: 60_000 },
-  api: { args: ['src/api/main.ts'], readyLine: /api listening/, readyTimeoutMs: 60_000 },
+  api: { args: ['src/server/main.ts'], readyLine: /api listening/, readyTimeoutMs: 60_000 },
 } as const;
 
 export interface ServiceProcessOptions {

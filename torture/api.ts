@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 import type { App } from '../src/api/http';
-import { buildServer } from '../src/api/server';
+import { buildServer } from '../src/server/app';
 import { loadAuthenticator } from '../src/auth/principals';
 import { generateToken, hashToken } from '../src/auth/tokens';
 import type { OwnershipClient } from '../src/client';

@@ -14,7 +14,7 @@ import type { Target } from './target';
 /**
  * --stack processes: the torture run against faults/stack.ts's FaultStack, the real stack as
  * separate processes (Temporal dev server on SQLite, embedded PostgreSQL, `tsx worker.ts`,
- * `tsx worker.ts --host-agent`, `tsx src/api/main.ts` with a principals file), so a worker can
+ * `tsx worker.ts --host-agent`, `tsx src/server/main.ts` with a principals file), so a worker can
  * be killed for real (WorkerKiller). The torture process holds only what the checker reads with:
  * the stack's pool, a Temporal client of its own, and a workflow bundle built here from the same
  * sources the worker process bundles at its start (the replay check).

@@ -107,11 +107,18 @@ export async function benchBaseMemory(ctx: BenchContext, cleanup: Cleanup, pkg: 
     cleanup,
     ctx.scale,
     'api (compiled)',
-    [path.join(pkg.dir, 'dist/src/api/main.js')],
+    [path.join(pkg.dir, 'dist/src/server/main.js')],
     await apiEnv('ac'),
     'api listening',
   );
-  const apiTsx = await sampleService(cleanup, ctx.scale, 'api (tsx)', [TSX_CLI, path.join(REPO_ROOT, 'src/api/main.ts')], await apiEnv('at'), 'api listening');
+  const apiTsx = await sampleService(
+    cleanup,
+    ctx.scale,
+    'api (tsx)',
+    [TSX_CLI, path.join(REPO_ROOT, 'src/server/main.ts')],
+    await apiEnv('at'),
+    'api listening',
+  );
 
   return [
     memoryPair(
@@ -124,6 +131,6 @@ export async function benchBaseMemory(ctx: BenchContext, cleanup: Cleanup, pkg: 
         compiledBundlingAtStart: workerBundling,
       },
     ),
-    memoryPair('api-base-rss', 'API base RSS, no ownership: node dist/src/api/main.js (MiB)', apiCompiled, apiTsx, 'tsx src/api/main.ts'),
+    memoryPair('api-base-rss', 'API base RSS, no ownership: node dist/src/server/main.js (MiB)', apiCompiled, apiTsx, 'tsx src/server/main.ts'),
   ];
 }

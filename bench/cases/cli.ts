@@ -51,7 +51,7 @@ export async function benchCli(ctx: BenchContext, cleanup: Cleanup, pkg: BuiltPa
   const api = await startService(
     cleanup,
     'api for the CLI (compiled)',
-    [path.join(pkg.dir, 'dist/src/api/main.js')],
+    [path.join(pkg.dir, 'dist/src/server/main.js')],
     {
       ...process.env,
       NODE_ENV: 'production',

@@ -114,7 +114,7 @@ export async function benchHeartbeat(
     liveOwnerships: n,
     concurrency,
     periodicDurableHeartbeat: {
-      note: 'excluded from the blocks (see BENCH_SETTINGS); in production each owner also logs one heartbeat event per heartbeatLogIntervalMs (5 min): one persistEvents local activity + one applyLocalProjection activity, like a bindPlan',
+      note: 'excluded from the blocks (see BENCH_SETTINGS); in production each owner also logs one heartbeat event per heartbeatLogIntervalMs (5 min): one persistEvents activity + one applyLocalProjection activity, like a bindPlan',
       eventsPerSecondAtN: Math.round((n / 300) * 100) / 100,
     },
     signalsPerSide: ours.signals,

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pino from 'pino';
 import { ApiClient } from '../../src/api/client';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import { createAuthenticator } from '../../src/auth/principals';
 import { generateToken, hashToken } from '../../src/auth/tokens';
 import { loadConfig } from '../../src/config';

@@ -12,7 +12,7 @@ import { projectionFor } from './projection';
 
 /**
  * The pieces bind and bindPlan are made of, each timed alone on this stack, for the breakdown:
- * the durable-store work their local activities do (same functions, same database, own pool) and
+ * the durable-store work their store activities do (same functions, same database, own pool) and
  * the git work of a first projection on a fresh worktree (what bind's host activity does), and
  * bind's own look at the worktree (identifyWorktree) cold and cached.
  */

@@ -6,9 +6,10 @@ import { appendEvents, readEvents } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
 import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
-import { GitSideError, type GitSideErrorCode } from '../git/errors';
+import { GitSideError } from '../git/errors';
 import { applyRecord, type TenureHashes } from '../git/record';
 import { tenureHashWords } from '../domain/tenure';
+import { isFinalHostError } from '../domain/host-errors';
 import { keyringKeys, type MessageKeyring } from '../keys/message-seal';
 import { identifyWorktree, worktreeDirs } from '../git/repo';
 import { checkedOutBranch } from '../git/head';
@@ -23,24 +24,9 @@ import type { HostActivities, InspectedWorktree, StoreActivities } from './types
 export type { HostActivities, InspectedWorktree, StoreActivities } from './types';
 
 /** Store activities: the durable log and the executor bindings, on the main task queue. */
-export function createStoreActivities(deps: {
-  pool: Pool;
-  settings?: Partial<OwnershipSettings> | null;
-  /** This host's git activities, when the workflow worker runs on the host of (some) worktrees. */
-  here?: { hostId: string; host: HostActivities };
-}): StoreActivities {
+export function createStoreActivities(deps: { pool: Pool; settings?: Partial<OwnershipSettings> | null }): StoreActivities {
   const settings = deps.settings ?? null;
-  const here = deps.here ?? null;
   return {
-    async applyProjectionHere(record) {
-      // Workflow workers of one task queue may run on several hosts: only the worktree's own may write it.
-      if (!here || here.hostId !== record.hostId) throw ApplicationFailure.nonRetryable(`this worker does not run on host ${record.hostId}`, 'not_this_host');
-      return here.host.applyLocalProjection(record);
-    },
-    async preserveWipHere(hostId, worktreePath, ownershipId, seq) {
-      if (!here || here.hostId !== hostId) throw ApplicationFailure.nonRetryable(`this worker does not run on host ${hostId}`, 'not_this_host');
-      return here.host.preserveWip(worktreePath, ownershipId, seq);
-    },
     async persistEvents(workflowId, events) {
       return appendEvents(deps.pool, workflowId, events);
     },
@@ -59,23 +45,13 @@ export function createStoreActivities(deps: {
   };
 }
 
-/** Git-side refusals that no retry can change: the activity fails at once, typed with the reason code. */
-const FINAL: ReadonlySet<GitSideErrorCode> = new Set<GitSideErrorCode>([
-  'not_a_worktree',
-  'worktree_missing',
-  'projection_conflict',
-  'worktree_config_unsafe',
-  'git_too_old',
-  'invalid_argument',
-]);
-
 /** The activity's failure for an error of the git side: reason codes as ApplicationFailure types. */
 function hostFailure(err: unknown, rename: Partial<Record<string, string>> = {}): unknown {
   if (err instanceof CancelledFailure || err instanceof ApplicationFailure) return err;
   if (err instanceof PathRefusal) return ApplicationFailure.nonRetryable(err.message, rename[err.code] ?? err.code);
   if (err instanceof GitSideError) {
     const type = rename[err.code] ?? err.code;
-    return FINAL.has(err.code) ? ApplicationFailure.nonRetryable(err.message, type) : ApplicationFailure.retryable(err.message, type);
+    return isFinalHostError(err.code) ? ApplicationFailure.nonRetryable(err.message, type) : ApplicationFailure.retryable(err.message, type);
   }
   return err;
 }
@@ -123,7 +99,7 @@ export function createHostActivities(deps: {
     try {
       await preserveLateWork(worktreePath, record, {
         allowedRoots: roots,
-        ...(ctx === null ? {} : { signal: ctx.cancellationSignal, ...(ctx.info.isLocal ? {} : { heartbeat: () => ctx.heartbeat() }) }),
+        ...(ctx === null ? {} : { signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() }),
       });
     } catch (err) {
       if (ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
@@ -156,8 +132,8 @@ export function createHostActivities(deps: {
         const wt = await assertUnderAllowedRoots(worktreePath, roots);
         return await preserveWip(wt, ownershipId, seq, {
           allowedRoots: roots,
-          // A local activity (preserveWipHere) has no heartbeat: the server would answer UnknownActivity.
-          ...(ctx === null ? {} : { signal: ctx.cancellationSignal, ...(ctx.info.isLocal ? {} : { heartbeat: () => ctx.heartbeat() }) }),
+          // An ordinary activity on the host agent's queue: it heartbeats while git runs, within the workflow's heartbeat timeout (hostWip).
+          ...(ctx === null ? {} : { signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() }),
         });
       } catch (err) {
         // A cancelled activity reports the cancellation, whatever the killed git printed.

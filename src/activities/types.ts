@@ -5,7 +5,7 @@ import type { OwnershipSettings } from '../domain/settings';
 import type { BranchStatus } from '../git/status';
 import type { Appended } from '../store/event-store';
 
-/** Activities on the main task queue (local activities of the workflow): the durable store. */
+/** Activities on the workflow's own task queue (ordinary activities, never local: src/workflows/activities.ts): the durable store. */
 export interface StoreActivities {
   /**
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
@@ -17,14 +17,6 @@ export interface StoreActivities {
    * ahead of it (an event written by a workflow task Temporal never recorded).
    */
   readLog(ownershipId: string, afterSeq: number, limit: number): Promise<OwnershipEvent[]>;
-  /**
-   * HostActivities.applyLocalProjection, run as a local activity by a workflow worker on the
-   * worktree's own host; non-retryable `not_this_host` anywhere else (the workflow then uses the
-   * host agent's queue).
-   */
-  applyProjectionHere(record: OwnershipRecord): ReturnType<HostActivities['applyLocalProjection']>;
-  /** HostActivities.preserveWip on the worktree's own host, as applyProjectionHere. */
-  preserveWipHere(hostId: string, worktreePath: string, ownershipId: string, seq: number): ReturnType<HostActivities['preserveWip']>;
   /** The owner's last heartbeat as the API recorded it (src/store/heartbeats.ts), or null. */
   readHeartbeat(ownershipId: string): Promise<{ executionSessionId: string; epoch: number; ageMs: number } | null>;
   /** The conversation the agent worker's executor observed, or null (docs/identities.md#executor-binding). */

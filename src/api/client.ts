@@ -4,7 +4,7 @@ import type { Observation } from '../domain/binding';
 import { DEFAULT_API_PORT } from '../contract/defaults';
 import type { Provenance } from '../contract/provenance';
 import type { ErrorBody } from './errors';
-import type { Caller, ReconciliationBody } from './schemas-reconcile';
+import type { Caller, ReconciliationBody } from '../contract/reconcile';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -34,7 +34,7 @@ import type {
   TenureOut,
   WireRecord,
   WorktreeRemovedBody,
-} from './schemas';
+} from '../contract/http';
 
 /** Where `npm start` serves the API by default (OD_API_HOST:OD_API_PORT). */
 export const DEFAULT_API_URL = `http://127.0.0.1:${DEFAULT_API_PORT}`;

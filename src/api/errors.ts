@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { OwnershipError } from '../client/errors';
 import { REASONS } from '../domain/reasons';
-import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from './error-contract';
+import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
 
 /**
  * One mapping from failures to what a caller of the HTTP API or an MCP tool sees: a stable reason
@@ -11,7 +11,7 @@ import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from './error-c
 
 export const RETRY_AFTER_SECONDS = 5;
 
-export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from './error-contract';
+export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
 
 export function statusOf(code: ApiErrorCode): number {
   return REASON_HTTP_STATUS[code];

@@ -2,7 +2,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ErrorBodySchema, REASON_HTTP_STATUS } from './error-contract';
+import { ErrorBodySchema, REASON_HTTP_STATUS } from '../contract/errors';
 import type { App } from './http';
 
 /**
@@ -71,7 +71,7 @@ function selectorAsOneParameter(t: Transformed): Transformed {
 type Operation = { requestBody?: unknown; responses?: Record<string, unknown>; security?: unknown[] };
 type OpenApiDoc = { paths?: Record<string, Record<string, Operation>> } & Json;
 
-/** Statuses the HTTP layer answers before any route runs (src/api/server.ts), on every operation. */
+/** Statuses the HTTP layer answers before any route runs (src/server/app.ts), on every operation. */
 const TRANSPORT: Record<number, string> = {
   400: 'the request could not be read (bad percent-escapes, control bytes in a header) or was refused',
   404: 'no such route, or no such ownership',

@@ -1,30 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../store/db';
-import type { Logger } from 'pino';
 import { loadAuthenticator, type Authenticator } from '../auth/principals';
 import { OwnershipClient } from '../client';
+import { gitWorktreeResolver } from '../adapters/worktree-resolver';
 import { ownershipSettingsOf, type Config } from '../config';
-import { createLogger } from '../infra/logger';
-import { assertPortFree } from '../infra/ports';
 import { createPool } from '../store/db';
-import { buildServer } from './server';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
 import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
-
-export interface RunningApi {
-  url: string;
-  app: FastifyInstance;
-  pool: Pool;
-  stop(): Promise<void>;
-}
-
-export interface StartApiOptions {
-  /** default: from OD_TOKENS_FILE and OD_TOKENS; neither set is a configuration error */
-  authenticator?: Authenticator;
-  logger?: Logger;
-}
 
 /** The principals the API authenticates: OD_TOKENS_FILE (cfg.tokensFile) and/or OD_TOKENS (cfg.tokensJson). */
 export function authenticatorFromConfig(cfg: Config): Authenticator {
@@ -52,6 +35,7 @@ export async function connectBackends(cfg: Config): Promise<Backends> {
   const pool = createPool(cfg.databaseUrl);
   const client = new OwnershipClient({
     client: temporal,
+    resolver: gitWorktreeResolver,
     taskQueue: cfg.taskQueue,
     hostId: cfg.hostId,
     allowedRoots: cfg.allowedRoots,
@@ -65,34 +49,6 @@ export async function connectBackends(cfg: Config): Promise<Backends> {
     async close() {
       await pool.end();
       await connection.close();
-    },
-  };
-}
-
-/** Connects to Temporal and PostgreSQL and listens; `cfg.temporalAddress` and `cfg.databaseUrl` must be set. */
-export async function startApi(cfg: Config, opts: StartApiOptions = {}): Promise<RunningApi> {
-  const authenticator = opts.authenticator ?? authenticatorFromConfig(cfg);
-  await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost);
-  const backends = await connectBackends(cfg);
-  const { temporal, client, pool } = backends;
-  const app = await buildServer({
-    config: cfg,
-    temporal,
-    client,
-    pool,
-    keyring: backends.keyring(),
-    authenticator,
-    logger: opts.logger ?? createLogger(cfg.logLevel),
-  });
-  await app.listen({ host: cfg.apiHost, port: cfg.apiPort });
-  const shownHost = cfg.apiHost === '0.0.0.0' ? '127.0.0.1' : cfg.apiHost;
-  return {
-    url: `http://${shownHost}:${cfg.apiPort}`,
-    app,
-    pool,
-    async stop() {
-      await app.close();
-      await backends.close();
     },
   };
 }

@@ -35,14 +35,8 @@ import { BranchName, IdString, PathString } from '../domain/identity';
 import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
-import { procEnvironVar, procStat, readBootIdSync } from '../host/procfs';
 import type { ProcessIdentity } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
-import { GitSideError } from '../git/errors';
-import { assertUnderAllowedRoots, normalizePath, PathRefusal } from '../git/paths';
-import { confineDirs } from '../git/confine';
-import { checkedOutBranch, projectedOwnershipId } from '../git/head';
-import { identifyWorktree, type WorktreeIdentity } from '../git/repo';
 import {
   acceptHandoffUpdate,
   bindPlanUpdate,
@@ -68,6 +62,7 @@ import { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
 import type { ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
 import { PerOwnershipQueue } from './inflight';
+import type { LocalWorktree, WorktreeResolver } from './worktree-resolver';
 
 /**
  * The message an update is: every attempt of one request carries the same id (Temporal's update id),
@@ -103,6 +98,7 @@ export { OwnershipError } from './errors';
 export type { LivenessState, OwnershipView, ProjectionState, ProjectionSync } from '../workflows/messages';
 export type { OwnershipRecord } from '../domain/projection';
 export type { OwnershipEvent } from '../domain/events';
+export type { LocalWorktree, WorktreeResolver } from './worktree-resolver';
 
 /**
  * Bind input (docs/operations.md#bind) (plus the authenticated caller's worker and principal, never a conversation).
@@ -153,6 +149,11 @@ export interface OwnershipClientOptions {
   client: Client;
   taskQueue: string;
   hostId: string;
+  /**
+   * How this host answers for its worktrees and processes (src/adapters/worktree-resolver.ts
+   * gitWorktreeResolver on the worktrees' host): the client runs no git itself.
+   */
+  resolver: WorktreeResolver;
   /** When set, every path is checked against these roots before anything is started. */
   allowedRoots?: string[];
   settings?: Partial<OwnershipSettings>;
@@ -246,12 +247,7 @@ export class OwnershipClient {
 
   /** One spelling per worktree: realpath-normalised, and under the allowed roots when configured. */
   async normalize(p: string): Promise<string> {
-    try {
-      return this.opts.allowedRoots ? await assertUnderAllowedRoots(p, this.opts.allowedRoots) : await normalizePath(p);
-    } catch (err) {
-      if (err instanceof PathRefusal) throw new OwnershipError(err.code);
-      throw err;
-    }
+    return this.opts.resolver.canonicalPath(p, this.opts.allowedRoots);
   }
 
   async workflowIdOf(ref: OwnershipRef): Promise<string> {
@@ -266,23 +262,13 @@ export class OwnershipClient {
   private async identify(
     worktreePath: string,
     claimedRoot: string | undefined,
-  ): Promise<{ worktreePath: string; repoRoot: string; branch: string | null; dirs: WorktreeIdentity }> {
+  ): Promise<{ worktreePath: string; repoRoot: string; branch: string | null; local: LocalWorktree }> {
     // The path first (nothing outside the roots is even looked at), then every git dir it leads to.
     const path = await this.normalize(worktreePath);
-    let id: Awaited<ReturnType<typeof identifyWorktree>>;
-    let branch: string | null;
-    try {
-      id = await identifyWorktree(path);
-      if (this.opts.allowedRoots) await confineDirs(id, this.opts.allowedRoots);
-      branch = await checkedOutBranch(id);
-    } catch (err) {
-      if (err instanceof PathRefusal) throw new OwnershipError(err.code);
-      if (err instanceof GitSideError) throw new OwnershipError('path_not_found', 'the path is not the top of a git worktree on this host');
-      throw err;
-    }
+    const id = await this.opts.resolver.identify(path, this.opts.allowedRoots);
     const repoRoot = await this.normalize(id.repoRoot);
     if (claimedRoot !== undefined && (await this.normalize(claimedRoot)) !== repoRoot) throw new OwnershipError('repo_root_mismatch');
-    return { worktreePath: await this.normalize(id.worktreePath), repoRoot, branch, dirs: id };
+    return { worktreePath: await this.normalize(id.worktreePath), repoRoot, branch: id.branch, local: id };
   }
 
   /**
@@ -309,14 +295,9 @@ export class OwnershipClient {
   private checkOwnProcess(input: { executionSessionId: string; process?: ProcessIdentity | null }): void {
     const p = input.process;
     if (!p || p.hostId !== this.opts.hostId) return;
-    const bootId = readBootIdSync();
-    if (bootId === null) return;
-    const stat = procStat(p.pid);
-    const problem = claimedProcessProblem(
-      p,
-      { bootId, startTime: stat?.startTime ?? null, sessionInEnviron: stat ? procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID') : undefined },
-      input.executionSessionId,
-    );
+    const seen = this.opts.resolver.seenProcess(p.pid);
+    if (seen === null) return;
+    const problem = claimedProcessProblem(p, seen, input.executionSessionId);
     if (problem !== null) throw new OwnershipError('process_not_session', undefined, { reason: problem });
   }
 
@@ -342,7 +323,7 @@ export class OwnershipClient {
     const where: HeldOwnershipQuery = {
       hostId,
       worktreePath,
-      projectedOwnershipId: seen && opts.heldOwnership ? await projectedOwnershipId(seen.dirs).catch(() => null) : null,
+      projectedOwnershipId: seen && opts.heldOwnership ? await seen.local.projectedOwnershipId().catch(() => null) : null,
     };
     const held = opts.heldOwnership ? await opts.heldOwnership(where) : null;
     // Moved while owned (git worktree move keeps the private git dir, and its projection, while the

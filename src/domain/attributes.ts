@@ -443,7 +443,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'the pre-land commits a landing brought, in order, with their patch-ids',
-    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/landings/commits.ts landedCommitsOf)"] },
+    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/store/landing-commits.ts landedCommitsOf)"] },
     copies: [
       {
         surface: 'code',

@@ -3,7 +3,7 @@ import { IdString } from './identity';
 
 /**
  * The seal of a message, as the workflow sees it: written by the sender as `{ messageId, exp }`,
- * rewritten on the worker by the seal codec (src/infra/message-seal.ts) to `{ ok: true, kid, ... }`
+ * rewritten on the worker by the seal codec (src/keys/message-seal.ts) to `{ ok: true, kid, ... }`
  * when its HMAC proves a service process sent it to this very workflow, `{ ok: false }` otherwise.
  * Pure rules here; the key never reaches workflow code.
  */

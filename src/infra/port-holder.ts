@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { portHolder, type PortHolder } from './procfs';
+import { portHolder, type PortHolder } from '../host/procfs';
 import { PROJECT_ROOT } from './tools';
 
 export interface HolderContext {

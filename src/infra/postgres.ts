@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { pgBinaries, type PgBinaries } from './pg-binaries';
-import { groupRunning } from './procfs';
+import { groupRunning } from '../host/procfs';
 
 export interface EmbeddedPg {
   /** Server URL without a database name. */

@@ -1,4 +1,4 @@
-import { groupRunning, groupAncestors, isRunning, sameProcessRunning } from './procfs';
+import { groupRunning, groupAncestors, isRunning, sameProcessRunning } from '../host/procfs';
 import { startReaper, type Reaper } from './reaper';
 
 /**

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../config';
 import { waitForPort } from './ports';
-import { groupRunning } from './procfs';
+import { groupRunning } from '../host/procfs';
 import { temporalCliPath } from './tools';
 
 export interface DevServerOptions {

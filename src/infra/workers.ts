@@ -60,7 +60,7 @@ export interface WorkerDeps {
   pool?: Pool;
   /**
    * The deployment's data converter (src/infra/payload-codec.ts dataConverterOf): it proves each
-   * message's seal (src/infra/message-seal.ts), and encrypts when configured. Required: a worker
+   * message's seal (src/keys/message-seal.ts), and encrypts when configured. Required: a worker
    * without it would believe whatever a message's `seal` says.
    */
   dataConverter: DataConverter;
@@ -111,7 +111,7 @@ export function installTemporalLogging(log: Logger, opts: { shutdownSignals?: No
 /** How often a host agent ships the journals of its worktrees besides after each projection write. */
 export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 
-/** The workflow worker (workflows + durable-store local activities) and this host's git agent. */
+/** The workflow worker (workflows + the durable-store activities, on its task queue) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const keyring = keyringOf(deps.dataConverter);
   if (!keyring) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
@@ -123,8 +123,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
   const workflowBundle = deps.workflowBundle ?? prebuiltWorkflowBundle();
-  // One set of this host's git activities: the host agent's queue, and the workflow worker's local
-  // activity for worktrees of this very host (no activity task, no extra workflow task).
+  // This host's git activities, on the host agent's queue only: the workflows reach them there, whichever host runs the workflow.
   const host = withShipping(
     // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
     createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }),
@@ -144,7 +143,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] } }),
         // Messages refused for want of a seal are recorded for people (refused_messages), never in history.
         sinks: auditSinks(deps.pool, (msg, meta) => Runtime.instance().logger.warn(msg, meta)),
-        activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null, here: { hostId: deps.hostId, host } }),
+        activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null }),
         ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
         // A worker that died holds its cached ownerships' next tasks on its sticky queue until this

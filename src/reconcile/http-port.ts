@@ -1,6 +1,6 @@
 import { ApiError, ApiUnreachableError, type ApiClient } from '../api/client';
-import type { BindBody } from '../api/schemas';
-import type { Caller } from '../api/schemas-reconcile';
+import type { BindBody } from '../contract/http';
+import type { Caller } from '../contract/reconcile';
 import type { OwnershipRecord } from '../domain/projection';
 import { type BindOutcome, type ProvisionalSubmission, type ReconcilePort, type ReconciliationEntry, ReconcileRefused, ReconcileUnavailable } from './port';
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from '../store/db';
 import { OwnershipClient, OwnershipError } from '../client';
+import { gitWorktreeResolver } from '../adapters/worktree-resolver';
 import type { AgentWorkerRef, Principal } from '../domain/identity';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
@@ -114,6 +115,7 @@ export async function openServicePort(
     }),
     taskQueue: endpoints.taskQueue,
     hostId: endpoints.hostId,
+    resolver: gitWorktreeResolver,
     allowedRoots: endpoints.allowedRoots,
   });
   return {

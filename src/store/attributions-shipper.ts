@@ -37,7 +37,7 @@ export class JournalShipper {
       hostId: string;
       allowedRoots: readonly string[];
       log?: ShipperLog;
-      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/landings/notes.ts) */ provenanceNotes?: boolean;
+      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/store/provenance-notes.ts) */ provenanceNotes?: boolean;
     },
   ) {
     if (!deps.pool)

@@ -5,7 +5,7 @@ import { isHeldState } from '../domain/states';
 
 /**
  * Appends events to the log and folds them into the read projection in one transaction.
- * Idempotent: re-sending an event already recorded (a retried local activity) changes nothing.
+ * Idempotent: re-sending an event already recorded (a retried activity) changes nothing.
  * The log wins: when a seq is already recorded with other content (a workflow task that wrote its
  * events, then failed before completing, re-runs), nothing is overwritten and the recorded event
  * is returned in `replaced`, for the workflow to adopt. When the recorded event is another

@@ -26,29 +26,6 @@ import {
  * caller normalises them first (OwnershipClient.normalize), so one worktree has one spelling.
  */
 
-export {
-  CommitIdSchema,
-  GetOwnershipInputSchema,
-  HistoryInputSchema,
-  LIST_DEFAULT_LIMIT,
-  LIST_MAX_LIMIT,
-  ListOwnershipsInputSchema,
-  OwnershipListSchema,
-  LineageLinkSchema,
-  OwnershipHistoryEntrySchema,
-  OwnershipHistorySchema,
-  HISTORY_MAX_OWNERSHIPS,
-  type GetOwnershipInput,
-  type HistoryInput,
-  type ListOwnershipsInput,
-  type OwnershipList,
-  type LineageLink,
-  type OwnershipHistoryEntry,
-  type OwnershipHistory,
-} from '../contract/lookups';
-
-// ---------------------------------------------------------------------------------------------
-
 /** The most recent ownership matching, or null. */
 export async function getOwnership(pool: Pool, by: GetOwnershipInput): Promise<OwnershipRecord | null> {
   const q = GetOwnershipInputSchema.parse(by);

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { HostActivities, StoreActivities } from '../activities/types';
+import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
 import { REASONS, refusal, type ReasonCode, type Refusal } from '../domain/reasons';
 
@@ -26,19 +27,6 @@ export const store = proxyActivities<StoreActivities>({
   retry: { initialInterval: '200ms', maximumInterval: '10s' },
 });
 
-/** Git errors no retry changes (the host agent's activities fail with these types too). */
-export const FINAL_HOST_ERRORS = [
-  'path_outside_allowed_roots',
-  'path_not_found',
-  'not_a_worktree',
-  'git_too_old',
-  'worktree_missing',
-  'projection_conflict',
-  'worktree_config_unsafe',
-  'branch_mismatch',
-  'detached_head',
-];
-
 /** The host agent's activities as the workflow calls them (with per-call options: summaries). */
 export type HostQueue = ActivityInterfaceFor<HostActivities>;
 
@@ -59,7 +47,7 @@ export interface Hosts {
  * run from continuing as new or closing).
  */
 export function hostActivities(hostId: string): Hosts {
-  const nonRetryableErrorTypes = FINAL_HOST_ERRORS;
+  const nonRetryableErrorTypes = [...FINAL_HOST_ERRORS];
   const taskQueue = hostTaskQueue(hostId);
   return {
     host: proxyActivities<HostActivities>({

@@ -6,7 +6,7 @@ import { fail } from './activities';
 import type { RunState } from './run-state';
 
 /**
- * Messages only service processes may send (src/infra/message-seal.ts proves the seal on the
+ * Messages only service processes may send (src/keys/message-seal.ts proves the seal on the
  * worker; src/domain/seal.ts says what a proven seal must name). A message without one is refused
  * before it enters history (`message_unsealed`), and the refusal is recorded for people to see
  * (`history`, `refused_messages` in PostgreSQL) through the audit sink: a sink runs in the worker,

@@ -1,5 +1,5 @@
 import { readBinding } from '../../src/store/bindings';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { snapshotOwnership } from '../support/fuzz/world';

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ConversationReportResponse, HistoryResponse, LandingResponse, ListResponse, OwnershipViewOut, WireRecord } from '../../src/api/schemas';
+import type { ConversationReportResponse, HistoryResponse, LandingResponse, ListResponse, OwnershipViewOut, WireRecord } from '../../src/contract/http';
 import { readBinding } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
 import type { Provenance } from '../../src/store/provenance';

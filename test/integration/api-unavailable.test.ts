@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import type { App } from '../../src/api/http';
 import { createAuthenticator } from '../../src/auth/principals';
 import { generateToken, hashToken } from '../../src/auth/tokens';
 import { OwnershipClient } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { freePort } from '../../src/infra/ports';
@@ -112,7 +113,13 @@ test('Temporal unavailable: writes answer 503; reads from PostgreSQL keep workin
   const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [] });
   closers.push(() => connection.close());
   const temporal = new Client({ connection, namespace: 'default' });
-  const client = new OwnershipClient({ client: temporal, taskQueue: h.taskQueue, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
+  const client = new OwnershipClient({
+    client: temporal,
+    resolver: gitWorktreeResolver,
+    taskQueue: h.taskQueue,
+    hostId: h.hostId,
+    allowedRoots: [process.env.OD_TEST_TMP!],
+  });
   const base = await serve({ temporal, client, pool: h.pool });
 
   expectUnavailable(await call(base, 'POST', '/v1/bind', bindBody(0, 'u-s0')));

@@ -1,8 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { createHostActivities } from '../../src/activities';
 import { noAuthority } from '../../src/activities/liveness';
-import type { LandingResponse, OwnershipViewOut } from '../../src/api/schemas';
+import type { LandingResponse, OwnershipViewOut } from '../../src/contract/http';
 import { OwnershipClient, OwnershipError } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import { readEvents } from '../../src/store/event-store';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
@@ -154,7 +155,12 @@ test('the host agent checks the branch a first claim on another host would recor
 
 test('a first claim on another host records git’s branch there: the workflow has that host’s agent check it', async () => {
   // A client on another host: the worktree is the harness's host's, so the workflow asks that host's agent.
-  const elsewhere = new OwnershipClient({ client: s.h.temporal, taskQueue: s.h.taskQueue, hostId: `elsewhere-${Math.random().toString(36).slice(2, 8)}` });
+  const elsewhere = new OwnershipClient({
+    client: s.h.temporal,
+    resolver: gitWorktreeResolver,
+    taskQueue: s.h.taskQueue,
+    hostId: `elsewhere-${Math.random().toString(36).slice(2, 8)}`,
+  });
   const own = makeRepo(1);
   const wt = own.worktrees[0]!;
   const req = {

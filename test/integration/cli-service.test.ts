@@ -11,7 +11,7 @@ import {
   OwnershipOutputSchema,
   ProvenanceOutputSchema,
   WhoOutputSchema,
-} from '../../src/cli/render';
+} from '../../src/contract/cli-output';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { runCli, type CliResult } from '../support/cli';

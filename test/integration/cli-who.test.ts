@@ -8,8 +8,8 @@ import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { WhoOutputSchema } from '../../src/cli/render/schemas';
-import { OwnershipItemSchema } from '../../src/api/schemas';
+import { WhoOutputSchema } from '../../src/contract/cli-output';
+import { OwnershipItemSchema } from '../../src/contract/http';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ListOutputSchema, WhoOutputSchema } from '../../src/cli/render/schemas';
+import { ListOutputSchema, WhoOutputSchema } from '../../src/contract/cli-output';
 import { EXIT } from '../../src/cli/exit-codes';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';

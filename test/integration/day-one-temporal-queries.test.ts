@@ -259,7 +259,7 @@ test('after a whole lifecycle, the ownership reads in Temporal as it should: a o
   expect(await finds(`OwnershipSessions = '${s1}'`, workflowId)).toBe(true);
   expect(searchAttributes(described).OwnershipSessions).toEqual([s1, s2]);
 
-  // The compact history reads as the story: every activity, local activity and timer says what it is for.
+  // The compact history reads as the story: every activity and timer says what it is for.
   const shown = await temporalJson<{ events: Array<{ eventType: string; userMetadata?: { summary?: { data?: string } } }> }>([
     'workflow',
     'show',

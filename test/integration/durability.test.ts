@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import lockfile from 'proper-lockfile';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { WRITER_LOCK_DIR } from '../../src/git/writer-lock';
 import { readEvents } from '../../src/store/event-store';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';

@@ -5,6 +5,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createHostActivities, createStoreActivities } from '../../src/activities';
 import { noAuthority } from '../../src/activities/liveness';
 import { OwnershipClient, type BindRequest, type OwnershipView } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck } from '../../src/git/guard';
@@ -305,6 +306,7 @@ test('offline claim, then reconcile: another session bound meanwhile, so the pro
   // provisional projection is still what this worktree carries.
   const elsewhere = new OwnershipClient({
     client: h.temporal,
+    resolver: gitWorktreeResolver,
     taskQueue: h.taskQueue,
     hostId: `absent-${Math.random().toString(36).slice(2, 8)}`,
     allowedRoots: [TMP()],
@@ -394,7 +396,14 @@ test('with the host agent down a bind is still durable; the projection catches u
     });
     workers.push(store);
     running.push(store.run());
-    const client = new OwnershipClient({ client: h.temporal, taskQueue, hostId, allowedRoots: [TMP()], settings: { projectionWaitMs: 1_000 } });
+    const client = new OwnershipClient({
+      client: h.temporal,
+      resolver: gitWorktreeResolver,
+      taskQueue,
+      hostId,
+      allowedRoots: [TMP()],
+      settings: { projectionWaitMs: 1_000 },
+    });
 
     const view = await client.bind(bindReq(repo, wt, 'session-lag', 'worker-lag'));
     expect(view.projectionSync.durableSeq).toBe(view.seq);

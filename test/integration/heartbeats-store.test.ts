@@ -1,5 +1,5 @@
 import { temporal } from '@temporalio/proto';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { makeRepo } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { scriptedAuthority } from '../support/harness';

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { OwnershipView } from '../../src/client';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { installHooks } from '../../src/git/guard';
-import { NOTES_REF } from '../../src/landings/notes';
+import { NOTES_REF } from '../../src/store/provenance-notes';
 import { JournalShipper } from '../../src/store/attributions-shipper';
 import { runCli } from '../support/cli';
 import { makeHostileRepo, type HostileRepo } from '../support/hostile-repo';

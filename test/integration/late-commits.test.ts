@@ -4,7 +4,7 @@ import path from 'node:path';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createHostActivities } from '../../src/activities';
 import { noAuthority } from '../../src/activities/liveness';
-import type { ClaimResponse, HistoryResponse, WireRecord } from '../../src/api/schemas';
+import type { ClaimResponse, HistoryResponse, WireRecord } from '../../src/contract/http';
 import { cleanGitEnv } from '../../src/git/exec';
 import { installHooks } from '../../src/git/guard';
 import { JOURNAL_FILE, parseJournalLine } from '../../src/git/journal';

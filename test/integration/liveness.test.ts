@@ -5,6 +5,7 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import type { Pool } from 'pg';
 import { createHostActivities, createStoreActivities } from '../../src/activities';
 import { OwnershipClient, OwnershipError, type BindRequest } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { createPool } from '../../src/store/db';
 import { readEvents } from '../../src/store/event-store';
@@ -55,6 +56,7 @@ beforeAll(async () => {
   running = worker.map((w) => w.run());
   client = new OwnershipClient({
     client: env.client,
+    resolver: gitWorktreeResolver,
     taskQueue,
     hostId,
     allowedRoots: [process.env.OD_TEST_TMP!],

@@ -1,4 +1,4 @@
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, decideHandoff, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
@@ -14,7 +14,7 @@ import { executorPrincipal, startBelieving } from '../support/harness';
 /**
  * The log and the workflow must never disagree for long. Two ways they can, each forged here the
  * way it happens:
- * - the log ahead: a workflow task wrote its event to PostgreSQL (its local activity ran) and then
+ * - the log ahead: a workflow task wrote its event to PostgreSQL (its store activity ran) and then
  *   Temporal lost the task (a server crash before it was recorded). The update that caused it is
  *   gone with it; the caller got a 503 and may never send it again. The log's owner must still be
  *   the owner everywhere: its messages are taken, GET names it, others are refused.

@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 

@@ -1,4 +1,4 @@
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, decideRelease, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';

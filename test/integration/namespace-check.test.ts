@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { checkHealth, HealthReportSchema, type HealthDeps, type HealthReport } from '../../src/api/health';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import { loadConfig } from '../../src/config';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTE_TYPES } from '../../src/domain/search-attributes';

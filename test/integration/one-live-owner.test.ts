@@ -3,7 +3,7 @@ import path from 'node:path';
 import { runner } from 'node-pg-migrate';
 import { Pool } from 'pg';
 import { OwnershipError } from '../../src/client';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import type { OwnershipRecord } from '../../src/domain/projection';
 import { readProjection } from '../../src/git/projection';
 import { dropDatabase, ensureDatabase } from '../../src/infra/postgres';

@@ -10,7 +10,7 @@ import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_proces
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WhoOutputSchema } from '../../src/cli/render/schemas';
+import { WhoOutputSchema } from '../../src/contract/cli-output';
 import { REASONS } from '../../src/domain/reasons';
 import { statusOf, type ApiErrorCode } from '../../src/api/errors';
 import { EVENT_TYPES } from '../../src/domain/events';
@@ -249,7 +249,7 @@ test('the tarball holds only what runs: compiled code, declarations, the CLI, mi
   }
   for (const f of [
     'dist/worker.js',
-    'dist/src/api/main.js',
+    'dist/src/server/main.js',
     'dist/scripts/migrate.js',
     'dist/src/cli/main.js',
     'dist/workflow-bundle.js',
@@ -475,7 +475,7 @@ test('the installed migrations, worker (prebuilt workflow bundle) and API run wi
   const worker = await start([path.join(dist, 'worker.js')], env, 'worker running');
   const port = await freePort();
   const api = await start(
-    [path.join(dist, 'src/api/main.js')],
+    [path.join(dist, 'src/server/main.js')],
     {
       ...env,
       OD_API_HOST: '127.0.0.1',

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { WRITER_LOCK_DIR } from '../../src/git/writer-lock';
 import { makeRepo } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';

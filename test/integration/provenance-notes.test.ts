@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import type { OwnershipView } from '../../src/client';
 import { installHooks } from '../../src/git/guard';
-import { NOTES_REF, ProvenanceNoteOutputSchema } from '../../src/landings/notes';
+import { NOTES_REF, ProvenanceNoteOutputSchema } from '../../src/store/provenance-notes';
 import { loadConfig } from '../../src/config';
 import { JournalShipper } from '../../src/store/attributions-shipper';
 import { recordObservation } from '../../src/store/bindings';
@@ -12,7 +12,7 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
 import { waitForView } from '../support/harness';
 
 /**
- * Provenance readable from git alone (OD_PROVENANCE_NOTES, src/landings/notes.ts): with the option
+ * Provenance readable from git alone (OD_PROVENANCE_NOTES, src/store/provenance-notes.ts): with the option
  * on, the host agent's recording of a landing writes the landed head's note; `od-worktree
  * provenance` answers from it when the service is unreachable, marked as such. Off: no note.
  */

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { OwnershipViewOut } from '../../src/api/schemas';
+import type { OwnershipViewOut } from '../../src/contract/http';
 import { OwnershipError } from '../../src/client';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { readEvents } from '../../src/store/event-store';

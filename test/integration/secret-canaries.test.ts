@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import type { App } from '../../src/api/http';
 import { loadAuthenticator } from '../../src/auth/principals';
 import { hashToken } from '../../src/auth/tokens';

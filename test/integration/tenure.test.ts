@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ClaimResponse, HistoryResponse, OverrideResponse, OwnershipViewOut, TenureOut } from '../../src/api/schemas';
+import type { ClaimResponse, HistoryResponse, OverrideResponse, OwnershipViewOut, TenureOut } from '../../src/contract/http';
 import { EXIT } from '../../src/cli/exit-codes';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';

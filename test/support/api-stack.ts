@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient } from '../../src/api/client';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import type { App } from '../../src/api/http';
 import { createDevTokens, DEV_WORKER_ID, loadAuthenticator } from '../../src/auth/principals';
 import { generateToken, hashToken } from '../../src/auth/tokens';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/infra/ports';
 import { withDatabase } from '../../src/infra/postgres';
-import { createKeyFileIfMissing } from '../../src/infra/message-seal';
+import { createKeyFileIfMissing } from '../../src/keys/message-seal';
 import { migratedDatabase, startPostgres } from '../../stack/postgres';
 import { startTemporal } from '../../stack/temporal';
 import { bundleWorkflowsOnce } from './workflow-bundle';

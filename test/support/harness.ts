@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import type { LivenessAuthority } from '../../src/activities/liveness';
 import { noAuthority } from '../../src/activities/liveness';
 import { OwnershipClient, type OwnershipRef, type OwnershipView } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import type { Principal } from '../../src/domain/identity';
 import { createLogger } from '../../src/infra/logger';
 import { createWorkers, installTemporalLogging } from '../../src/infra/workers';
@@ -17,7 +18,7 @@ import { DEFAULT_SETTINGS } from '../../src/domain/settings';
 import type { DataConverter } from '@temporalio/common';
 import os from 'node:os';
 import { dataConverterOf } from '../../src/infra/payload-codec';
-import { loadKeyring, type MessageKeyring } from '../../src/infra/message-seal';
+import { loadKeyring, type MessageKeyring } from '../../src/keys/message-seal';
 import { tenureSecret, type Tenure } from '../../src/domain/tenure';
 
 /**
@@ -119,7 +120,7 @@ export async function startHarness(
   const running = workers.map((w) => w.run());
   const clientConnection = await Connection.connect({ address });
   const temporal = new Client({ connection: clientConnection, namespace: 'default', dataConverter });
-  const client = new OwnershipClient({ client: temporal, taskQueue, hostId, allowedRoots, settings: opts.settings });
+  const client = new OwnershipClient({ client: temporal, resolver: gitWorktreeResolver, taskQueue, hostId, allowedRoots, settings: opts.settings });
   return {
     client,
     temporal,

@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
-import { allPids, isRunning, procCommand, procStat } from '../../src/infra/procfs';
+import { allPids, isRunning, procCommand, procStat } from '../../src/host/procfs';
 
 /**
  * A failing test stops what it started. Every long-running child a test starts is spawned in its

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { tenureSecret } from '../../src/domain/tenure';
-import { readKeyringIfPresent } from '../../src/infra/message-seal';
+import { readKeyringIfPresent } from '../../src/keys/message-seal';
 
 /**
  * The tenure secret `session` runs git with in `worktree` now (docs/operations.md#the-tenure-proof),

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ListItemSchema, LivenessSchema, OwnershipViewSchema, ProjectionSyncSchema, WireRecordSchema } from '../../src/api/schemas';
+import { ListItemSchema, LivenessSchema, OwnershipViewSchema, ProjectionSyncSchema, WireRecordSchema } from '../../src/contract/http';
 import { SEARCH_ATTRIBUTES } from '../../src/config';
 import { ATTRIBUTES, ENUMERATED_SURFACES, type Surface } from '../../src/domain/attributes';
 import { EventBaseSchema, EventDataSchemas } from '../../src/domain/events';

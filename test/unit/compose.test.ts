@@ -771,7 +771,7 @@ describe('Dockerfile', () => {
       const bin = argv(services[name].command)[0];
       if (bin && bin !== 'node') out.push(`service "${name}": command starts with ${bin}, expected node (compiled JavaScript)`);
     }
-    for (const f of ['worker.ts', 'src/api/main.ts', 'scripts/migrate.ts']) {
+    for (const f of ['worker.ts', 'src/server/main.ts', 'scripts/migrate.ts']) {
       if (!runs.some((r) => sourceOf(r.file) === f)) out.push(`nothing runs the compiled ${f} (dist/${f.replace(/\.ts$/, '.js')})`);
     }
     for (const { who, file } of runs) {

@@ -1,6 +1,6 @@
 import { ApiError, ApiUnreachableError, ApiUrlError, normalizeApiUrl } from '../../src/api/client';
 import { refusalFromIssues, toFailure } from '../../src/api/errors';
-import { GetQuerySchema, HistoryQuerySchema } from '../../src/api/schemas';
+import { GetQuerySchema, HistoryQuerySchema } from '../../src/contract/http';
 import { ago } from '../../src/cli/age';
 import { apiEnv, devTokensFile } from '../../src/cli/api-env';
 import { cliFailureOf } from '../../src/cli/api-failure';

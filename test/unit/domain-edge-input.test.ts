@@ -1,4 +1,4 @@
-import { BindBodySchema, HandoffBodySchema, PlanBodySchema } from '../../src/api/schemas';
+import { BindBodySchema, HandoffBodySchema, PlanBodySchema } from '../../src/contract/http';
 import { BranchName, FreeText, PathString } from '../../src/domain/identity';
 import { normalizePath } from '../../src/git/paths';
 

@@ -6,7 +6,7 @@ import { git } from '../../src/git/exec';
 import { refusedServiceGit, serviceGitArgs, serviceGitEnv } from '../../src/git/safe-env';
 import { stopGitSpawner, useGitSpawner } from '../../src/git/spawner';
 import { preserveWip } from '../../src/git/wip';
-import { RepoGit } from '../../src/landings/git';
+import { RepoGit } from '../../src/git/repo-git';
 import { makeHostileRepo, type HostileRepo } from '../support/hostile-repo';
 import { g, makeRepo, run, type Fixture } from './git-fixture';
 

@@ -36,7 +36,7 @@ import { LOCK_FILE } from '../../src/git/lock-file';
 import { applyLocalProjection, readProjection, readSupersededProvisional, writeProjection } from '../../src/git/projection';
 import { offlineClaim } from '../../src/git/provisional';
 import { applyRecord, NO_TENURE_HASHES } from '../../src/git/record';
-import { parseKeyring } from '../../src/infra/message-seal';
+import { parseKeyring } from '../../src/keys/message-seal';
 import { identifyWorktree, worktreeDirs } from '../../src/git/repo';
 import { preserveWip } from '../../src/git/wip';
 import { WRITER_LOCK_DIR } from '../../src/git/writer-lock';

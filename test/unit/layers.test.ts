@@ -125,15 +125,26 @@ describe('dependency-cruiser layers', () => {
     );
   });
 
-  test('the api <-> mcp cycle still left is named, as a warning', async () => {
+  test('an api -> mcp back-edge (mcp stands on api) is a folder cycle, an error; the composition root may mount both', async () => {
     plant({
-      'src/api/server.ts': "import { mount } from '../mcp/http';\nexport const s = mount;\n",
+      'src/api/routes.ts': "import { mount } from '../mcp/http';\nexport const s = mount;\n",
       'src/api/http.ts': 'export const principal = 1;\n',
       'src/mcp/http.ts': "import { principal } from '../api/http';\nexport const mount = principal;\n",
+      'src/server/app.ts': "import { mount } from '../mcp/http';\nimport { principal } from '../api/http';\nexport const app = [mount, principal];\n",
     });
     const { code, violations } = await cruise();
-    expect(code).toBe(0);
-    expect(cycles(violations, 'known-folder-cycle-api-mcp')).toEqual(expect.arrayContaining(['src/api -> src/mcp -> src/api']));
+    expect(code).not.toBe(0);
+    expect(cycles(violations, 'no-folder-cycle')).toEqual(expect.arrayContaining(['src/api -> src/mcp -> src/api']));
+    expect(violations.filter((v) => v.from.startsWith('src/server/') && v.rule.name !== 'no-folder-cycle')).toEqual([]);
+  });
+
+  test('nothing but an entry point imports the composition root', async () => {
+    plant({
+      'src/server/app.ts': 'export const app = 1;\n',
+      'src/api/route.ts': "import { app } from '../server/app';\nexport const r = app;\n",
+    });
+    const { violations } = await cruise();
+    expect(edges(violations, 'only-entry-points-import-the-composition-root')).toEqual(['src/api/route.ts -> src/server/app.ts']);
   });
 
   test('the contract imports only domain and zod, and the public exports only the contract and the clients', async () => {

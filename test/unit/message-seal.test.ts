@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
-import { MessageSealCodec, parseKeyring } from '../../src/infra/message-seal';
+import { MessageSealCodec, parseKeyring } from '../../src/keys/message-seal';
 import { sealProblem } from '../../src/domain/seal';
 
 const key = () => randomBytes(32).toString('base64');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { z } from 'zod';
-import { buildServer } from '../../src/api/server';
+import { buildServer } from '../../src/server/app';
 import { MessageHeadersSchema } from '../../src/api/http';
 import {
   AcceptHandoffBodySchema,
@@ -24,8 +24,8 @@ import {
   SubmitBodySchema,
   TenureBodySchema,
   WorktreeRemovedBodySchema,
-} from '../../src/api/schemas';
-import { ReconciliationBodySchema } from '../../src/api/schemas-reconcile';
+} from '../../src/contract/http';
+import { ReconciliationBodySchema } from '../../src/contract/reconcile';
 import { REASONS } from '../../src/domain/reasons';
 import { ObservationSchema } from '../../src/domain/binding';
 import { ScanInputSchema } from '../../src/landings/scan';

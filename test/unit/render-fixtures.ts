@@ -1,4 +1,4 @@
-import { WireRecordSchema, type Liveness, type WireRecord } from '../../src/api/schemas';
+import { WireRecordSchema, type Liveness, type WireRecord } from '../../src/contract/http';
 
 /** Fixture records for the renderer tests: parsed by the wire schema, so they stay real shapes. */
 

@@ -9,7 +9,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import { CliErrorCheck, WhoOutputCheck, type PlainCheck } from '../../src/cli/render/plain-check';
 import { CLI_ERROR_JSON_SCHEMA, WHO_OUTPUT_JSON_SCHEMA } from '../../src/cli/render/output-schemas.generated';
-import { CliErrorSchema, WhoOutputSchema } from '../../src/cli/render/schemas';
+import { CliErrorSchema, WhoOutputSchema } from '../../src/contract/cli-output';
 import { CONV, live, record } from './render-fixtures';
 
 const GENERATED = path.resolve(__dirname, '../../src/cli/render/output-schemas.generated.ts');
@@ -20,7 +20,7 @@ const jsonSchemaOf = (s: z.ZodType) => z.toJSONSchema(s, { io: 'output', unrepre
 function generatedSource(): string {
   const one = (name: string, s: z.ZodType) => `export const ${name}: { readonly [k: string]: unknown } = ${JSON.stringify(jsonSchemaOf(s), null, 2)};\n`;
   return [
-    '// Generated from src/cli/render/schemas.ts (zod toJSONSchema) by test/unit/render-plain-check.test.ts; do not edit.',
+    '// Generated from src/contract/cli-output.ts (zod toJSONSchema) by test/unit/render-plain-check.test.ts; do not edit.',
     `// After a change to those schemas: ${REGENERATE}`,
     '',
     one('WHO_OUTPUT_JSON_SCHEMA', WhoOutputSchema),

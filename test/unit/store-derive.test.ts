@@ -2,7 +2,8 @@ import { ZodError } from 'zod';
 import type { OwnershipEvent } from '../../src/domain/events';
 import type { Owner } from '../../src/domain/identity';
 import { project } from '../../src/domain/projection';
-import { buildListQuery, GetOwnershipInputSchema, HistoryInputSchema, lineageOf, ListOwnershipsInputSchema } from '../../src/store/lookups';
+import { buildListQuery, lineageOf } from '../../src/store/lookups';
+import { GetOwnershipInputSchema, HistoryInputSchema, ListOwnershipsInputSchema } from '../../src/contract/lookups';
 import { provenanceFields, renderProvenance, type Provenance } from '../../src/store/provenance';
 import { derive } from '../../src/store/rebuild';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { TENURE_HASH_WORDS, TENURE_SECRET, tenureHashWords, tenureSecret, tenureSecretHash, type Tenure } from '../../src/domain/tenure';
 import { createLogger } from '../../src/infra/logger';
-import { keyringKeys, parseKeyring } from '../../src/infra/message-seal';
+import { keyringKeys, parseKeyring } from '../../src/keys/message-seal';
 
 /**
  * The tenure proof's derivation (src/domain/tenure.ts): the contract the hooks and the git gate are

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { HostActivities, LivenessVerdict, StoreActivities } from '../../src/activities/types';
 import type { OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
@@ -8,8 +7,7 @@ import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
  * the worktree's projection a list of the records written, the liveness authority a verdict the
  * test sets. What the workflow decides is the subject; PostgreSQL and git are the integration
  * tier's. They keep the contracts of src/activities/types.ts that the workflow relies on: the log
- * appends in seq order, keeps the first version of a seq (the log wins) and refuses a gap, a projection for
- * another host is refused as not_this_host.
+ * appends in seq order, keeps the first version of a seq (the log wins) and refuses a gap.
  */
 export interface FakeActivities {
   store: StoreActivities;
@@ -22,7 +20,7 @@ export interface FakeActivities {
   setVerdict(v: LivenessVerdict): void;
 }
 
-export function fakeActivities(hostId: string): FakeActivities {
+export function fakeActivities(): FakeActivities {
   const logs = new Map<string, OwnershipEvent[]>();
   const projections: OwnershipRecord[] = [];
   let verdict: LivenessVerdict = 'alive';
@@ -42,16 +40,7 @@ export function fakeActivities(hostId: string): FakeActivities {
       return { verdict, detail: `fake ${verdict}` };
     },
   };
-  const notHere = (h: string) => ApplicationFailure.nonRetryable(`this worker does not run on host ${h}`, 'not_this_host');
   const store: StoreActivities = {
-    async applyProjectionHere(record) {
-      if (record.hostId !== hostId) throw notHere(record.hostId);
-      return host.applyLocalProjection(record);
-    },
-    async preserveWipHere(h, worktreePath, ownershipId, seq) {
-      if (h !== hostId) throw notHere(h);
-      return host.preserveWip(worktreePath, ownershipId, seq);
-    },
     async persistEvents(_workflowId, events) {
       const first = events[0];
       const known = first ? logOf(first.ownershipId) : [];

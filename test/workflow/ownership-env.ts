@@ -4,10 +4,11 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { OwnershipClient } from '../../src/client';
+import { gitWorktreeResolver } from '../../src/adapters/worktree-resolver';
 import { hostTaskQueue } from '../../src/domain/queues';
 import type { OwnershipSettings } from '../../src/domain/settings';
 import { createLogger } from '../../src/infra/logger';
-import { createKeyFileIfMissing } from '../../src/infra/message-seal';
+import { createKeyFileIfMissing } from '../../src/keys/message-seal';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { installTemporalLogging } from '../../src/infra/workers';
 import { startTimeSkipping } from '../support/time-skipping';
@@ -44,7 +45,7 @@ export async function startOwnershipEnv(settings: Partial<OwnershipSettings> = {
   const suffix = Math.random().toString(36).slice(2, 8);
   const taskQueue = `wf-${suffix}`;
   const hostId = `wf-host-${suffix}`;
-  const fakes = fakeActivities(hostId);
+  const fakes = fakeActivities();
   const workers = [
     await Worker.create({
       connection: env.nativeConnection,
@@ -59,6 +60,7 @@ export async function startOwnershipEnv(settings: Partial<OwnershipSettings> = {
   let skewMs = 0;
   const client = new OwnershipClient({
     client: env.client,
+    resolver: gitWorktreeResolver,
     taskQueue,
     hostId,
     allowedRoots: [root],

@@ -1,5 +1,5 @@
 import { OwnershipError } from '../../client/errors';
-import { BindBodySchema, ClaimResponseSchema, namesConversation } from '../schemas';
+import { BindBodySchema, ClaimResponseSchema, namesConversation } from '../../contract/http';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, MessageHeadersSchema, messageOf, principalOf, SECURITY, type App } from '../http';
 

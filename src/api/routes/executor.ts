@@ -1,5 +1,5 @@
 import { ObservationSchema } from '../../domain/binding';
-import { ConversationReportResponseSchema } from '../schemas';
+import { ConversationReportResponseSchema } from '../../contract/http';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
 

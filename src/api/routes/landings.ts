@@ -1,6 +1,6 @@
 import type { Pool } from '../../store/db';
 import { ScanInputSchema, ScanReportSchema } from '../../landings/scan';
-import { LandingBodySchema, LandingResponseSchema } from '../schemas';
+import { LandingBodySchema, LandingResponseSchema } from '../../contract/http';
 import type { OwnershipService } from '../service';
 import { scan } from '../service/landings';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';

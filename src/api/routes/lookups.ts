@@ -9,9 +9,9 @@ import {
   ProvenanceParamsSchema,
   ProvenanceQuerySchema,
   WireRecordSchema,
-} from '../schemas';
+} from '../../contract/http';
 import { OwnershipError } from '../../client/errors';
-import type { OwnershipItem } from '../schemas';
+import type { OwnershipItem } from '../../contract/http';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
 

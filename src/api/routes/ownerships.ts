@@ -28,7 +28,7 @@ import {
   RenameBranchBodySchema,
   SubmitBodySchema,
   WorktreeRemovedBodySchema,
-} from '../schemas';
+} from '../../contract/http';
 import type { OwnershipService } from '../service';
 
 interface WriteRoute<B extends z.ZodType, R extends z.ZodType> {

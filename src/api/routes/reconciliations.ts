@@ -1,5 +1,5 @@
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';
-import { CallerSchema, ReconciliationBodySchema, ReconciliationRecordedSchema } from '../schemas-reconcile';
+import { CallerSchema, ReconciliationBodySchema, ReconciliationRecordedSchema } from '../../contract/reconcile';
 import type { ServiceDeps } from '../service';
 import { caller, recordReconciliation } from '../service/reconciliations';
 

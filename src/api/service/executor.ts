@@ -2,7 +2,7 @@ import { OwnershipError } from '../../client/errors';
 import type { Observation } from '../../domain/binding';
 import type { Principal } from '../../domain/identity';
 import { heldWorkflowIdsOfWorker, recordObservation } from '../../store/bindings';
-import type { ConversationReportResponse } from '../schemas';
+import type { ConversationReportResponse } from '../../contract/http';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 
 /**

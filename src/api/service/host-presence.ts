@@ -4,7 +4,7 @@ import { beaconFresh } from '../../infra/beacon';
 import { hostTaskQueue } from '../../domain/queues';
 import { hostBeatAgoMs } from '../../store/hosts';
 import { queuePolled } from '../../infra/queue-pollers';
-import type { Enforcement } from '../schemas';
+import type { Enforcement } from '../../contract/http';
 
 /**
  * Whether a host's agent is there to act on its worktrees now: what the API asks before it makes

@@ -26,7 +26,7 @@ import type {
   SubmitBody,
   TenureBody,
   WorktreeRemovedBody,
-} from '../schemas';
+} from '../../contract/http';
 
 export type { ServiceDeps } from './context';
 

@@ -10,7 +10,7 @@ import { pickLandingSource } from '../../domain/branch';
 import type { OwnershipRecord } from '../../domain/projection';
 import { GitSideError } from '../../git/errors';
 import { REASONS, type ReasonCode } from '../../domain/reasons';
-import type { LandedBody, LandingBody, LandingResponse } from '../schemas';
+import type { LandedBody, LandingBody, LandingResponse } from '../../contract/http';
 import { authorizeOp, ownershipRow, redact, type ServiceDeps } from './context';
 
 /**

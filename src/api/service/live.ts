@@ -4,7 +4,7 @@ import { heardOf, withHeard } from '../../store/heartbeats';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { projectionOf, type LiveState } from '../../workflows/messages';
 import { isUnavailable } from '../errors';
-import type { OwnershipViewOut } from '../schemas';
+import type { OwnershipViewOut } from '../../contract/http';
 import { ownershipRow, temporalDeadlineOf, withTemporal, type ServiceDeps } from './context';
 import { withEnforcement } from './host-presence';
 

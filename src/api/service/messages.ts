@@ -4,7 +4,7 @@ import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import { messageOutcome, settleRefused } from '../../store/event-store';
 import { isUnavailable } from '../errors';
-import type { OwnershipViewOut } from '../schemas';
+import type { OwnershipViewOut } from '../../contract/http';
 import { redact, type ServiceDeps } from './context';
 import { ownershipView } from './live';
 

@@ -24,7 +24,7 @@ import type {
   SubmitBody,
   WorktreeRemovedBody,
   RemovalResponse,
-} from '../schemas';
+} from '../../contract/http';
 import { authorizeOp, ownershipRow, redact, temporalDeadlineOf, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { ownershipView } from './live';
 import { asMessage, type Message, type MessageContext, successorId } from './messages';

@@ -4,7 +4,7 @@ import type { OwnershipRecord } from '../../domain/projection';
 import { isFreeState } from '../../domain/states';
 import { logReconciliation } from '../../store/reconciliations';
 import { getOwnership } from '../../store/lookups';
-import type { Caller, ReconciliationBody } from '../schemas-reconcile';
+import type { Caller, ReconciliationBody } from '../../contract/reconcile';
 import { authorizeOp, type ServiceDeps } from './context';
 
 /**

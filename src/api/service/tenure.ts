@@ -5,7 +5,7 @@ import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';
 import { tenureSecret, type Tenure } from '../../domain/tenure';
 import { recordOverride } from '../../store/overrides';
-import type { ClaimResponse, OverrideBody, OverrideResponse, OwnershipViewOut, TenureBody, TenureOut } from '../schemas';
+import type { ClaimResponse, OverrideBody, OverrideResponse, OwnershipViewOut, TenureBody, TenureOut } from '../../contract/http';
 import { authorizeOp, ownershipRow, throwRefusal, type OwnershipRow, type ServiceDeps } from './context';
 
 /**

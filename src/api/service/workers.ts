@@ -1,7 +1,7 @@
 import { OwnershipError } from '../../client/errors';
 import type { AgentWorkerRef, Principal } from '../../domain/identity';
 import { readBinding } from '../../store/bindings';
-import type { WorkerNamingBody } from '../schemas';
+import type { WorkerNamingBody } from '../../contract/http';
 import type { ServiceDeps } from './context';
 
 /**

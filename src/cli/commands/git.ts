@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Caller } from '../../api/schemas-reconcile';
+import type { Caller } from '../../contract/reconcile';
 import type { OfflineClaimOutcome } from '../../git/provisional';
 import type { ReconcilePort, ReconcileResult, ReconciliationEntry } from '../../reconcile';
 import { ApiError, ApiUrlError } from '../../api/client';

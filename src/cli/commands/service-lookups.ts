@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ApiUnreachableError } from '../../api/client';
-import type { ListResponse } from '../../api/schemas';
+import type { ListResponse } from '../../contract/http';
 import { OWNERSHIP_STATES } from '../../domain/states';
 import { api, NotFound, print, run, schemas } from './service-run';
 import { positiveInt, repoRootOf, resolveOwnership, scopeRepo } from './service-target';

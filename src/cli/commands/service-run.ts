@@ -4,13 +4,13 @@ import { cliFailureOf } from '../api-failure';
 import { EXIT } from '../exit-codes';
 
 /**
- * How a service command runs: its output (--json validated against ../render/schemas, else the
+ * How a service command runs: its output (--json validated against src/contract/cli-output.ts, else the
  * human text) and its failures, each with its documented exit code: refused 1, usage 2, not found
  * 3, unreachable 4.
  */
 
 // Loaded by the command that runs, not at start-up (src/cli/main.ts).
-export const schemas = () => require('../render/schemas') as typeof import('../render/schemas');
+export const schemas = () => require('../../contract/cli-output') as typeof import('../../contract/cli-output');
 
 export class UsageError extends Error {}
 export class NotFound extends Error {}

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type ApiClient, ApiError } from '../../api/client';
-import type { GetQuery, ListResponse, OwnershipItem, WireRecord } from '../../api/schemas';
+import type { GetQuery, ListResponse, OwnershipItem, WireRecord } from '../../contract/http';
 import { git } from '../../git/exec';
 import { NotFound, UsageError } from './service-run';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { BindBody } from '../../api/schemas';
+import type { BindBody } from '../../contract/http';
 import type { ProcessIdentity } from '../../domain/identity';
 import { setOnlineClaimHandler } from './git';
 import { api, print, run, schemas, UsageError } from './service-run';

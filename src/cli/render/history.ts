@@ -1,4 +1,4 @@
-import type { HistoryResponse } from '../../api/schemas';
+import type { HistoryResponse } from '../../contract/http';
 import { describeReport } from '../../store/attributions-schemas';
 import { runtimeLabel, shortSha, show } from './format';
 

@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { ListResponse } from '../../api/schemas';
+import type { ListResponse } from '../../contract/http';
 import { isFreeState } from '../../domain/states';
 import { lastActivityAt } from '../../domain/activity';
 import { ago } from '../age';

@@ -1,4 +1,4 @@
-// Generated from src/cli/render/schemas.ts (zod toJSONSchema) by test/unit/render-plain-check.test.ts; do not edit.
+// Generated from src/contract/cli-output.ts (zod toJSONSchema) by test/unit/render-plain-check.test.ts; do not edit.
 // After a change to those schemas: OD_UPDATE_GENERATED=1 OD_TEST_STACK=0 npx jest test/unit/render-plain-check.test.ts
 
 export const WHO_OUTPUT_JSON_SCHEMA: { readonly [k: string]: unknown } = {

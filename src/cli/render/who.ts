@@ -1,4 +1,4 @@
-import type { BranchStatusWire, Enforcement, Liveness, WireRecord } from '../../api/schemas';
+import type { BranchStatusWire, Enforcement, Liveness, WireRecord } from '../../contract/http';
 import { lastActivityAt } from '../../domain/activity';
 import { ago } from '../age';
 import { renderFields, runtimeLabel, shortSha, show, type Field } from './format';

@@ -1,2 +1,0 @@
-/** od-worktree's --json output schemas are the contract's (src/contract/cli-output.ts). */
-export * from '../../contract/cli-output';
