@@ -4,7 +4,7 @@ import { benchProvenance } from './cases/provenance';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalCliPath } from '../src/infra/tools';
-import { ownershipWorkflowId } from '../src/domain/workflow-id';
+import { ownershipWorkflowId } from '../src/ids/workflow-id';
 import { benchBaseMemory } from './cases/base-memory';
 import { benchBind } from './cases/bind';
 import { benchCli } from './cases/cli';

@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { ownershipWorkflowId } from '../../src/domain/workflow-id';
+import { ownershipWorkflowId } from '../../src/ids/workflow-id';
 import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { installHooks } from '../../src/git/guard';
 import { applyLocalProjection } from '../../src/git/projection';
 import { round } from '../breakdown';

@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { installHooks } from '../../src/git/guard';
 import { applyLocalProjection } from '../../src/git/projection';
 import type { BenchContext } from '../context';

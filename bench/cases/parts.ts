@@ -1,4 +1,4 @@
-import { newOwnershipId } from '../../src/domain/workflow-id';
+import { newOwnershipId } from '../../src/ids/workflow-id';
 import { applyLocalProjection } from '../../src/git/projection';
 import { clearIdentityCache, identifyWorktree } from '../../src/git/repo';
 import { readExecutorConversation } from '../../src/store/bindings';

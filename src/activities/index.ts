@@ -8,7 +8,7 @@ import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
 import { GitSideError } from '../git/errors';
 import { applyRecord, type TenureHashes } from '../git/record';
-import { tenureHashWords } from '../domain/tenure';
+import { tenureHashWords } from '../keys/tenure';
 import { isFinalHostError } from '../domain/host-errors';
 import { keyringKeys, type MessageKeyring } from '../keys/message-seal';
 import { identifyWorktree, worktreeDirs } from '../git/repo';
@@ -78,7 +78,7 @@ export function createHostActivities(deps: {
   authority: LivenessAuthority;
   /**
    * The deployment's service key: every live owner's projection carries the hashes of its tenure
-   * secret under each key (src/domain/tenure.ts), which the API derives from the same keys.
+   * secret under each key (src/keys/tenure.ts), which the API derives from the same keys.
    */
   keyring: MessageKeyring;
   /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */

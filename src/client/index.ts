@@ -36,7 +36,7 @@ import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
 import type { ProcessIdentity } from '../domain/identity';
-import { ownershipWorkflowId, newOwnershipId } from '../domain/workflow-id';
+import { ownershipWorkflowId, newOwnershipId } from '../ids/workflow-id';
 import {
   acceptHandoffUpdate,
   bindPlanUpdate,

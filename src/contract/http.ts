@@ -306,7 +306,7 @@ export const OwnershipViewSchema = WireRecordSchema.extend({
 export type OwnershipViewOut = z.infer<typeof OwnershipViewSchema>;
 
 /**
- * The proof of a tenure (src/domain/tenure.ts): the owner runs git with `env`, and the hooks and
+ * The proof of a tenure (src/keys/tenure.ts): the owner runs git with `env`, and the hooks and
  * the git gate accept a mutation only with a secret whose SHA-256 the worktree's projection holds.
  * Derived from the service key and the tenure, never stored: asking again answers the same.
  */

@@ -344,7 +344,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
     fact: "the tenure proof (hash of the owner's tenure secret)",
     home: {
       surface: 'code',
-      fields: ['src/domain/tenure.ts: derived from the service key and (ownershipId, epoch, owner session); the secret itself is stored nowhere'],
+      fields: ['src/keys/tenure.ts: derived from the service key and (ownershipId, epoch, owner session); the secret itself is stored nowhere'],
     },
     copies: [
       {

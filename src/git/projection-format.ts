@@ -36,7 +36,7 @@ export const LocalProjectionSchema = z.object({
   lastSeenAt: instant,
   provisional: z.boolean().optional(),
   idempotencyKey: text.nullable().optional(),
-  /** SHA-256 of the tenure's secret for each service key (src/domain/tenure.ts): a hash, never the secret. Absent: no proof to ask for (a provisional claim, a writer without the key). */
+  /** SHA-256 of the tenure's secret for each service key (src/keys/tenure.ts): a hash, never the secret. Absent: no proof to ask for (a provisional claim, a writer without the key). */
   tenureHash: z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated').nullable().optional(),
 });
 

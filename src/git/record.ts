@@ -17,7 +17,7 @@ export interface LocalTarget {
 }
 
 /**
- * The `overdeck.owner.tenure-hash` words of a tenure (src/domain/tenure.ts tenureHashWords), or null
+ * The `overdeck.owner.tenure-hash` words of a tenure (src/keys/tenure.ts tenureHashWords), or null
  * when the writer cannot derive them. Given by the caller: the host agent derives them from the
  * service key it was started with, reconcile from the key when it can read it.
  */

@@ -20,7 +20,7 @@ export function createLogger(level = 'info', destination?: pino.DestinationStrea
           'cookie',
           'token',
           '*.token',
-          // A tenure proof (src/domain/tenure.ts) logged whole, or an answer or environment carrying it.
+          // A tenure proof (src/keys/tenure.ts) logged whole, or an answer or environment carrying it.
           'secret',
           '*.secret',
           '*.*.secret',

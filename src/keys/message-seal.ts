@@ -88,7 +88,7 @@ export function readKeyringIfPresent(cfg: { serviceKeyFile: string; dataDir: str
   return parseKeyring(text, file);
 }
 
-/** Every key of the keyring, the sealing key first, each once (the tenure hashes, src/domain/tenure.ts). */
+/** Every key of the keyring, the sealing key first, each once (the tenure hashes, src/keys/tenure.ts). */
 export function keyringKeys(keys: MessageKeyring): Buffer[] {
   return [keys.sealing.key, ...[...keys.verifying].filter(([kid]) => kid !== keys.sealing.kid).map(([, key]) => key)];
 }
@@ -138,7 +138,7 @@ function sealedObject(p: Payload): Record<string, unknown> | null {
 }
 
 export class MessageSealCodec implements PayloadCodec {
-  /** `keys` is readable: the workers derive the tenure hashes (src/domain/tenure.ts) from the very keys that prove their seals. */
+  /** `keys` is readable: the workers derive the tenure hashes (src/keys/tenure.ts) from the very keys that prove their seals. */
   constructor(readonly keys: MessageKeyring) {}
 
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {

@@ -28,7 +28,7 @@ export interface ReconcileOptions {
   /** When set, the worktree must sit under one of these (docs/guarantees.md). */
   allowedRoots?: readonly string[];
   /**
-   * The tenure hashes from the service key (src/domain/tenure.ts), when this process can read the
+   * The tenure hashes from the service key (src/keys/tenure.ts), when this process can read the
    * key; absent: see keptTenureHash.
    */
   tenureHashes?: TenureHashes;

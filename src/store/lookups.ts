@@ -73,7 +73,7 @@ const HELD_SQL = HELD_STATES.map((s) => `'${s}'`).join(', ');
  * that host that the worktree's own projection names (`projectedOwnershipId`): a worktree moved by
  * `git worktree move` carries its projection along, while its ownership stays recorded at the old
  * path. Whatever workflow id it runs under: a lifecycle started before today's id formula
- * (src/domain/workflow-id.ts) has another one (the ownerships table names it). At most one per
+ * (src/ids/workflow-id.ts) has another one (the ownerships table names it). At most one per
  * path (migrations/1700000000010_one-live-owner.sql).
  */
 export async function heldOwnershipOf(

@@ -4,7 +4,7 @@ import { parseEvent, type OwnershipEvent } from '../domain/events';
 import { OwnershipIdSchema } from '../domain/identity';
 import { project, type OwnershipRecord } from '../domain/projection';
 import { inTransaction } from './db';
-import { ownershipWorkflowId } from '../domain/workflow-id';
+import { ownershipWorkflowId } from '../ids/workflow-id';
 
 /**
  * The read projection (ownerships, landing_receipts, branch_names) is derived data: docs/ownership-record.md#where-each-fact-lives
@@ -177,7 +177,7 @@ async function writeBatch(db: PoolClient, folded: Map<string, Derived>): Promise
   const rows = [...folded.values()].map((d) => ({
     ...columnsOf(d.record),
     // A row that exists keeps its workflow id (it came from the writer); a missing one gets the
-    // id every client derives for this worktree (domain/workflow-id.ts).
+    // id every client derives for this worktree (src/ids/workflow-id.ts).
     workflow_id: ownershipWorkflowId(d.record.hostId, d.record.worktreePath),
     record: d.record,
   }));

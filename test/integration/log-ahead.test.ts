@@ -4,7 +4,7 @@ import { decideBindPlan, decideClaim, decideHandoff, type Decision } from '../..
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { appendEvents, readEvents } from '../../src/store/event-store';
-import { newOwnershipId } from '../../src/domain/workflow-id';
+import { newOwnershipId } from '../../src/ids/workflow-id';
 import type { OwnershipView } from '../../src/workflows/messages';
 import { projectionQuery } from '../../src/workflows/messages';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';

@@ -5,7 +5,7 @@ import type { OwnershipView } from '../../src/client';
 import type { OwnershipEvent } from '../../src/domain/events';
 import type { Owner, Principal } from '../../src/domain/identity';
 import { emptyRecord, OWNERSHIP_STATES } from '../../src/domain/projection';
-import { ownershipWorkflowId } from '../../src/domain/workflow-id';
+import { ownershipWorkflowId } from '../../src/ids/workflow-id';
 import { recordObservation } from '../../src/store/bindings';
 import { appendEvents } from '../../src/store/event-store';
 import { buildListQuery, getHistory, getOwnership, listOwnerships } from '../../src/store/lookups';

@@ -3,7 +3,7 @@ import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, decideRelease, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
-import { newOwnershipId } from '../../src/domain/workflow-id';
+import { newOwnershipId } from '../../src/ids/workflow-id';
 import { appendEvents, messageOutcome, readEvents, settleRefused } from '../../src/store/event-store';
 import { OwnershipError } from '../../src/client/errors';
 import { startApiStack, type ApiStack } from '../support/api-stack';

@@ -14,7 +14,7 @@ import { createLogger } from '../../src/infra/logger';
 import { temporalCliPath } from '../../src/infra/tools';
 import { git, makeRepo } from '../support/git-fixture';
 import { startHarness, type Harness } from '../support/harness';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 
 /**
  * docs/guarantees.md#what-is-never-stored-and-what-is-redacted: a full scenario with canaries in the bearer tokens, in a cookie header and in

@@ -4,7 +4,7 @@ import { EXIT } from '../../src/cli/exit-codes';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 import { runCli, type CliResult } from '../support/cli';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 
 /**
  * The service side of the tenure proof (docs/operations.md#the-tenure-proof) on the real stack:
@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
-/** The projection's word for a secret (what the guard computes, src/domain/tenure.ts). */
+/** The projection's word for a secret (what the guard computes, src/keys/tenure.ts). */
 const sha256 = (x: string) => tenureSecretHash(x);
 
 function bindBody(i: number, session: string, extra: Record<string, unknown> = {}) {

@@ -19,7 +19,8 @@ import type { DataConverter } from '@temporalio/common';
 import os from 'node:os';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { loadKeyring, type MessageKeyring } from '../../src/keys/message-seal';
-import { tenureSecret, type Tenure } from '../../src/domain/tenure';
+import { type Tenure } from '../../src/domain/tenure';
+import { tenureSecret } from '../../src/keys/tenure';
 
 /**
  * The data converter of the test run's service processes: messages sealed with the run's service
@@ -36,7 +37,7 @@ export function testKeyring(): MessageKeyring {
 }
 
 /**
- * The secret the API would answer for a tenure (src/domain/tenure.ts), for a test that bound
+ * The secret the API would answer for a tenure (src/keys/tenure.ts), for a test that bound
  * through OwnershipClient and so has no answer to take it from: what the owner runs git with.
  */
 export function testTenureSecret(t: Tenure): string {

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
-import { tenureSecret } from '../../src/domain/tenure';
+import { tenureSecret } from '../../src/keys/tenure';
 import { readKeyringIfPresent } from '../../src/keys/message-seal';
 
 /**

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { OwnershipClient, OwnershipError, type BindRequest, type LocalWorktree, type WorktreeResolver } from '../../src/client';
 import type { SeenProcess } from '../../src/domain/liveness';
-import { ownershipWorkflowId } from '../../src/domain/workflow-id';
+import { ownershipWorkflowId } from '../../src/ids/workflow-id';
 
 /**
  * The typed client asks its worktree resolver (src/client/worktree-resolver.ts) what the host says,

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
-import { tenureSecret, tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecret, tenureSecretHash } from '../../src/keys/tenure';
 import { g, GATE_DIR, type OwnedFixture, ownedRepo } from './git-fixture';
 
 /**

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { resolveTarget } from '../../src/cli/target';
 import { readProjection, writeProjection } from '../../src/git/projection';
 import { cleanGitEnv } from '../../src/git/exec';

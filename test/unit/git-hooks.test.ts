@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { guardCheck, installHooks } from '../../src/git/guard';
 import { writeProjection } from '../../src/git/projection';
 import { g, makeRepo, projection, run, type Fixture, type Run } from './git-fixture';

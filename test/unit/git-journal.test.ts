@@ -5,7 +5,7 @@ import { commitsOfMove, parseJournalLine, readJournal, reflogMessages, JOURNAL_F
 import { writeProjection } from '../../src/git/projection';
 import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
 import { judgeClaim, type TenureSegment } from '../../src/domain/attribution';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { claimOf } from '../../src/store/attributions';
 import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tenureSecret, tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecret, tenureSecretHash } from '../../src/keys/tenure';
 import { renderProjection } from '../../src/git/projection-format';
 import { INCLUDE_ONLY } from '../../src/git/worktree-config';
 import { g, makeRepo, projection, run, type Fixture, type Run } from './git-fixture';

@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { TENURE_HASH_WORDS, TENURE_SECRET, tenureHashWords, tenureSecret, tenureSecretHash, type Tenure } from '../../src/domain/tenure';
+import { TENURE_HASH_WORDS, TENURE_SECRET, type Tenure } from '../../src/domain/tenure';
+import { tenureHashWords, tenureSecret, tenureSecretHash } from '../../src/keys/tenure';
 import { createLogger } from '../../src/infra/logger';
 import { keyringKeys, parseKeyring } from '../../src/keys/message-seal';
 
 /**
- * The tenure proof's derivation (src/domain/tenure.ts): the contract the hooks and the git gate are
+ * The tenure proof's derivation (src/keys/tenure.ts): the contract the hooks and the git gate are
  * built against. A known vector pins it (the hooks' shell side and any other implementation must
  * answer the same), the hash is what `printf %s | sha256sum` prints, and every input counts.
  */

@@ -8,7 +8,7 @@ import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
-import { newOwnershipId } from '../../src/domain/workflow-id';
+import { newOwnershipId } from '../../src/ids/workflow-id';
 import { appendEvents, readEvents } from '../../src/store/event-store';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { ownershipWorkflowId } from '../../src/domain/workflow-id';
+import { ownershipWorkflowId } from '../../src/ids/workflow-id';
 import type { CallRecord } from '../record';
 import type { Target } from '../target';
 import { checkAcks } from './acks';

@@ -4,7 +4,7 @@ import type { BranchStatus } from '../../git/status';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { isHeldState } from '../../domain/states';
-import { ownershipWorkflowId } from '../../domain/workflow-id';
+import { ownershipWorkflowId } from '../../ids/workflow-id';
 import { getHistory, getOwnership, listOwnerships } from '../../store/lookups';
 import type { GetOwnershipInput, HistoryInput } from '../../contract/lookups';
 import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';

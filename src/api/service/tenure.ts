@@ -3,13 +3,14 @@ import { OwnershipError } from '../../client/errors';
 import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';
-import { tenureSecret, type Tenure } from '../../domain/tenure';
+import { type Tenure } from '../../domain/tenure';
+import { tenureSecret } from '../../keys/tenure';
 import { recordOverride } from '../../store/overrides';
 import type { ClaimResponse, OverrideBody, OverrideResponse, OwnershipViewOut, TenureBody, TenureOut } from '../../contract/http';
 import { authorizeOp, ownershipRow, throwRefusal, type OwnershipRow, type ServiceDeps } from './context';
 
 /**
- * The tenure proof as the API hands it out (src/domain/tenure.ts): with the answer of a call that
+ * The tenure proof as the API hands it out (src/keys/tenure.ts): with the answer of a call that
  * made a session the owner (bind, accept-handoff, reclaim), again to that session on request, and
  * to an admin who records an override. Derived from the answer's record with the API's service
  * key each time: nothing of it is stored, sent to Temporal or logged.

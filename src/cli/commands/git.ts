@@ -19,7 +19,7 @@ const provisional = () => require('../../git/provisional') as typeof import('../
 const reconciliation = () => require('../../reconcile') as typeof import('../../reconcile');
 const httpPort = () => require('../../reconcile/http-port') as typeof import('../../reconcile/http-port');
 const seal = () => require('../../keys/message-seal') as typeof import('../../keys/message-seal');
-const tenure = () => require('../../domain/tenure') as typeof import('../../domain/tenure');
+const tenure = () => require('../../keys/tenure') as typeof import('../../keys/tenure');
 
 /** An opened port and how to close it (connections must not keep the CLI alive). */
 export interface OpenedPort {

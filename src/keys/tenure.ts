@@ -1,0 +1,34 @@
+import { createHash, createHmac } from 'node:crypto';
+import { TENURE_SECRET_PREFIX, type Tenure } from '../domain/tenure';
+
+/**
+ * The tenure secret, derived from the service key and the tenure, never stored: whoever holds the
+ * key (the API, the host agent) answers the same secret and writes the same hash for the same
+ * tenure, on a replayed or repeated bind too. The names and shapes are src/domain/tenure.ts.
+ */
+const DOMAIN = 'overdeck-tenure-v1';
+
+/** The secret key K hands out for a tenure: prefix + base64url (no padding) of HMAC-SHA256(K, domain, ownership, epoch, session). */
+export function tenureSecret(key: Uint8Array, t: Tenure): string {
+  const mac = createHmac('sha256', key).update(`${DOMAIN}\n${t.ownershipId}\n${t.epoch}\n${t.executionSessionId}`).digest('base64url');
+  return `${TENURE_SECRET_PREFIX}${mac}`;
+}
+
+/**
+ * What the hooks compute from OVERDECK_TENURE_SECRET (hooks/overdeck-guard.sh od_sha256): the
+ * lowercase hex SHA-256 of the secret and a newline, which is what `sha256sum <<EOF` reads. The
+ * newline is the price of one process fewer per judged git command than `printf | sha256sum`.
+ */
+export function tenureSecretHash(secret: string): string {
+  return createHash('sha256').update(`${secret}\n`, 'utf8').digest('hex');
+}
+
+/**
+ * The value of `overdeck.owner.tenure-hash`: the hash of each key's secret, space separated, the
+ * sealing key first. Every key of the keyring, so that an owner whose secret came from a key that
+ * is now second (a key rotated in since) is not locked out of its own worktree.
+ */
+export function tenureHashWords(keys: readonly Uint8Array[], t: Tenure): string {
+  if (keys.length === 0) throw new Error('tenureHashWords: no key');
+  return keys.map((k) => tenureSecretHash(tenureSecret(k, t))).join(' ');
+}
