@@ -4,7 +4,7 @@ import { beaconVerdict, pingDatabase } from '../store/beacons';
 import type { Pool } from '../store/db';
 import { type HealthProblem, type HealthReport } from '../contract/health';
 import { hostTaskQueue as hostQueueOf } from '../domain/queues';
-import { BEACON_STALE_MS, beaconFresh } from '../infra/beacon';
+import { agentPresent, BEACON_STALE_MS } from '../infra/beacon';
 import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands, type NamespaceReport } from '../infra/namespace-check';
 import { seenHosts, type SeenHost } from '../store/hosts';
 import { VERSION_INFO } from '../version';
@@ -71,10 +71,11 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
       Promise.all(
         hosts.map(async (h): Promise<SeenHost & { agent: 'up' | 'down' | null }> => {
           if (h.hostId === deps.hostId) return { ...h, agent: null }; // this host's: `hostAgent`, below
-          if (h.lastBeatAgoMs !== null) return { ...h, agent: beaconFresh(h.lastBeatAgoMs) ? 'up' : 'down' };
-          // No beacon at all (an agent without DATABASE_URL beats none): Temporal's pollers are all there is.
-          const agent = await pollers(hostQueueOf(h.hostId), 'activity', Math.max(0, deadline - Date.now())).catch(() => 'down' as const);
-          return { ...h, agent };
+          const present = await agentPresent(
+            h.lastBeatAgoMs,
+            async () => (await pollers(hostQueueOf(h.hostId), 'activity', Math.max(0, deadline - Date.now()))) === 'up',
+          ).catch(() => false);
+          return { ...h, agent: present ? ('up' as const) : ('down' as const) };
         }),
       ),
     );

@@ -14,6 +14,15 @@ export const BEAT_MS = 2_000;
 export const BEACON_STALE_MS = 8_000;
 /** A beacon this many ms old says its process runs: the one rule /healthz and the API's host presence judge by. */
 export const beaconFresh = (ageMs: number): boolean => ageMs < BEACON_STALE_MS;
+
+/**
+ * Whether a host's agent is there: its beacon decides when it has one (`beatAgoMs`); an agent
+ * without DATABASE_URL beats none, and then Temporal's poller list of its queue is all there is
+ * (`polled`, asked only then). The one rule /healthz's host list and the API's host presence use.
+ */
+export async function agentPresent(beatAgoMs: number | null, polled: () => Promise<boolean>): Promise<boolean> {
+  return beatAgoMs !== null ? beaconFresh(beatAgoMs) : polled();
+}
 const RETRY_MS = 250;
 
 export interface BeaconOptions {

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../../store/db';
-import { beaconFresh } from '../../infra/beacon';
+import { agentPresent } from '../../infra/beacon';
 import { hostTaskQueue } from '../../domain/queues';
 import { hostBeatAgoMs } from '../../store/hosts';
 import { queuePolled } from '../../infra/queue-pollers';
@@ -34,14 +34,10 @@ export function createHostPresence(deps: { pool: Pool; temporal: Client; namespa
   const cache = new Map<string, { at: number; seen: Promise<HostAgentSeen> }>();
   const look = async (hostId: string): Promise<HostAgentSeen> => {
     const ago = await hostBeatAgoMs(deps.pool, hostId);
-    if (ago !== null) return { hostId, agent: beaconFresh(ago) ? 'up' : 'away', seenAgoMs: ago };
-    return {
-      hostId,
-      agent: (await deps.temporal.withDeadline(Date.now() + 3_000, () => queuePolled(deps.temporal, deps.namespace, hostTaskQueue(hostId), 'activity')))
-        ? 'up'
-        : 'away',
-      seenAgoMs: null,
-    };
+    const present = await agentPresent(ago, () =>
+      deps.temporal.withDeadline(Date.now() + 3_000, () => queuePolled(deps.temporal, deps.namespace, hostTaskQueue(hostId), 'activity')),
+    );
+    return { hostId, agent: present ? 'up' : 'away', seenAgoMs: ago };
   };
   return {
     of(hostId) {
