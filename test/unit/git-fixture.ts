@@ -4,7 +4,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
-import { tenureSecretHash } from '../../src/domain/tenure';
+import { tenureSecretHash } from '../../src/keys/tenure';
 import { installHooks } from '../../src/git/guard';
 import { type LocalProjection, writeProjection } from '../../src/git/projection';
 
