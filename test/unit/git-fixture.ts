@@ -1,6 +1,20 @@
 /** Shared by test/unit/git-*.test.ts: real repositories with real worktrees in temp dirs. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
@@ -29,12 +43,46 @@ export function run(cmd: string, args: readonly string[], cwd: string, env: Reco
   return { status: res.status ?? -1, stdout: res.stdout, stderr: res.stderr };
 }
 
+const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
 /** git that must succeed; returns trimmed stdout. */
 export function g(cwd: string, ...args: string[]): string {
   const r = run('git', args, cwd);
   if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed (${r.status}): ${r.stderr}`);
   return r.stdout.trim();
 }
+
+/**
+ * g() for each command in turn, from one shell: what each answers, trimmed; throws as g() does at
+ * the first that fails (the shell runs none after it). Each process a jest worker starts costs
+ * more the larger the worker has grown, while a shell starts git cheaply: for the tests that read
+ * many things at once. Each command's output is followed by NUL, its status, NUL.
+ */
+export function gMany(cwd: string, ...commands: readonly string[][]): string[] {
+  const script = commands.map((args) => `git ${args.map(shQuote).join(' ')}; s=$?; printf '\\0%s\\0' $s; [ $s = 0 ] || exit 0`).join('\n');
+  const r = run('sh', ['-c', script], cwd);
+  const parts = r.stdout.split('\0');
+  return commands.map((args, i) => {
+    const status = parts[2 * i + 1];
+    if (status !== '0') throw new Error(`git ${args.join(' ')} failed (${status ?? `no status, sh ${r.status}`}): ${r.stderr}`);
+    return parts[2 * i]!.trim();
+  });
+}
+
+/**
+ * Where the repositories are made: a tmpfs (/dev/shm) where the machine has one, else the temp
+ * dir. Each test makes and removes a repository of a hundred-odd small files, and git writes
+ * more; on a disk-backed file system that creating and removing was a third of a git suite's CPU
+ * time and more of its wall time. Nothing here depends on the file system.
+ */
+const REPOS = ((): string => {
+  try {
+    accessSync('/dev/shm', constants.W_OK);
+    return realpathSync('/dev/shm');
+  } catch {
+    return os.tmpdir();
+  }
+})();
 
 export interface Fixture {
   root: string;
@@ -46,7 +94,26 @@ export interface Fixture {
 
 /** A repository with one commit on main plus two linked worktrees on branches wt1 and wt2. */
 export function makeRepo(): Fixture {
-  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'od-git-')));
+  plain ??= buildRepo();
+  return copyOf(plain);
+}
+
+/**
+ * makeRepo() with `prepare` run on it: for the tests of a file that all start from the same
+ * prepared repository. The preparation runs once per file and `key`; each call answers a copy.
+ */
+export async function preparedRepo(key: string, prepare: (fx: Fixture) => void | Promise<void>): Promise<Fixture> {
+  return copyOf(
+    await template(key, async () => {
+      const fx = buildRepo();
+      await prepare(fx);
+      return fx;
+    }),
+  );
+}
+
+function buildRepo(): Fixture {
+  const root = realpathSync(mkdtempSync(path.join(REPOS, 'od-git-')));
   const repo = path.join(root, 'repo');
   g(root, 'init', '-q', '-b', 'main', repo);
   writeFileSync(path.join(repo, 'a.txt'), 'one\n');
@@ -60,6 +127,56 @@ export function makeRepo(): Fixture {
   g(repo, 'worktree', 'add', '-q', '-b', 'wt1', wt1);
   g(repo, 'worktree', 'add', '-q', '-b', 'wt2', wt2);
   return { root, repo, wt1, wt2, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/*
+ * Building a fixture runs git a dozen times or more; a test file asks for one per test, all alike.
+ * So each kind is built once per file and every test gets a copy of it (a fresh directory, as
+ * before). git keeps absolute paths in a few text files (a worktree's .git, its gitdir, the
+ * config's hooksPath and remote, the hooks' own records): the copy gets its own root written
+ * there. And its indexes are refreshed: the copied files' inodes and ctimes differ from what an
+ * index recorded, so git would take every file for changed until it looked again (`reset --keep`
+ * refuses "not uptodate", and the first git to look rewrites the index, in the middle of a
+ * test's before/after).
+ */
+let plain: Fixture | undefined;
+const templates = new Map<string, Promise<Fixture>>();
+afterAll(async () => {
+  plain?.cleanup();
+  for (const t of await Promise.allSettled(templates.values())) if (t.status === 'fulfilled') t.value.cleanup();
+});
+
+function template<F extends Fixture>(key: string, build: () => Promise<F>): Promise<F> {
+  let t = templates.get(key);
+  if (t === undefined) templates.set(key, (t = build()));
+  return t as Promise<F>;
+}
+
+function copyOf<F extends Fixture>(t: F): F {
+  const root = realpathSync(mkdtempSync(path.join(REPOS, 'od-git-')));
+  copyTree(t.root, root, t.root, root);
+  const fx = { ...t, root, cleanup: () => rmSync(root, { recursive: true, force: true }) } as F;
+  for (const [k, v] of Object.entries(t))
+    if (typeof v === 'string' && v.startsWith(`${t.root}/`)) (fx as Record<string, unknown>)[k] = root + v.slice(t.root.length);
+  gMany(root, ...[fx.repo, fx.wt1, fx.wt2].map((wt) => ['-C', wt, 'update-index', '-q', '--refresh']));
+  return fx;
+}
+
+/** `src` copied to `dst` (modes kept), every text file naming `from` naming `to` instead (objects and indexes hold no paths). */
+function copyTree(src: string, dst: string, from: string, to: string, paths = true): void {
+  for (const e of readdirSync(src, { withFileTypes: true })) {
+    const s = path.join(src, e.name);
+    const d = path.join(dst, e.name);
+    if (e.isDirectory()) {
+      mkdirSync(d, { mode: statSync(s).mode });
+      copyTree(s, d, from, to, paths && e.name !== 'objects');
+    } else if (e.isSymbolicLink()) {
+      const target = readlinkSync(s);
+      symlinkSync(target.startsWith(`${from}/`) ? to + target.slice(from.length) : target, d);
+    } else if (paths && e.name !== 'index' && readFileSync(s, 'latin1').includes(from))
+      writeFileSync(d, readFileSync(s, 'latin1').replaceAll(from, to), { encoding: 'latin1', mode: statSync(s).mode });
+    else copyFileSync(s, d);
+  }
 }
 
 /** Owner `tag`: every value carries the tag, so a reader can tell whether keys of two owners mixed. */
@@ -98,7 +215,11 @@ export interface OwnedFixture extends Fixture {
  * recorded its maker), and, unless `committed`, it has a changed, a staged and an untracked file.
  */
 export async function ownedRepo(secret: string, o: { committed?: boolean } = {}): Promise<OwnedFixture> {
-  const fx = makeRepo();
+  return copyOf(await template(`owned ${o.committed === true} ${secret}`, () => buildOwnedRepo(secret, o)));
+}
+
+async function buildOwnedRepo(secret: string, o: { committed?: boolean }): Promise<OwnedFixture> {
+  const fx = buildRepo();
   g(fx.repo, 'checkout', '-q', '-b', 'other', 'HEAD~1');
   writeFileSync(path.join(fx.repo, 'b.txt'), 'on other\n');
   g(fx.repo, 'add', 'b.txt');

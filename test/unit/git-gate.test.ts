@@ -5,7 +5,7 @@ import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck, installHooks } from '../../src/git/guard';
 import { parseJournalLine } from '../../src/git/journal';
 import { writeProjection } from '../../src/git/projection';
-import { g, makeRepo, projection, run, type Fixture, type Run } from './git-fixture';
+import { g, gMany, preparedRepo, projection, run, type Fixture, type Run } from './git-fixture';
 
 /**
  * The agent-side git gate (bin/git-gate/git, docs/agent-gate.md) on real repositories and
@@ -24,18 +24,19 @@ const gatedPath = `${GATE_DIR}:${process.env.PATH ?? ''}`;
 
 let fx: Fixture;
 
-/** A handoff from A (epoch 1) to B (epoch 2) as the host agent projects it; B then edits. */
+/** A handoff from A (epoch 1) to B (epoch 2) as the host agent projects it; B then edits. (Prepared once, copied for each test.) */
 beforeEach(async () => {
-  fx = makeRepo();
-  g(fx.repo, 'branch', 'other', 'HEAD~1');
-  await writeProjection(fx.wt1, projection('A', 1, { epoch: 1 }));
-  await writeProjection(fx.wt1, projection('B', 2, { ownershipId: 'own_A', epoch: 2 }));
-  writeFileSync(path.join(fx.wt1, 'a.txt'), 'B edits a tracked file\n');
-  writeFileSync(path.join(fx.wt1, 'staged.txt'), 'B stages a new file\n');
-  g(fx.wt1, 'add', 'staged.txt');
-  writeFileSync(path.join(fx.wt1, 'new.txt'), 'B has an untracked file\n');
-  mkdirSync(path.join(fx.wt1, 'dir'));
-  writeFileSync(path.join(fx.wt1, 'dir/deep.txt'), 'and an untracked directory\n');
+  fx = await preparedRepo('handoff', async (base) => {
+    g(base.repo, 'branch', 'other', 'HEAD~1');
+    await writeProjection(base.wt1, projection('A', 1, { epoch: 1 }));
+    await writeProjection(base.wt1, projection('B', 2, { ownershipId: 'own_A', epoch: 2 }));
+    writeFileSync(path.join(base.wt1, 'a.txt'), 'B edits a tracked file\n');
+    writeFileSync(path.join(base.wt1, 'staged.txt'), 'B stages a new file\n');
+    g(base.wt1, 'add', 'staged.txt');
+    writeFileSync(path.join(base.wt1, 'new.txt'), 'B has an untracked file\n');
+    mkdirSync(path.join(base.wt1, 'dir'));
+    writeFileSync(path.join(base.wt1, 'dir/deep.txt'), 'and an untracked directory\n');
+  });
 });
 afterEach(() => fx.cleanup());
 
@@ -52,18 +53,28 @@ function gated(args: readonly string[], cwd: string, env: Record<string, string>
 /** Every byte B could lose: files, index, HEAD, branch, stash, and what git status says. */
 function state(wt: string): Record<string, string> {
   const file = (f: string) => (existsSync(path.join(wt, f)) ? readFileSync(path.join(wt, f), 'utf8') : '<missing>');
+  const [index, status, head, branch, tip, stash, other] = gMany(
+    wt,
+    ['ls-files', '--stage'],
+    ['status', '--porcelain=v1', '--untracked-files=all'],
+    ['rev-parse', 'HEAD'],
+    ['symbolic-ref', 'HEAD'],
+    ['rev-parse', 'refs/heads/wt1'],
+    ['stash', 'list'],
+    ['rev-parse', 'refs/heads/other'],
+  );
   return {
     a: file('a.txt'),
     staged: file('staged.txt'),
     untracked: file('new.txt'),
     deep: file('dir/deep.txt'),
-    index: g(wt, 'ls-files', '--stage'),
-    status: g(wt, 'status', '--porcelain=v1', '--untracked-files=all'),
-    head: g(wt, 'rev-parse', 'HEAD'),
-    branch: g(wt, 'symbolic-ref', 'HEAD'),
-    tip: g(wt, 'rev-parse', 'refs/heads/wt1'),
-    stash: g(wt, 'stash', 'list'),
-    other: g(wt, 'rev-parse', 'refs/heads/other'),
+    index,
+    status,
+    head,
+    branch,
+    tip,
+    stash,
+    other,
   };
 }
 

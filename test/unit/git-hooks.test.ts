@@ -3,20 +3,21 @@ import path from 'node:path';
 import { tenureSecretHash } from '../../src/keys/tenure';
 import { guardCheck, installHooks } from '../../src/git/guard';
 import { writeProjection } from '../../src/git/projection';
-import { g, makeRepo, projection, run, type Fixture, type Run } from './git-fixture';
+import { g, preparedRepo, projection, run, type Fixture, type Run } from './git-fixture';
 
 let fx: Fixture;
 let marker: string;
 
-/** Owner A (epoch 3) holds wt1; a hook that was there before us writes a marker and fails on demand. */
+/** Owner A (epoch 3) holds wt1; a hook that was there before us writes a marker and fails on demand. (Prepared once, copied for each test.) */
 beforeEach(async () => {
-  fx = makeRepo();
+  fx = await preparedRepo('owned by A, hooks installed', async (base) => {
+    const previous = path.join(base.repo, '.git/hooks/pre-commit');
+    writeFileSync(previous, `#!/bin/sh\necho "pre-commit $*" >> "${path.join(base.root, 'marker')}"\n[ ! -e "${base.root}/fail-pre-commit" ]\n`);
+    chmodSync(previous, 0o755);
+    await writeProjection(base.wt1, projection('A', 3, { epoch: 3 }));
+    await installHooks(base.repo);
+  });
   marker = path.join(fx.root, 'marker');
-  const previous = path.join(fx.repo, '.git/hooks/pre-commit');
-  writeFileSync(previous, `#!/bin/sh\necho "pre-commit $*" >> "${marker}"\n[ ! -e "${fx.root}/fail-pre-commit" ]\n`);
-  chmodSync(previous, 0o755);
-  await writeProjection(fx.wt1, projection('A', 3, { epoch: 3 }));
-  await installHooks(fx.repo);
 });
 afterEach(() => fx.cleanup());
 

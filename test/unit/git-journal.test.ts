@@ -7,7 +7,7 @@ import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
 import { judgeClaim, type TenureSegment } from '../../src/domain/attribution';
 import { tenureSecretHash } from '../../src/keys/tenure';
 import { claimOf } from '../../src/store/attributions';
-import { g, makeRepo, projection, run, type Fixture } from './git-fixture';
+import { g, preparedRepo, projection, run, type Fixture } from './git-fixture';
 
 /** docs/git-projection.md#the-journal: what the hooks append, and which commits a move made. */
 
@@ -15,9 +15,11 @@ let fx: Fixture;
 let id: WorktreeIdentity;
 
 beforeEach(async () => {
-  fx = makeRepo();
-  await writeProjection(fx.wt1, projection('A', 3, { epoch: 3 }));
-  await installHooks(fx.repo);
+  // Prepared once, copied for each test.
+  fx = await preparedRepo('owned by A, hooks installed', async (base) => {
+    await writeProjection(base.wt1, projection('A', 3, { epoch: 3 }));
+    await installHooks(base.repo);
+  });
   id = await identifyWorktree(fx.wt1);
 });
 afterEach(() => fx.cleanup());

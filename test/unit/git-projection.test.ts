@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -271,13 +271,30 @@ describe('atomicity under a concurrent reader', () => {
       conversationUrl: i % 2 === 0 ? `https://chatgpt.com/c/conv-N${i}` : null,
     });
 
+  const READ = ['config', '--worktree', '--includes', '--get-regexp', '^overdeck\\.owner\\.'];
   const readOnce = (cwd: string): Promise<string> =>
     new Promise((resolve, reject) => {
-      execFile('git', ['config', '--worktree', '--includes', '--get-regexp', '^overdeck\\.owner\\.'], { cwd, env: cleanGitEnv() }, (err, stdout) => {
+      execFile('git', READ, { cwd, env: cleanGitEnv() }, (err, stdout) => {
         if (err !== null && err.code !== 1) reject(err);
         else resolve(stdout);
       });
     });
+  /** What a read answered, then its exit status: never a line of git's own (those are `overdeck.owner.<key> <value>`). */
+  const END = '--od-read-end';
+
+  /**
+   * Reads in a loop until `stop` exists, from a shell of its own: a read forked from this (large)
+   * test process costs several times more, and reads as many more as the writer leaves room for.
+   * Each read's output ends with a line `END <git's exit status>`, for checking once the writer is done.
+   */
+  function startReader(cwd: string, stop: string, out: string): Promise<number | null> {
+    const loop = `while [ ! -e "$1" ]; do git ${READ.map((a) => `'${a}'`).join(' ')}; echo "${END} $?"; done > "$2"`;
+    const child = spawn('sh', ['-c', loop, 'reader', stop, out], { cwd, env: cleanGitEnv(), stdio: 'ignore' });
+    return new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => resolve(code));
+    });
+  }
 
   function checkConsistent(out: string): number | null {
     if (out === '') return null;
@@ -313,22 +330,30 @@ describe('atomicity under a concurrent reader', () => {
 
   it('never shows keys of two owners mixed while 500 owner changes are written', async () => {
     await writeProjection(fx.wt1, owner(0));
-    let done = false;
-    const seen: number[] = [];
-    const readLoop = async (): Promise<void> => {
-      while (!done) {
-        const i = checkConsistent(await readOnce(fx.wt1));
-        if (i !== null) seen.push(i);
-      }
-    };
-    const readers = [readLoop()];
+    const stop = path.join(fx.root, 'stop-reading');
+    const reads = path.join(fx.root, 'reads');
+    const reader = startReader(fx.wt1, stop, reads);
     try {
       for (let i = 1; i <= 500; i++) expect(await writeProjection(fx.wt1, owner(i))).toBe('written');
     } finally {
-      done = true;
-      await Promise.all(readers);
+      writeFileSync(stop, '');
+      expect(await reader).toBe(0);
     }
-    // The readers really ran alongside the writer.
+    const seen: number[] = [];
+    let read: string[] = [];
+    for (const line of readFileSync(reads, 'utf8').split('\n').slice(0, -1)) {
+      if (!line.startsWith(`${END} `)) {
+        read.push(line);
+        continue;
+      }
+      // 1: no keys at all (checkConsistent takes '' for that); anything else is a failed read.
+      expect(['0', '1']).toContain(line.slice(END.length + 1));
+      const i = checkConsistent(read.length === 0 ? '' : `${read.join('\n')}\n`);
+      if (i !== null) seen.push(i);
+      read = [];
+    }
+    expect(read).toEqual([]);
+    // The reader really ran alongside the writer.
     expect(seen.length).toBeGreaterThan(20);
     expect(new Set(seen).size).toBeGreaterThan(10);
     expect(checkConsistent(await readOnce(fx.wt1))).toBe(500);
