@@ -11,6 +11,7 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  statfsSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -70,14 +71,17 @@ export function gMany(cwd: string, ...commands: readonly string[][]): string[] {
 }
 
 /**
- * Where the repositories are made: a tmpfs (/dev/shm) where the machine has one, else the temp
- * dir. Each test makes and removes a repository of a hundred-odd small files, and git writes
- * more; on a disk-backed file system that creating and removing was a third of a git suite's CPU
- * time and more of its wall time. Nothing here depends on the file system.
+ * Where the repositories are made: a tmpfs (/dev/shm) where the machine has one with room to
+ * spare (a container's is 64 MiB unless said otherwise), else the temp dir. Each test makes and
+ * removes a repository of a hundred-odd small files, and git writes more; on a disk-backed file
+ * system that was a third of a git suite's CPU time and more of its wall time. Nothing the tests
+ * check depends on the file system.
  */
 const REPOS = ((): string => {
   try {
     accessSync('/dev/shm', constants.W_OK);
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize < 512 * 2 ** 20) return os.tmpdir();
     return realpathSync('/dev/shm');
   } catch {
     return os.tmpdir();
