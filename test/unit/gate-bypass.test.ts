@@ -4,7 +4,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
 import { tenureSecret, tenureSecretHash } from '../../src/keys/tenure';
-import { g, GATE_DIR, gMany, type OwnedFixture, ownedRepo } from './git-fixture';
+import { g, GATE_DIR, refsOf, type OwnedFixture, ownedRepo } from './git-fixture';
 
 /**
  * A second agent in the same repository tries every way around the gate it can think of, as a
@@ -55,7 +55,7 @@ function ownerState(): Record<string, unknown> {
           .digest('hex')
       : '<missing>';
   const stashLog = path.join(fx.repo, '.git/logs/refs/stash');
-  const [refs, remote] = gMany(fx.root, ...[fx.repo, origin].map((dir) => ['-C', dir, 'for-each-ref', '--format=%(refname) %(objectname)']));
+  const [refs, remote] = refsOf(fx.root, fx.repo, origin);
   return {
     files,
     index: priv('index'),

@@ -70,6 +70,11 @@ export function gMany(cwd: string, ...commands: readonly string[][]): string[] {
   });
 }
 
+/** Each repository's refs (name and object), read from one shell: what an attempt on it must leave as it was. */
+export function refsOf(cwd: string, ...repos: readonly string[]): string[] {
+  return gMany(cwd, ...repos.map((dir) => ['-C', dir, 'for-each-ref', '--format=%(refname) %(objectname)']));
+}
+
 /**
  * Where the repositories are made: a tmpfs (/dev/shm) where the machine has one with room to
  * spare (a container's is 64 MiB unless said otherwise), else the temp dir. Each test makes and

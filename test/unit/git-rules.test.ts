@@ -2,7 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import path from 'node:path';
 import { type Attempt, gateClassifierBlock, gateDocTable, GIT_RULES, HARMLESS, HARMLESS_FAST } from '../../src/domain/git-rules';
 import { realGit } from '../../src/git/real-git';
-import { g, GATE_DIR, gMany, type OwnedFixture, ownedRepo, run } from './git-fixture';
+import { g, GATE_DIR, refsOf, type OwnedFixture, ownedRepo, run } from './git-fixture';
 
 /**
  * The gate runs the table of src/domain/git-rules.ts as a generated block of shell; this keeps
@@ -64,7 +64,7 @@ function ownerBytes(o: Owned): string {
   const { fx } = o;
   const read = (f: string) => (existsSync(f) ? readFileSync(f, 'utf8') : '<missing>');
   const priv = path.join(fx.repo, '.git/worktrees/wt1');
-  const [refs, remote] = gMany(fx.root, ...[fx.repo, o.origin].map((dir) => ['-C', dir, 'for-each-ref', '--format=%(refname) %(objectname)']));
+  const [refs, remote] = refsOf(fx.root, fx.repo, o.origin);
   return JSON.stringify([
     ['a.txt', 'new.txt', 'staged.txt'].map((f) => read(path.join(fx.wt1, f))),
     existsSync(path.join(priv, 'index')) ? readFileSync(path.join(priv, 'index')).toString('base64') : '<missing>',
