@@ -34,7 +34,6 @@ module.exports = {
           '^src/client/',
           '^src/adapters/worktree-resolver\\.ts$',
           '^src/api/client\\.ts$',
-          '^src/api/errors\\.ts$',
           '^src/infra/payload-codec\\.ts$',
           '^src/version\\.ts$',
           '(^|/)node_modules/',

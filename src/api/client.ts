@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { Observation } from '../domain/binding';
 import { DEFAULT_API_PORT } from '../contract/defaults';
 import type { Provenance } from '../contract/provenance';
-import type { ErrorBody } from './errors';
+import type { ErrorBody } from '../contract/errors';
 import type { Caller, ReconciliationBody } from '../contract/reconcile';
 import type {
   AcceptHandoffBody,

@@ -11,8 +11,6 @@ import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contra
 
 export const RETRY_AFTER_SECONDS = 5;
 
-export { ErrorBodySchema, REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
-
 export function statusOf(code: ApiErrorCode): number {
   return REASON_HTTP_STATUS[code];
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Operation } from '../auth/policy';
 import { OwnershipError } from '../client/errors';
 import type { Principal } from '../domain/identity';
-import { ErrorBodySchema } from './errors';
+import { ErrorBodySchema } from '../contract/errors';
 import { messageIdFor, type MessageContext } from './service/messages';
 
 /** Fastify wiring shared by the route modules: the typed instance, route config and request state. */

@@ -39,7 +39,7 @@ export type {
   WorktreeRemovedBody,
 } from '../contract/http';
 export type { Caller, ReconciliationBody } from '../contract/reconcile';
-export type { ErrorBody } from '../api/errors';
+export type { ErrorBody } from '../contract/errors';
 export type { HealthReport } from '../contract/health';
 export type { Provenance } from '../contract/provenance';
 export type { ReasonCode } from '../domain/reasons';

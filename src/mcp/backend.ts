@@ -1,5 +1,5 @@
 import { ApiError, type ApiClient } from '../api/client';
-import type { ErrorBody } from '../api/errors';
+import type { ErrorBody } from '../contract/errors';
 import { toFailure } from '../api/errors';
 import type { OwnershipService } from '../api/service';
 import type { Principal } from '../domain/identity';

@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toFailure, type ErrorBody } from '../api/errors';
+import { toFailure } from '../api/errors';
+import type { ErrorBody } from '../contract/errors';
 import { PACKAGE_VERSION } from '../version';
 import { findTool, listedName, SERVER_INSTRUCTIONS, TOOLS, toolInputJsonSchema, toolOutputJsonSchema, type ToolBackend, type ToolNaming } from './tools';
 

@@ -7,7 +7,7 @@ import { loadConfig } from '../config';
 import { directBackend, remoteBackend, remoteErrorBody } from './backend';
 import { createMcpServer } from './server';
 import { TOOL_NAMINGS, type ToolBackend, type ToolNaming } from './tools';
-import type { ErrorBody } from '../api/errors';
+import type { ErrorBody } from '../contract/errors';
 
 /**
  * The ownership MCP tools over stdio, for MCP hosts that spawn their servers. It reads:

@@ -1,4 +1,5 @@
-import { statusOf, type ApiErrorCode } from '../../../src/api/errors';
+import { statusOf } from '../../../src/api/errors';
+import type { ApiErrorCode } from '../../../src/contract/errors';
 import { REASONS } from '../../../src/domain/reasons';
 import type { Draft } from './draft';
 import type { RawResponse } from './http';
