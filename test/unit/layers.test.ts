@@ -134,7 +134,7 @@ beforeAll(() => {
     ['--config', path.join(ROOT, 'eslint.config.mjs'), '--format', 'json', ...Object.keys(LINTED).map((f) => path.join(lint, f))],
     ROOT,
   );
-  formatted = tool(BIN('prettier'), ['--config', path.join(ROOT, '.prettierrc'), '--check', ...Object.keys(FORMATTED)], lint);
+  formatted = tool(BIN('prettier'), ['--no-color', '--config', path.join(ROOT, '.prettierrc'), '--check', ...Object.keys(FORMATTED)], lint);
 });
 afterAll(async () => {
   await Promise.all([cruised, linted, formatted]);
