@@ -1,5 +1,7 @@
 import { TestEnvironment } from 'jest-environment-node';
+import type { EnvironmentContext, JestEnvironmentConfig } from '@jest/environment';
 import { ChildGuard } from './process-guard';
+import { cpuOf, recordCpu } from './cpu-account';
 
 /**
  * jest's node environment with a child-process guard (process-guard.ts): its teardown runs after
@@ -9,6 +11,13 @@ import { ChildGuard } from './process-guard';
 export default class GuardedEnvironment extends TestEnvironment {
   private readonly guard = new ChildGuard(process.env.OD_TEST_CHILDREN);
   private readonly atExit = () => this.guard.killAllNow();
+  private readonly testPath: string;
+  private readonly started = { cpu: cpuOf('self'), at: Date.now() };
+
+  constructor(config: JestEnvironmentConfig, context: EnvironmentContext) {
+    super(config, context);
+    this.testPath = context.testPath;
+  }
 
   override async setup(): Promise<void> {
     await super.setup();
@@ -23,6 +32,7 @@ export default class GuardedEnvironment extends TestEnvironment {
     } finally {
       process.off('exit', this.atExit);
       await super.teardown();
+      recordCpu({ file: this.testPath, cpu: cpuOf('self') - this.started.cpu, wall: (Date.now() - this.started.at) / 1000 });
     }
   }
 }
