@@ -52,8 +52,9 @@ test('torture (short): one live owner per worktree, nothing acknowledged lost, n
   const baseDir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'torture-'));
   const result = await runTorture(targetOf(baseDir), {
     seed: SEED,
-    durationMs: 6_000,
-    maxCalls: 400,
+    // Bound by the count, not the clock: on a loaded machine a few seconds may hold only a handful of calls.
+    durationMs: 90_000,
+    maxCalls: 80,
     sessionsPerWorker: 3,
     worktrees: 3,
     concurrency: 4,
@@ -61,7 +62,7 @@ test('torture (short): one live owner per worktree, nothing acknowledged lost, n
     runDir: path.join(baseDir, 'run'),
   });
   process.stderr.write(`${result.summary}\n`);
-  expect(result.figures.calls).toBeGreaterThan(20);
+  expect(result.figures.calls).toBeGreaterThanOrEqual(80);
   expect(result.violations.map((v) => `${v.check}: ${v.message}`)).toEqual([]);
   expect(result.figures.status5xx).toBe(0);
   expect(result.figures.noAnswer).toBe(0);
