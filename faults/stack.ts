@@ -9,6 +9,7 @@ import { startPostgres, migratedDatabase } from '../stack/postgres';
 import { makeRunDir } from '../stack/run-dir';
 import { serviceProcess, SERVICES } from '../stack/services';
 import { startTemporal } from '../stack/temporal';
+import { writeWorkflowBundle } from '../stack/bundle';
 import { createKeyFileIfMissing } from '../src/keys/message-seal';
 import { freePort } from '../src/infra/ports';
 import type { EmbeddedPg } from '../src/infra/postgres';
@@ -110,8 +111,12 @@ export class FaultStack {
     this.temporalPort = await freePort();
     this.pgPort = await freePort();
     this.apiPort = await freePort();
+    // The worker loads these sources' bundle from the cache: made meanwhile when it is not there yet.
+    const bundled = writeWorkflowBundle(this.log);
+    bundled.catch(() => undefined);
     await this.startTemporal();
     await this.startPostgres();
+    await bundled;
     this.databaseUrl = await migratedDatabase(null, this.serverUrl, 'ownership');
     this.pool = createPool(this.databaseUrl, { max: 4 });
     this.cleanup.add('close checker pool', () => this.pool.end());

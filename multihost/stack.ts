@@ -9,6 +9,7 @@ import { migratedDatabase, startPostgres } from '../stack/postgres';
 import { makeRunDir } from '../stack/run-dir';
 import { serviceProcess, SERVICES } from '../stack/services';
 import { startTemporal } from '../stack/temporal';
+import { writeWorkflowBundle } from '../stack/bundle';
 import { createKeyFileIfMissing } from '../src/keys/message-seal';
 import { freePort } from '../src/infra/ports';
 import { createPool } from '../src/store/db';
@@ -101,12 +102,16 @@ export class MultiHostStack {
     this.apiPort = await freePort();
     // On every address: the dev server's own services dial each other on 127.0.0.1, so bound to the
     // bridge's address alone it cannot start a workflow. The hosts reach it at the bridge's address.
+    // Every host's worker loads these sources' bundle from the cache: made meanwhile when it is not there yet.
+    const bundled = writeWorkflowBundle(this.log);
+    bundled.catch(() => undefined);
     await startTemporal(this.cleanup, { ip: '0.0.0.0', port: this.temporalPort, uiPort: null, dbFile: path.join(this.root, 'temporal', 'temporal.sqlite') });
     const { serverUrl } = await startPostgres(this.cleanup, {
       dir: this.root,
       port: this.pgPort,
       alsoListen: { address: this.hub, network: `${this.hub.replace(/\.1$/, '.0')}/24` },
     });
+    await bundled;
     const local = await migratedDatabase(null, serverUrl, 'ownership');
     // Every service process reaches PostgreSQL over its link, at the bridge's address.
     this.databaseUrl = local.replace('@127.0.0.1:', `@${this.hub}:`);

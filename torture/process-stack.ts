@@ -44,12 +44,9 @@ export async function startProcessStack(cleanup: Cleanup, log: (line: string) =>
   });
   const stack = new FaultStack(cleanup, log, { executors: opts.executors, keep: false, settings: TORTURE_STACK_SETTINGS, logDir: opts.logDir });
   cleanup.add('stop the stack (API, host agent, worker, Temporal, PostgreSQL)', () => stack.stopAll(), 60_000);
-  // The worker process bundles the workflows at its start; the checker's replay bundle is built
-  // meanwhile from the same sources (test/support/global-setup.ts does the same for jest).
-  const bundling = writeWorkflowBundle(stack.root, log);
-  bundling.catch(() => undefined);
+  // The checker's replay bundle, and the one the worker process loads at its start: the same sources' bundle in the cache.
+  const bundlePath = (await writeWorkflowBundle(log)).path;
   await stack.start();
-  const bundlePath = (await bundling).path;
   const connection = await Connection.connect({ address: stack.temporalAddress });
   cleanup.add('close the checker Temporal connection', () => connection.close());
   const dataConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: stack.serviceKeyFile(), dataDir: stack.root });

@@ -18,6 +18,7 @@ import { dataConverterOf, keyringOf } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
 import { assertNamespaceReady } from './namespace-check';
+import { cachedWorkflowBundle } from './workflow-bundle-cache';
 
 /** The workflows' entry beside this module: index.ts in the sources (tsx, jest), index.js once compiled (dist/). */
 export const WORKFLOWS_PATH = path.resolve(__dirname, `../workflows/index${path.extname(__filename)}`);
@@ -122,7 +123,6 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const workers: Worker[] = [];
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
-  const workflowBundle = deps.workflowBundle ?? prebuiltWorkflowBundle();
   // This host's git activities, on the host agent's queue only: the workflows reach them there, whichever host runs the workflow.
   const host = withShipping(
     // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
@@ -134,13 +134,18 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         : null,
   );
   if (deps.pool) {
+    // From the sources, the bundle of these very sources made by an earlier start, else made now (workflow-bundle-cache.ts).
+    const workflowBundle =
+      deps.workflowBundle ??
+      prebuiltWorkflowBundle() ??
+      (await cachedWorkflowBundle({ workflowsPath: WORKFLOWS_PATH, preloadModules: WORKFLOW_PRELOAD_MODULES, log: (l) => Runtime.instance().logger.warn(l) }));
     workers.push(
       await Worker.create({
         connection: deps.connection,
         namespace: deps.namespace,
         taskQueue: deps.taskQueue,
         dataConverter: deps.dataConverter,
-        ...(workflowBundle ? { workflowBundle } : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: [...WORKFLOW_PRELOAD_MODULES] } }),
+        workflowBundle,
         // Messages refused for want of a seal are recorded for people (refused_messages), never in history.
         sinks: auditSinks(deps.pool, (msg, meta) => Runtime.instance().logger.warn(msg, meta)),
         activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null }),

@@ -35,7 +35,7 @@ export default async function globalSetup(): Promise<void> {
   state.serverUrl = serverUrl;
   state.dbName = dbName;
 
-  const bundlePath = await bundleWorkflowsOnce(tmp);
+  const bundlePath = await bundleWorkflowsOnce();
 
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.OD_TEST_DATABASE_URL = databaseUrl;

@@ -1,28 +1,15 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
-import { WORKFLOW_PRELOAD_MODULES, WORKFLOWS_PATH } from '../../src/infra/workers';
+import { writeWorkflowBundle } from '../../stack/bundle';
 
 /**
- * The workflows bundled once per jest run, as the workers load them, into `dir`; named to the test
- * files in OD_TEST_WORKFLOW_BUNDLE. Once: the workflow tier and the stack tiers of one run share it.
+ * The workflows bundled as the workers load them, once per jest run (from the bundle cache when
+ * these sources were bundled before: src/infra/workflow-bundle-cache.ts), named to the test files
+ * in OD_TEST_WORKFLOW_BUNDLE. The service processes a test starts find the same bundle in the cache.
  */
-export async function bundleWorkflowsOnce(dir: string): Promise<string> {
+export async function bundleWorkflowsOnce(): Promise<string> {
   const existing = (globalThis as { __odBundle?: string }).__odBundle;
   if (existing) return existing;
-  const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietLogger, preloadModules: [...WORKFLOW_PRELOAD_MODULES] });
-  const bundlePath = path.join(dir, 'workflow-bundle.js');
-  writeFileSync(bundlePath, bundle.code);
-  (globalThis as { __odBundle?: string }).__odBundle = bundlePath;
-  process.env.OD_TEST_WORKFLOW_BUNDLE = bundlePath;
-  return bundlePath;
+  const { path } = await writeWorkflowBundle((m) => process.stderr.write(`[bundle] ${m}\n`));
+  (globalThis as { __odBundle?: string }).__odBundle = path;
+  process.env.OD_TEST_WORKFLOW_BUNDLE = path;
+  return path;
 }
-
-const quietLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (m: string) => process.stderr.write(`[bundle] ${m}\n`),
-  error: (m: string) => process.stderr.write(`[bundle] ${m}\n`),
-  log: () => undefined,
-};

@@ -19,5 +19,5 @@ export default async function workflowSetup(): Promise<void> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-workflow-'));
   g.__odWorkflowTmp = tmp;
   process.env.OD_TEST_TMP ??= tmp;
-  await bundleWorkflowsOnce(tmp);
+  await bundleWorkflowsOnce();
 }
