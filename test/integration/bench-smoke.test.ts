@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { withDatabase } from '../../src/infra/postgres';
 
 const run = promisify(execFile);
 
@@ -26,7 +27,8 @@ test('npm run bench in quick mode (all but the compiled CLI, base memory and pro
     BENCH_SCALE: '0.02',
     BENCH_ONLY: SMOKE_CASES.join(','),
     BENCH_RESULTS: out,
-    DATABASE_URL: process.env.DATABASE_URL ?? '',
+    // The run's PostgreSQL server (the bench makes and drops a database of its own on it): no second embedded server to start.
+    DATABASE_URL: process.env.DATABASE_URL || withDatabase(process.env.OD_TEST_DATABASE_URL!, 'postgres'),
   };
   await run(process.execPath, [require.resolve('tsx/cli'), path.resolve(__dirname, '../../bench/run.ts')], {
     env,
