@@ -28,6 +28,8 @@ export function buildProgram(): Command {
   (require('./commands/agent') as typeof import('./commands/agent')).registerAgentCommands(program);
   (require('./commands/landings') as typeof import('./commands/landings')).registerLandingCommands(program);
   (require('./commands/override') as typeof import('./commands/override')).registerOverrideCommand(program);
+  (require('./commands/cleanup') as typeof import('./commands/cleanup')).registerCleanupCommands(program);
+  (require('./commands/restore') as typeof import('./commands/restore')).registerRestoreCommand(program);
   return program;
 }
 

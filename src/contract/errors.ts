@@ -61,6 +61,10 @@ export const REASON_HTTP_STATUS: Readonly<Record<ApiErrorCode, number>> = Object
   branch_mismatch: 409,
   detached_head: 409,
   ambiguous: 409,
+  // Worktree removal (docs/cleanup.md): what removing it would lose.
+  unlanded_commits: 409,
+  dirty_files: 409,
+  snapshot_failed: 409,
   process_not_session: 400,
   host_unavailable: 503,
   // The worker did not accept the API's seal: the deployment's processes hold different service keys.

@@ -46,6 +46,9 @@ export const REASONS = {
   forbidden: 'the principal may not perform this operation',
   worker_mismatch: 'an executor may act only for its own worker',
   unavailable: 'a backing service is unavailable; retry later',
+  unlanded_commits: "commits of the worktree's branch landed nowhere and no ref preserves them: removing it could lose them",
+  dirty_files: 'the worktree has uncommitted or untracked files and no snapshot of them can be taken: removing it would lose them',
+  snapshot_failed: "the snapshot of the worktree's uncommitted and untracked files failed: nothing was removed",
   internal: 'an unexpected failure; see the service log',
 } as const;
 

@@ -268,6 +268,16 @@ export async function stageAsOnDisk(run: IndexGit, opts: StageOptions): Promise<
     async (c) => ({ ...c, plan: planFor(c.entry, await lstatInside(top, unquoteC(c.quoted), dirs), opts.indexMtimeSec, fileMode) }),
   );
 
+  await applyPlans(run, top, opts.scratchDir, plans);
+}
+
+/** Sets each planned entry of the private index: removals, then files and symlinks hashed as they are on disk. */
+async function applyPlans(
+  run: IndexGit,
+  top: Buffer,
+  scratchDir: string,
+  plans: ReadonlyArray<{ quoted: string; entry: IndexEntry | null; plan: Plan }>,
+): Promise<void> {
   const removals: string[] = [];
   const toHash: Array<{ quoted: string; mode: string; from: string }> = [];
   let linkDir: string | null = null;
@@ -282,7 +292,7 @@ export async function stageAsOnDisk(run: IndexGit, opts: StageOptions): Promise<
           if (p.entry !== null) removals.push(`0 ${p.entry.oid}\t${p.quoted}`);
           continue;
         }
-        linkDir ??= await fs.mkdtemp(path.join(opts.scratchDir, 'overdeck-wip-links-'));
+        linkDir ??= await fs.mkdtemp(path.join(scratchDir, 'overdeck-wip-links-'));
         const file = path.join(linkDir, String(toHash.length));
         await fs.writeFile(file, target);
         toHash.push({ quoted: p.quoted, mode: '120000', from: quoteC(Buffer.from(file)) });
@@ -302,4 +312,33 @@ export async function stageAsOnDisk(run: IndexGit, opts: StageOptions): Promise<
   } finally {
     if (linkDir !== null) await fs.rm(linkDir, { recursive: true, force: true });
   }
+}
+
+export interface StageOthersOptions {
+  worktreePath: string;
+  scratchDir: string;
+  /** paths as `ls-files` printed them (C-quoted when needed), none of them in the index */
+  quoted: readonly string[];
+  /** over this many bytes (file sizes and symlink targets together) nothing is staged */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Adds files that are not in the index (the ignored files of a snapshot, wip.ts) to a private
+ * index as they are on disk, the same way as stageAsOnDisk: all of them, or none when together
+ * they are larger than `maxBytes`. Answers their size; `staged` false when over the bound.
+ */
+export async function stageOthersAsOnDisk(run: IndexGit, opts: StageOthersOptions): Promise<{ staged: boolean; bytes: number; count: number }> {
+  const fileModeOut = await run(['config', '--type=bool', '--get', 'core.fileMode'], [1]);
+  const fileMode = fileModeOut.stdout.trim() !== 'false';
+  const top = Buffer.from(opts.worktreePath);
+  const dirs = new Map<string, boolean>();
+  const seen = await inChunks(opts.quoted, opts.signal, async (quoted) => ({ quoted, st: await lstatInside(top, unquoteC(quoted), dirs) }));
+  const present = seen.filter((x) => x.st !== null && (x.st.isFile() || x.st.isSymbolicLink()));
+  const bytes = present.reduce((n, x) => n + Number(x.st!.size), 0);
+  if (bytes > opts.maxBytes) return { staged: false, bytes, count: present.length };
+  const plans = present.map((x) => ({ quoted: x.quoted, entry: null, plan: planFor(null, x.st, null, fileMode) }));
+  await applyPlans(run, top, opts.scratchDir, plans);
+  return { staged: true, bytes, count: present.length };
 }

@@ -128,6 +128,43 @@ function answerOf(args: readonly string[], opts: GitOptions, r: SpawnedResult): 
   throw new GitSideError('git_failed', `git ${args[0] ?? ''} exited ${code}: ${first.slice(0, 200)}`);
 }
 
+/** What gitBytes answers: stdout as bytes (blob contents, `-z` listings of any path). */
+export interface GitBytesResult {
+  stdout: Buffer;
+  stderr: string;
+  code: number;
+}
+
+/**
+ * git() for output that is bytes rather than text: blob contents and path listings that must not
+ * go through UTF-8 (restore.ts). The same arguments, environment and refusals as git(); always
+ * spawned directly (the workers' helper answers text), so only for the CLI and short-lived callers.
+ */
+export async function gitBytes(args: readonly string[], opts: GitOptions & { maxBuffer?: number }): Promise<GitBytesResult> {
+  const argv = serviceGitArgs(args);
+  const env = serviceGitEnv(opts.env);
+  const r = await new Promise<{ stdout: Buffer; stderr: string; exit: number | null; errno: string | null }>((resolve) => {
+    const child = execFile(
+      realGit(env.PATH),
+      argv,
+      { cwd: opts.cwd, env, maxBuffer: opts.maxBuffer ?? MAX_BUFFER, encoding: 'buffer', ...(opts.signal ? { signal: opts.signal } : {}) },
+      (err, stdout, stderr) =>
+        resolve({
+          stdout,
+          stderr: stderr.toString('utf8'),
+          exit: err === null ? 0 : typeof err.code === 'number' ? err.code : null,
+          errno: err !== null && typeof err.code === 'string' ? err.code : null,
+        }),
+    );
+    if (opts.input !== undefined) {
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(opts.input);
+    }
+  });
+  const text = answerOf(args, opts, { stdout: '', stderr: r.stderr, exit: r.exit, errno: r.errno });
+  return { stdout: r.stdout, stderr: text.stderr, code: text.code };
+}
+
 let versionCheck: Promise<void> | undefined;
 
 /** worktreeConfig (per-worktree config) arrived in git 2.20; without it the projection would leak into shared config. */

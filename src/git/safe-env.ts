@@ -99,6 +99,8 @@ const SUBCOMMANDS: Readonly<Record<string, (rest: readonly string[]) => string |
   'merge-base': () => null,
   'update-ref': () => null,
   'write-tree': () => null,
+  // Lists a tree object: reads objects only, never a worktree file (restore.ts).
+  'ls-tree': () => null,
   'patch-id': () => null,
   log: noDrivers,
   show: noDrivers,
@@ -113,7 +115,13 @@ const SUBCOMMANDS: Readonly<Record<string, (rest: readonly string[]) => string |
     has(rest, '--index-info', '--cacheinfo') && !has(rest, '--refresh', '--really-refresh', '--again', '--add')
       ? null
       : 'update-index only sets given entries (anything else hashes files through filters)',
-  worktree: (rest) => (rest[0] === 'list' ? null : 'only `worktree list` (add, move, remove check files out or run hooks)'),
+  // `add --no-checkout` writes no file of the worktree (restore.ts writes them itself, with no filter) and runs no hook.
+  // `remove --force` starts no process (unforced, git runs `status` in the worktree, which runs clean filters): removal.ts
+  // runs it only after snapshotting what that check guards.
+  worktree: (rest) =>
+    rest[0] === 'list' || (rest[0] === 'add' && has(rest, '--no-checkout') && !has(rest, '--checkout')) || (rest[0] === 'remove' && has(rest, '--force', '-f'))
+      ? null
+      : 'only `worktree list`, `worktree add --no-checkout` and `worktree remove --force` (a checkout, move or unforced remove runs filters and hooks)',
   notes: (rest) =>
     rest[0]?.startsWith('--ref=') && (rest[1] === 'show' || (rest[1] === 'add' && has(rest, '-m')))
       ? null

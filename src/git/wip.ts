@@ -1,11 +1,12 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isNotFound } from './atomic';
 import { assertDirUnchanged, confineDirs } from './confine';
-import { stageAsOnDisk } from './disk-tree';
+import { type SnapshotDescription, SnapshotDescriptionSchema } from '../contract/restore';
+import { stageAsOnDisk, stageOthersAsOnDisk } from './disk-tree';
 import { GitSideError } from './errors';
-import { git } from './exec';
+import { git, type GitResult } from './exec';
 import type { GitEnvExtras } from './safe-env';
 import { pinnedGit, type WorktreeDirs, worktreeDirs } from './repo';
 
@@ -35,11 +36,16 @@ export function lateRef(ownershipId: string, epoch: number): string {
   return `refs/overdeck/wip/${ownershipId}/late-e${epoch}`;
 }
 
-/** An owner's snapshot (`od-worktree snapshot`): named after its tree, so the same content is one ref. */
-export function wipTreeRef(ownershipId: string, tree: string): string {
+/**
+ * An owner's snapshot (`od-worktree snapshot`): named after its tree, so the same content is one ref.
+ * `variant` tells apart snapshots of the same files with another index, HEAD or ignored files
+ * (the first of a tree gets the plain name).
+ */
+export function wipTreeRef(ownershipId: string, tree: string, variant?: string): string {
   if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
   if (!/^[0-9a-f]{40,64}$/.test(tree)) throw new GitSideError('invalid_argument', 'tree is not an object id');
-  return `refs/overdeck/wip/${ownershipId}/tree-${tree}`;
+  if (variant !== undefined && !/^[0-9a-f]{16}$/.test(variant)) throw new GitSideError('invalid_argument', 'variant is not 16 hex digits');
+  return `refs/overdeck/wip/${ownershipId}/tree-${tree}${variant === undefined ? '' : `-${variant}`}`;
 }
 
 export interface WipSnapshot {
@@ -52,7 +58,7 @@ export interface WipSnapshot {
 
 /**
  * The same snapshot as preserveWip, named by its tree instead of a seq (wipTreeRef): snapshotting
- * unchanged content again returns the ref made the first time. Null when the worktree matches HEAD.
+ * unchanged content again returns the ref made the first time. Null when the worktree and its index match HEAD.
  */
 export async function preserveWipByTree(worktreePath: string, ownershipId: string, opts: PreserveWipOptions = {}): Promise<WipSnapshot | null> {
   if (!REF_SAFE.test(ownershipId)) throw new GitSideError('invalid_argument', 'ownershipId is not ref-safe');
@@ -60,10 +66,11 @@ export async function preserveWipByTree(worktreePath: string, ownershipId: strin
   if (opts.allowedRoots !== undefined) await confineDirs(dirs, opts.allowedRoots);
   return snapshot(
     dirs,
-    (tree) => wipTreeRef(ownershipId, tree),
+    (tree, variant) => wipTreeRef(ownershipId, tree, variant),
     `od-worktree: snapshot of ${ownershipId}\n`,
     opts.signal,
     () => opts.heartbeat?.(),
+    { ignored: opts.ignored },
   );
 }
 
@@ -75,13 +82,16 @@ export interface PreserveWipOptions {
   /** Called between steps and every `heartbeatEveryMs` while git runs (hashing a large tree can take minutes). */
   heartbeat?: () => void;
   heartbeatEveryMs?: number;
+  /** Also store ignored files (opt-in), all of them when together at most `maxBytes`, else none (said in the snapshot). */
+  ignored?: { maxBytes: number } | undefined;
 }
 
 /**
  * Snapshot of a dirty worktree as a commit under refs/overdeck/wip/<ownershipId>/<seq>, built in a
  * private index so the worktree files, the real index and the branch stay exactly as the previous
  * owner left them. Files are stored as they are on disk (disk-tree.ts): no filter, hook or
- * fsmonitor of the repository runs. Returns null when the worktree matches HEAD. Idempotent per (ownership, seq).
+ * fsmonitor of the repository runs. It also records the index, HEAD, the branch and the worktree's path
+ * (docs/restore.md#what-a-snapshot-holds). Returns null when the worktree and its index match HEAD. Idempotent per (ownership, seq).
  * A worktree that is gone (or whose private git dir is) is `worktree_missing`: nothing to preserve,
  * and nothing a retry could change.
  */
@@ -97,7 +107,7 @@ export async function preserveWip(
   const beat = (): void => opts.heartbeat?.();
   const timer = opts.heartbeat === undefined ? null : setInterval(beat, opts.heartbeatEveryMs ?? 2_000);
   try {
-    const made = await snapshot(dirs, ref, `od-worktree: wip of ${ownershipId} at seq ${seq}\n`, opts.signal, beat);
+    const made = await snapshot(dirs, ref, `od-worktree: wip of ${ownershipId} at seq ${seq}\n`, opts.signal, beat, { ignored: opts.ignored });
     return made === null ? null : { ref: made.ref, sha: made.sha };
   } catch (err) {
     // git fails in a directory deleted under it; say what happened rather than "retry".
@@ -130,20 +140,54 @@ export async function preserveLateSnapshot(worktreePath: string, ref: string, me
   const beat = (): void => opts.heartbeat?.();
   const timer = opts.heartbeat === undefined ? null : setInterval(beat, opts.heartbeatEveryMs ?? 2_000);
   try {
-    return await snapshot(dirs, ref, message, opts.signal, beat, { evenIfClean: opts.evenIfClean ?? true, alsoKeep: opts.alsoKeep ?? [] });
+    return await snapshot(dirs, ref, message, opts.signal, beat, {
+      evenIfClean: opts.evenIfClean ?? true,
+      alsoKeep: opts.alsoKeep ?? [],
+      ignored: opts.ignored,
+    });
   } finally {
     if (timer !== null) clearInterval(timer);
   }
 }
 
-/** `refOf`: a fixed ref (reclaim: checked first, so a retry returns the first snapshot), or one named after the tree. */
+/**
+ * The trailers of a snapshot commit's message: what a restore needs besides the files
+ * (docs/restore.md#what-a-snapshot-holds). One line each, read back by readWipSnapshot.
+ */
+const TRAILER = {
+  format: 'Overdeck-Snapshot',
+  head: 'Overdeck-Head',
+  branch: 'Overdeck-Branch',
+  index: 'Overdeck-Index',
+  ignored: 'Overdeck-Ignored',
+  worktree: 'Overdeck-Worktree',
+} as const;
+
+/** What one snapshot records besides its tree (the files): the state it was taken in. */
+interface TakenState {
+  head: string | null;
+  branch: string | null;
+  indexTree: string | null;
+  ignored: { tree: string; bytes: number; count: number } | { overBound: { bytes: number; bound: number } } | null;
+}
+
+/**
+ * `refOf`: a fixed ref (reclaim: checked first, so a retry returns the first snapshot), or one
+ * named after the tree (and, for the same files in another state, a variant of that name).
+ *
+ * The commit's tree is the worktree as on disk (tracked and untracked files, disk-tree.ts); its
+ * first parent is HEAD (when born), then `alsoKeep`; the staged state is the tree of a further
+ * parent, the index commit (only when it is neither HEAD's tree nor the files' tree: then the
+ * trailer alone names it), and opted-in ignored files the tree of one more. The trailers say which
+ * parent is which: positions after the first are not a contract.
+ */
 async function snapshot(
   dirs: WorktreeDirs,
-  refOf: string | ((tree: string) => string),
+  refOf: string | ((tree: string, variant?: string) => string),
   message: string,
   signal: AbortSignal | undefined,
   beat: () => void,
-  shape: { evenIfClean?: boolean; alsoKeep?: readonly string[] } = {},
+  shape: { evenIfClean?: boolean; alsoKeep?: readonly string[]; ignored?: { maxBytes: number } | undefined } = {},
 ): Promise<WipSnapshot | null> {
   const pinned = pinnedGit(dirs);
   /** Every git call: on the verified dirs, killed on cancellation, with a heartbeat before it. */
@@ -169,7 +213,11 @@ async function snapshot(
   }
 
   const head = await revParse('HEAD');
-  const tmpIndex = path.join(dirs.privateDir, `overdeck-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
+  const symbolic = await run(['symbolic-ref', '-q', 'HEAD'], {}, [1, 128]);
+  const branch = symbolic.code === 0 ? symbolic.stdout.trim() : null;
+  const token = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const tmpIndex = path.join(dirs.privateDir, `overdeck-wip-${token}.index`);
+  const ignoredIndex = path.join(dirs.privateDir, `overdeck-wip-${token}-ignored.index`);
   const env = { GIT_INDEX_FILE: tmpIndex };
   try {
     // Start from a copy of the real index rather than `read-tree HEAD`: it keeps stat data (so
@@ -183,6 +231,9 @@ async function snapshot(
     );
     const copied = await copyIfExists(realIndex, tmpIndex);
     if (!copied && head !== null) await run(['read-tree', 'HEAD'], env);
+    // The staged state, before the copy is brought to the disk: the index as it is (an unmerged one has no tree).
+    const unmerged = (await run(['ls-files', '--unmerged'], env)).stdout.trim() !== '';
+    const indexTree = unmerged ? null : (await run(['write-tree'], env)).stdout.trim();
     await stageAsOnDisk((args, okCodes, input) => run(args, env, okCodes, input), {
       worktreePath: dirs.worktreePath,
       scratchDir: dirs.privateDir,
@@ -190,19 +241,61 @@ async function snapshot(
       ...(signal ? { signal } : {}),
     });
     const tree = (await run(['write-tree'], env)).stdout.trim();
+    const ignored = shape.ignored === undefined ? null : await stageIgnored(run, dirs, env, ignoredIndex, shape.ignored.maxBytes, signal);
     // Unborn branch: compare against the empty tree of this repository's hash algorithm.
     const headTree = head === null ? (await run(['hash-object', '-t', 'tree', '--no-filters', '/dev/null'])).stdout.trim() : await revParse('HEAD^{tree}');
+    const dirty = tree !== headTree || indexTree !== headTree || (ignored !== null && 'tree' in ignored && ignored.count > 0);
     // Late work keeps its history even with nothing uncommitted; only an empty worktree with no history has nothing.
-    if (tree === headTree && (shape.evenIfClean !== true || (head === null && (shape.alsoKeep ?? []).length === 0))) return null;
-    const ref = typeof refOf === 'string' ? refOf : refOf(tree);
-    if (typeof refOf !== 'string') {
+    if (!dirty && (shape.evenIfClean !== true || (head === null && (shape.alsoKeep ?? []).length === 0))) return null;
+    const state: TakenState = { head, branch, indexTree, ignored };
+    let ref: string;
+    if (typeof refOf === 'string') ref = refOf;
+    else {
+      // The same files in another state (index, HEAD, ignored files) are another snapshot: a variant of the tree's name.
+      ref = refOf(tree);
       const existing = await revParse(ref);
-      if (existing !== null) return { ref, sha: existing, tree, created: false };
+      if (existing !== null) {
+        if (sameState(await describeSnapshot((args, ok) => run(args, {}, ok), existing).catch(() => null), state))
+          return { ref, sha: existing, tree, created: false };
+        ref = refOf(tree, stateKey(state));
+        const variant = await revParse(ref);
+        if (variant !== null) return { ref, sha: variant, tree, created: false };
+      }
     }
 
-    const parents = [...new Set([...(head === null ? [] : [head]), ...(shape.alsoKeep ?? [])])];
-    const args = ['commit-tree', '--no-gpg-sign', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message];
-    const sha = (await run(args, WIP_IDENTITY)).stdout.trim();
+    const commitOf = async (t: string, parents: string[], msg: string) =>
+      (await run(['commit-tree', '--no-gpg-sign', t, ...parents.flatMap((p) => ['-p', p]), '-m', msg], WIP_IDENTITY)).stdout.trim();
+    // HEAD's tree and the files' tree are reachable from the snapshot already; any other index needs a commit of its own.
+    const indexCommit =
+      indexTree !== null && indexTree !== tree && indexTree !== headTree
+        ? await commitOf(indexTree, head === null ? [] : [head], 'od-worktree: index\n')
+        : null;
+    const ignoredCommit = ignored !== null && 'tree' in ignored && ignored.count > 0 ? await commitOf(ignored.tree, [], 'od-worktree: ignored files\n') : null;
+    const parents = [
+      ...new Set([
+        ...(head === null ? [] : [head]),
+        ...(shape.alsoKeep ?? []),
+        ...(indexCommit === null ? [] : [indexCommit]),
+        ...(ignoredCommit === null ? [] : [ignoredCommit]),
+      ]),
+    ];
+    const trailers = [
+      `${TRAILER.format}: 1`,
+      `${TRAILER.head}: ${head ?? 'unborn'}`,
+      `${TRAILER.branch}: ${branch === null ? 'detached' : `${branch} ${head ?? 'unborn'}`}`,
+      `${TRAILER.index}: ${indexTree === null ? 'unmerged' : `${indexTree}${indexCommit === null ? '' : ` ${indexCommit}`}`}`,
+      `${TRAILER.ignored}: ${
+        ignored === null
+          ? 'not-requested'
+          : 'overBound' in ignored
+            ? `over-bound ${ignored.overBound.bytes} ${ignored.overBound.bound}`
+            : `${ignored.tree} ${ignoredCommit ?? '-'} ${ignored.bytes}`
+      }`,
+      // JSON: one line whatever the path holds.
+      `${TRAILER.worktree}: ${JSON.stringify(dirs.worktreePath)}`,
+    ];
+    const full = `${message.endsWith('\n') ? message : `${message}\n`}\n${trailers.join('\n')}\n`;
+    const sha = await commitOf(tree, parents, full);
     // Empty old value: create only. A concurrent preserve of the same seq wins the race and we return its commit.
     const created = await run(['update-ref', '-m', 'od-worktree: preserve wip', ref, sha, ''], WIP_IDENTITY, [128]);
     if (created.code !== 0) {
@@ -213,8 +306,166 @@ async function snapshot(
     return { ref, sha, tree, created: true };
   } finally {
     // A killed `git update-index` may leave its lock beside the private index.
-    await Promise.all([fs.rm(tmpIndex, { force: true }), fs.rm(`${tmpIndex}.lock`, { force: true })]);
+    await Promise.all([tmpIndex, ignoredIndex].flatMap((f) => [fs.rm(f, { force: true }), fs.rm(`${f}.lock`, { force: true })]));
   }
+}
+
+/** The ignored files (not in `env`'s index, which holds everything else by now), staged into a private index of their own. */
+async function stageIgnored(
+  run: (args: string[], env?: GitEnvExtras, okCodes?: number[], input?: string) => Promise<GitResult>,
+  dirs: WorktreeDirs,
+  env: GitEnvExtras,
+  ignoredIndex: string,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<TakenState['ignored']> {
+  const listed = (await run(['-c', 'core.quotePath=true', 'ls-files', '--others', '--ignored', '--exclude-standard'], env)).stdout
+    .split('\n')
+    // A directory (a nested repository) is not a file to store.
+    .filter((l) => l !== '' && !l.endsWith('/'));
+  const ienv = { GIT_INDEX_FILE: ignoredIndex };
+  const staged = await stageOthersAsOnDisk((args, okCodes, input) => run(args, ienv, okCodes, input), {
+    worktreePath: dirs.worktreePath,
+    scratchDir: dirs.privateDir,
+    quoted: listed,
+    maxBytes,
+    ...(signal ? { signal } : {}),
+  });
+  if (!staged.staged) return { overBound: { bytes: staged.bytes, bound: maxBytes } };
+  return { tree: (await run(['write-tree'], ienv)).stdout.trim(), bytes: staged.bytes, count: staged.count };
+}
+
+function ignoredKey(i: TakenState['ignored']): string {
+  if (i === null) return 'not-requested';
+  return 'overBound' in i ? `over-bound ${i.overBound.bytes}` : i.tree;
+}
+
+/** The state part of a snapshot's name (wipTreeRef's variant): HEAD, branch, index and ignored files. */
+function stateKey(s: TakenState): string {
+  return createHash('sha256')
+    .update(`${s.head ?? 'unborn'}\n${s.branch ?? 'detached'}\n${s.indexTree ?? 'unmerged'}\n${ignoredKey(s.ignored)}\n`)
+    .digest('hex')
+    .slice(0, 16);
+}
+
+function sameState(d: SnapshotDescription | null, s: TakenState): boolean {
+  if (d === null || d.format !== 1) return false;
+  const ignored = d.ignored.stored ? d.ignored.tree : d.ignored.reason === 'over_bound' ? `over-bound ${d.ignored.bytes}` : 'not-requested';
+  return d.head === s.head && (d.branch?.ref ?? null) === s.branch && (d.index?.tree ?? null) === s.indexTree && ignored === ignoredKey(s.ignored);
+}
+
+/** How readWipSnapshot runs git: in the repository (any of its worktrees or its git dir). */
+export type RepoGitRun = (args: string[], okCodes?: number[]) => Promise<GitResult>;
+
+/** A snapshot that cannot be read: no such commit, or one whose trailers do not parse. */
+export class SnapshotReadError extends Error {
+  constructor(
+    readonly code: 'snapshot_not_found' | 'snapshot_corrupt',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SnapshotReadError';
+  }
+}
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * A snapshot commit read back into what it records (src/contract/restore.ts). A commit without
+ * the trailers (taken before they existed) reads as format 0: its files, and HEAD as its first
+ * parent. Reads the commit object only; restore.ts checks that every object it names is there.
+ */
+export async function readWipSnapshot(repo: string, rev: string): Promise<SnapshotDescription> {
+  const cwd = path.resolve(repo);
+  return describeSnapshot((args, okCodes) => git(args, { cwd, ...(okCodes ? { okCodes } : {}) }), rev);
+}
+
+export async function describeSnapshot(run: RepoGitRun, rev: string): Promise<SnapshotDescription> {
+  if (rev.startsWith('-')) throw new SnapshotReadError('snapshot_not_found', 'not a commit');
+  const resolved = await run(['rev-parse', '-q', '--verify', `${rev}^{commit}`], [1, 128]);
+  if (resolved.code !== 0) {
+    // A ref whose commit object is gone is a broken snapshot, not a missing one.
+    const bare = await run(['rev-parse', '-q', '--verify', rev], [1, 128]);
+    if (bare.code === 0)
+      throw new SnapshotReadError('snapshot_corrupt', `the snapshot's commit ${bare.stdout.trim().slice(0, 12)} cannot be read (missing object?)`);
+    throw new SnapshotReadError('snapshot_not_found', 'no such commit');
+  }
+  const sha = resolved.stdout.trim();
+  const raw = (await run(['cat-file', 'commit', sha])).stdout;
+  const split = raw.indexOf('\n\n');
+  const headers = (split === -1 ? raw : raw.slice(0, split)).split('\n');
+  const body = split === -1 ? '' : raw.slice(split + 2);
+  const tree = headers.find((h) => h.startsWith('tree '))?.slice(5) ?? '';
+  const parents = headers.filter((h) => h.startsWith('parent ')).map((h) => h.slice(7));
+  const committer = /^committer .* (\d+) [+-]\d{4}$/.exec(headers.find((h) => h.startsWith('committer ')) ?? '');
+  const takenAt = new Date(Number(committer?.[1] ?? 0) * 1000).toISOString();
+  const trailers = new Map<string, string>();
+  for (const line of body.split('\n')) {
+    const m = /^(Overdeck-[A-Za-z-]+): (.*)$/.exec(line);
+    if (m) trailers.set(m[1]!, m[2]!);
+  }
+  const corrupt = (what: string) => new SnapshotReadError('snapshot_corrupt', `the snapshot's ${what} trailer does not parse`);
+  let d: SnapshotDescription;
+  if (!trailers.has(TRAILER.format)) {
+    d = {
+      format: 0,
+      sha,
+      tree,
+      head: parents[0] ?? null,
+      branch: null,
+      index: null,
+      indexUnmerged: false,
+      ignored: { stored: false, reason: 'not_requested' },
+      worktreePath: null,
+      alsoKeep: parents.slice(1),
+      takenAt,
+    };
+  } else {
+    if (trailers.get(TRAILER.format) !== '1') throw corrupt(TRAILER.format);
+    const headT = trailers.get(TRAILER.head) ?? '';
+    const head = headT === 'unborn' ? null : OID.test(headT) ? headT : null;
+    if (head === null && headT !== 'unborn') throw corrupt(TRAILER.head);
+    const branchT = (trailers.get(TRAILER.branch) ?? '').split(' ');
+    if (branchT[0] !== 'detached' && (branchT.length !== 2 || !branchT[0]!.startsWith('refs/'))) throw corrupt(TRAILER.branch);
+    const branch = branchT[0] === 'detached' ? null : { ref: branchT[0]!, tip: branchT[1] === 'unborn' ? null : branchT[1]! };
+    const indexT = (trailers.get(TRAILER.index) ?? '').split(' ');
+    if (indexT[0] !== 'unmerged' && !(OID.test(indexT[0] ?? '') && (indexT.length === 1 || (indexT.length === 2 && OID.test(indexT[1]!)))))
+      throw corrupt(TRAILER.index);
+    const index = indexT[0] === 'unmerged' ? null : { tree: indexT[0]!, commit: indexT[1] ?? null };
+    const ignT = (trailers.get(TRAILER.ignored) ?? '').split(' ');
+    let ignored: SnapshotDescription['ignored'];
+    if (ignT[0] === 'not-requested') ignored = { stored: false, reason: 'not_requested' };
+    else if (ignT[0] === 'over-bound' && ignT.length === 3) ignored = { stored: false, reason: 'over_bound', bytes: Number(ignT[1]), bound: Number(ignT[2]) };
+    else if (ignT.length === 3 && OID.test(ignT[0]!))
+      ignored = { stored: true, tree: ignT[0]!, commit: ignT[1] === '-' ? null : ignT[1]!, bytes: Number(ignT[2]) };
+    else throw corrupt(TRAILER.ignored);
+    let worktreePath: unknown;
+    try {
+      worktreePath = JSON.parse(trailers.get(TRAILER.worktree) ?? 'null');
+    } catch {
+      throw corrupt(TRAILER.worktree);
+    }
+    if (typeof worktreePath !== 'string') throw corrupt(TRAILER.worktree);
+    const named = new Set([head, index?.commit ?? null, ignored.stored ? ignored.commit : null].filter((x): x is string => x !== null));
+    // What the trailers name as parents must be parents: else the objects they need are not kept by the ref.
+    for (const p of named) if (!parents.includes(p)) throw corrupt('parents');
+    d = {
+      format: 1,
+      sha,
+      tree,
+      head,
+      branch,
+      index,
+      indexUnmerged: index === null,
+      ignored,
+      worktreePath,
+      alsoKeep: parents.filter((p) => !named.has(p)),
+      takenAt,
+    };
+  }
+  const parsed = SnapshotDescriptionSchema.safeParse(d);
+  if (!parsed.success) throw new SnapshotReadError('snapshot_corrupt', 'the snapshot does not read as one');
+  return parsed.data;
 }
 
 async function copyIfExists(from: string, to: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { BindBody } from '../../contract/http';
+import type { BindBody, ClaimResponse } from '../../contract/http';
 import type { ProcessIdentity } from '../../domain/identity';
 import { setOnlineClaimHandler } from './git';
 import { api, print, run, schemas, UsageError } from './service-run';
@@ -38,6 +38,44 @@ async function processIdentity(pidText: string | undefined): Promise<ProcessIden
   }
 }
 
+/** What claim, accept and reclaim (service-lifecycle.ts) say of the new owner: the same options, the same body fields. */
+export interface NewOwnerOptions {
+  runtime?: string;
+  worker?: string;
+  run?: string;
+  parent?: string;
+  pid?: string;
+  leaseTtl?: string;
+}
+
+export type NewOwnerFields = Pick<BindBody, 'executionSessionId' | 'runtime' | 'worker' | 'runId' | 'parentExecutionSessionId' | 'process' | 'leaseTtlMs'>;
+
+export async function newOwnerFields(o: NewOwnerOptions, session: string): Promise<NewOwnerFields> {
+  const processId = await processIdentity(o.pid);
+  const leaseTtlMs = positiveInt(o.leaseTtl, '--lease-ttl');
+  return {
+    executionSessionId: session,
+    ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
+    ...(o.worker !== undefined
+      ? { worker: { workerId: o.worker, ...(o.run !== undefined ? { runId: o.run } : {}) } }
+      : o.run !== undefined
+        ? { runId: o.run }
+        : {}),
+    ...(o.parent !== undefined ? { parentExecutionSessionId: o.parent } : {}),
+    ...(processId ? { process: processId } : {}),
+    ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
+  };
+}
+
+/** The environment to run git with after claim, accept or reclaim: the tenure secret too, or the hooks refuse the owner's own changes. */
+export function envLine(tenure: ClaimResponse['tenure'], session: string, epoch: number): string {
+  return tenure
+    ? Object.entries(tenure.env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')
+    : `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${epoch}`;
+}
+
 /** `claim` (online): bind the worktree for a session through the API; --offline is the git side's. */
 async function claimOnline(o: ClaimOptions): Promise<void> {
   const json = o.json === true;
@@ -49,35 +87,20 @@ async function claimOnline(o: ClaimOptions): Promise<void> {
     if (!(await repoRootOf(top))) throw new UsageError('not inside a git worktree: pass --worktree');
     const branch = o.branch ?? (await gitOut(top, ['symbolic-ref', '--short', 'HEAD']));
     if (!branch) throw new UsageError('the worktree has no current branch: pass --branch');
-    const processId = await processIdentity(o.pid);
-    const leaseTtlMs = positiveInt(o.leaseTtl, '--lease-ttl');
     const body: BindBody = {
       ...(o.repo ? { repoRoot: path.resolve(o.repo) } : {}),
       worktreePath: top,
       branch,
-      executionSessionId: session,
-      ...(o.runtime !== undefined ? { runtime: o.runtime } : {}),
-      ...(o.worker !== undefined
-        ? { worker: { workerId: o.worker, ...(o.run !== undefined ? { runId: o.run } : {}) } }
-        : o.run !== undefined
-          ? { runId: o.run }
-          : {}),
+      ...(await newOwnerFields(o, session)),
       ...(o.lane !== undefined ? { lane: o.lane } : {}),
       ...(o.plan !== undefined ? { planRef: o.plan } : {}),
       ...(o.request !== undefined ? { requestId: o.request } : {}),
-      ...(o.parent !== undefined ? { parentExecutionSessionId: o.parent } : {}),
-      ...(processId ? { process: processId } : {}),
-      ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
     };
     const { tenure, ...view } = await api().bind(body);
-    // The environment to run git with: the tenure secret too, or the hooks refuse the owner's own changes.
-    const env = tenure
-      ? Object.entries(tenure.env)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ')
-      : `OVERDECK_EXECUTION_SESSION_ID=${session} OVERDECK_EPOCH=${view.epoch}`;
     print(json, schemas().ClaimOutputSchema, { ok: true, ownership: view, tenure }, () =>
-      [`claimed ${view.worktreePath} for session ${session}: ownership ${view.ownershipId}, epoch ${view.epoch}`, env].join('\n'),
+      [`claimed ${view.worktreePath} for session ${session}: ownership ${view.ownershipId}, epoch ${view.epoch}`, envLine(tenure, session, view.epoch)].join(
+        '\n',
+      ),
     );
   });
 }
@@ -143,7 +166,7 @@ export function registerWriteCommands(program: Command): void {
     });
 }
 
-interface FenceOptions {
+export interface FenceOptions {
   ownership?: string;
   worktree?: string;
   session?: string;
@@ -151,7 +174,7 @@ interface FenceOptions {
 }
 
 /** The options that name an ownership and the caller's tenure in it. */
-function fenced(cmd: Command): Command {
+export function fenced(cmd: Command): Command {
   return cmd
     .option('--ownership <id>', 'ownership id (default: the ownership of --worktree or the current worktree)')
     .option('--worktree <path>', 'worktree (default: the current one)')
@@ -160,7 +183,7 @@ function fenced(cmd: Command): Command {
 }
 
 /** The fence first (a usage error needs no service), then the ownership it is for. */
-async function tenureOf(o: FenceOptions) {
+export async function tenureOf(o: FenceOptions) {
   const fence = sessionAndEpoch(o);
   const client = api();
   return { client, fence, ownershipId: await ownershipIdFor(client, o) };
