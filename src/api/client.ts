@@ -5,6 +5,7 @@ import { DEFAULT_API_PORT } from '../contract/defaults';
 import type { Provenance } from '../contract/provenance';
 import type { ErrorBody } from '../contract/errors';
 import type { Caller, ReconciliationBody } from '../contract/reconcile';
+import type { LeaveObserveBody, LeaveObserveResponse, ObserveBody, ObserveResponse } from '../contract/observers';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -104,7 +105,7 @@ export class ApiClient {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
   }
 
-  async request<T>(method: 'GET' | 'POST', path: string, opts: { query?: Query; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+  async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Query; body?: unknown } = {}): Promise<{ status: number; body: T }> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v === undefined) continue;
@@ -134,7 +135,7 @@ export class ApiClient {
     return { status: res.status, body: parsed as T };
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+  private async call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
     return (await this.request<T>(method, path, opts)).body;
   }
 
@@ -202,6 +203,14 @@ export class ApiClient {
   /** The record with its liveness and the host agent's branch status, in one request (what `od-worktree who` shows). */
   getLive(q: GetQuery) {
     return this.call<OwnershipItem>('GET', '/v1/ownership/live', { query: { ...q } });
+  }
+  /** Register or heartbeat a read-only observer of a worktree. */
+  observe(b: ObserveBody) {
+    return this.call<ObserveResponse>('POST', '/v1/worktrees/observers', { body: b });
+  }
+  /** End an observer's registration. */
+  leaveObserve(b: LeaveObserveBody) {
+    return this.call<LeaveObserveResponse>('DELETE', '/v1/worktrees/observers', { body: b });
   }
   list(q: ListQuery = {}) {
     return this.call<ListResponse>('GET', '/v1/ownerships', { query: { ...q } });

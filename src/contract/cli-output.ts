@@ -10,6 +10,7 @@ import {
   TenureSchema,
 } from './http';
 import { ProvenanceSchema } from './provenance';
+import { LeaveObserveResponseSchema, ObserveResponseSchema } from './observers';
 
 /**
  * The `--json` output of the service commands of od-worktree, validated before it is printed and
@@ -31,6 +32,12 @@ export const WhoOutputSchema = z.strictObject({
   branch: BranchStatusWireSchema.nullable().optional(),
 });
 export type WhoOutput = z.infer<typeof WhoOutputSchema>;
+
+/** `observe --json`: the registration as it stands after this heartbeat; with --leave, whether a live one ended. */
+export const ObserveOutputSchema = ObserveResponseSchema.extend({ ok: z.literal(true) });
+export type ObserveOutput = z.infer<typeof ObserveOutputSchema>;
+export const LeaveObserveOutputSchema = LeaveObserveResponseSchema.extend({ ok: z.literal(true) });
+export type LeaveObserveOutput = z.infer<typeof LeaveObserveOutputSchema>;
 
 export const ListOutputSchema = z.strictObject({ ok: z.literal(true), items: z.array(ListItemSchema), nextCursor: z.string().nullable() });
 export type ListOutput = z.infer<typeof ListOutputSchema>;

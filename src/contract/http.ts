@@ -19,6 +19,7 @@ import {
 } from '../domain/identity';
 import { OwnershipRecordSchema, OwnershipStateSchema, OWNERSHIP_STATES } from '../domain/projection';
 import { LineageLinkSchema, LIST_MAX_LIMIT } from './lookups';
+import { ObserverViewSchema } from './observers';
 
 /**
  * The wire contract of the HTTP API and the MCP tools: request bodies and queries (validated),
@@ -348,6 +349,8 @@ export const OwnershipItemSchema = WireRecordSchema.extend({
   liveness: LivenessSchema.nullable().optional(),
   branchStatus: BranchStatusWireSchema.nullable().optional(),
   enforcement: EnforcementSchema.nullable().optional(),
+  // Only GET /v1/ownership/live (and so `who`) answers it: the worktree's live read-only observers (src/contract/observers.ts).
+  observers: z.array(ObserverViewSchema).optional(),
 });
 export type OwnershipItem = z.infer<typeof OwnershipItemSchema>;
 export const ListItemSchema = OwnershipItemSchema;

@@ -365,6 +365,17 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [{ surface: 'code', fields: ['GET /v1/history ownerships[].overrides, od-worktree history'], refresh: 'read at each lookup' }],
   },
   {
+    fact: 'read-only observers of a worktree (sessions registered as looking, never owners)',
+    home: { surface: 'code', fields: ['PostgreSQL worktree_observers (src/store/observers.ts), a lease per session written by POST /v1/worktrees/observers'] },
+    copies: [
+      {
+        surface: 'api',
+        fields: ['list.observers'],
+        refresh: 'read at each GET /v1/ownership/live (who), live leases only (expires_at > now()); list items leave it out',
+      },
+    ],
+  },
+  {
     fact: "whether the worktree's projection enforces the record",
     home: { surface: 'workflow', fields: ['projectionSync, set from the host agent answers'] },
     copies: [

@@ -168,6 +168,20 @@ export {
   type WorktreeRemovedInput,
 } from '../domain/commands';
 
+// --- read-only observers of a worktree ----------------------------------------------------------
+export {
+  LeaveObserveBodySchema,
+  LeaveObserveResponseSchema,
+  ObserveBodySchema,
+  ObserveResponseSchema,
+  ObserverViewSchema,
+  type LeaveObserveBody,
+  type LeaveObserveResponse,
+  type ObserveBody,
+  type ObserveResponse,
+  type ObserverView,
+} from '../contract/observers';
+
 // --- reason codes -------------------------------------------------------------------------------
 export { REASONS, isRefusal, type ReasonCode, type Refusal } from '../domain/reasons';
 
@@ -177,7 +191,9 @@ export {
   CliErrorSchema,
   HeartbeatOutputSchema,
   HistoryOutputSchema,
+  LeaveObserveOutputSchema,
   ListOutputSchema,
+  ObserveOutputSchema,
   OverrideOutputSchema,
   OwnershipOutputSchema,
   ProvenanceOutputSchema,
@@ -186,7 +202,9 @@ export {
   type CliError,
   type HeartbeatOutput,
   type HistoryOutput,
+  type LeaveObserveOutput,
   type ListOutput,
+  type ObserveOutput,
   type OverrideOutput,
   type OwnershipOutput,
   type ProvenanceOutput,

@@ -21,6 +21,8 @@ export function directBackend(svc: OwnershipService, principal: Principal): Tool
     submit: (id, input) => svc.submit(principal, id, input),
     reclaim: (id, input) => svc.reclaim(principal, id, input),
     tenure: (id, input) => svc.tenure(principal, id, input),
+    observe: (input) => svc.observe(principal, input),
+    leaveObserve: (input) => svc.leaveObserve(principal, input),
   };
 }
 
@@ -40,6 +42,8 @@ export function remoteBackend(api: ApiClient): ToolBackend {
     submit: (id, input) => api.submit(id, input),
     reclaim: (id, input) => api.reclaim(id, input),
     tenure: (id, input) => api.tenure(id, input),
+    observe: (input) => api.observe(input),
+    leaveObserve: (input) => api.leaveObserve(input),
   };
 }
 

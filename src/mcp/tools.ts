@@ -37,6 +37,7 @@ import {
   type TenureBody,
 } from '../contract/http';
 import { ProvenanceSchema } from '../contract/provenance';
+import { LeaveObserveResponseSchema, ObserveBodySchema, ObserveResponseSchema, type LeaveObserveBody, type ObserveBody } from '../contract/observers';
 
 /**
  * What the MCP tools run on: the service itself for a given principal (HTTP mount, stdio with
@@ -57,6 +58,8 @@ export interface ToolBackend {
   submit(ownershipId: string, input: SubmitBody): Promise<object>;
   reclaim(ownershipId: string, input: ReclaimBody): Promise<object>;
   tenure(ownershipId: string, input: TenureBody): Promise<object>;
+  observe(input: ObserveBody): Promise<object>;
+  leaveObserve(input: LeaveObserveBody): Promise<object>;
 }
 
 const Addressed = { ownershipId: OwnershipIdSchema.describe('the ownership, as bind (or get) answered it: own_<ULID>') };
@@ -68,6 +71,9 @@ export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed)
 export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
 export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
 export const TenureToolSchema = TenureBodySchema.extend(Addressed);
+export const ObserveToolSchema = ObserveBodySchema.extend({
+  leave: z.boolean().optional().describe('end the registration now (runtime and ttlMs are then not used)'),
+});
 export const ProvenanceToolSchema = z.strictObject({
   commit: z
     .string()
@@ -265,6 +271,17 @@ export const TOOLS: readonly ToolDef[] = [
     // It changes nothing: the secret is derived, not issued.
     annotations: READ,
     run: (b, { ownershipId, ...body }) => b.tenure(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.observe',
+    title: 'Observe a worktree read-only',
+    description:
+      'Register your execution session as a read-only observer of a worktree (a reviewer, a side chat): who lists it beside the owner for ttlMs (default 60 s, 5 s..10 min); call again within that time to stay listed, or with leave: true to go. An observer gets no tenure: the guard hooks refuse its changes, and it never keeps the owner or anyone else from binding the worktree.',
+    schema: ObserveToolSchema,
+    output: z.union([ObserveResponseSchema, LeaveObserveResponseSchema]),
+    annotations: write({ destructive: false, idempotent: true }),
+    run: (b, { leave, runtime, ttlMs, ...where }) =>
+      leave ? b.leaveObserve(where) : b.observe({ ...where, ...(runtime !== undefined ? { runtime } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) }),
   }),
 ];
 

@@ -25,6 +25,7 @@ import { registerOwnershipRoutes } from '../api/routes/ownerships';
 import { registerReconciliationRoutes } from '../api/routes/reconciliations';
 import { registerSystemRoutes } from '../api/routes/system';
 import { registerCodecRoutes } from '../api/routes/codec';
+import { registerObserverRoutes } from '../api/routes/observers';
 import { EncryptionCodec, readPayloadKey } from '../infra/payload-codec';
 import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
 import { createService } from '../api/service';
@@ -146,6 +147,7 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
   registerLandingRoutes(app, svc, { pool: deps.pool, normalize: (p) => deps.client.normalize(p) });
   registerExecutorRoutes(app, svc);
   registerLookupRoutes(app, svc);
+  registerObserverRoutes(app, svc);
   registerReconciliationRoutes(app, serviceDeps);
   registerMcpRoutes(app, svc, metrics);
   if (deps.config.payloadKeyFile) registerCodecRoutes(app, new EncryptionCodec(readPayloadKey(deps.config.payloadKeyFile)));

@@ -72,6 +72,7 @@ const TOOL_NAMES = [
   'ownership.heartbeat',
   'ownership.history',
   'ownership.list',
+  'ownership.observe',
   'ownership.provenance',
   'ownership.reclaim',
   'ownership.release',

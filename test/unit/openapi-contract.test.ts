@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { LeaveObserveBodySchema, ObserveBodySchema } from '../../src/contract/observers';
 import type { z } from 'zod';
 import { buildServer } from '../../src/server/app';
 import { MessageHeadersSchema } from '../../src/api/http';
@@ -83,6 +84,8 @@ const ROUTES: Record<string, Parts> = {
   'GET /v1/history': { query: HistoryQuerySchema },
   'GET /v1/provenance/{sha}': { params: ProvenanceParamsSchema, query: ProvenanceQuerySchema },
   'POST /v1/reconciliations': { body: ReconciliationBodySchema },
+  'POST /v1/worktrees/observers': { body: ObserveBodySchema },
+  'DELETE /v1/worktrees/observers': { body: LeaveObserveBodySchema },
   'GET /v1/principal': {},
   'GET /healthz': {},
 };

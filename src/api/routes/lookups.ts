@@ -50,13 +50,21 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
     async (req): Promise<OwnershipItem> => {
       const principal = principalOf(req);
       const record = await svc.get(principal, req.query);
+      // Read-only observers of the worktree (live leases only), whatever the state of its ownership.
+      const observers = await svc.observersOf(principal, { hostId: record.hostId, worktreePath: record.worktreePath });
       // A closed lifecycle has no workflow to ask; its id may already run the worktree's next one.
-      if (record.state === 'closed') return { ...record, liveness: null, branchStatus: null, enforcement: null };
+      if (record.state === 'closed') return { ...record, liveness: null, branchStatus: null, enforcement: null, observers };
       const live = await svc.getById(principal, record.ownershipId).catch((err: unknown) => {
         if (err instanceof OwnershipError && err.code === 'not_found') return null;
         throw err;
       });
-      return { ...record, liveness: live?.liveness ?? null, branchStatus: live?.projectionSync?.branch ?? null, enforcement: live?.enforcement ?? null };
+      return {
+        ...record,
+        liveness: live?.liveness ?? null,
+        branchStatus: live?.projectionSync?.branch ?? null,
+        enforcement: live?.enforcement ?? null,
+        observers,
+      };
     },
   );
 

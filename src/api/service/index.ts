@@ -7,6 +7,8 @@ import { get, history, list, provenance } from './lookups';
 import type { MessageContext } from './messages';
 import * as own from './ownerships';
 import { override, tenure } from './tenure';
+import { leaveObserver, observersOf, registerObserver } from './observers';
+import type { LeaveObserveBody, ObserveBody } from '../../contract/observers';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -58,6 +60,9 @@ export function createService(deps: ServiceDeps) {
     list: (p: Principal, q: ListQuery) => list(deps, p, q),
     history: (p: Principal, q: HistoryQuery) => history(deps, p, q),
     provenance: (p: Principal, sha: string, repo: string) => provenance(deps, p, sha, repo),
+    observe: (p: Principal, b: ObserveBody) => registerObserver(deps, p, b),
+    leaveObserve: (p: Principal, b: LeaveObserveBody) => leaveObserver(deps, p, b),
+    observersOf: (p: Principal, where: { hostId: string; worktreePath: string }) => observersOf(deps, p, where),
   };
 }
 

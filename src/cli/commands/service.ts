@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerLifecycleCommands } from './service-lifecycle';
 import { registerLookupCommands } from './service-lookups';
+import { registerObserveCommand } from './observe';
 import { registerWriteCommands } from './service-writes';
 
 /**
@@ -15,4 +16,5 @@ export function registerServiceCommands(program: Command): void {
   registerLookupCommands(program);
   registerWriteCommands(program);
   registerLifecycleCommands(program);
+  registerObserveCommand(program);
 }

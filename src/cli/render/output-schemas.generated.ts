@@ -780,6 +780,41 @@ export const WHO_OUTPUT_JSON_SCHEMA: { readonly [k: string]: unknown } = {
               "type": "null"
             }
           ]
+        },
+        "observers": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "executionSessionId": {
+                "type": "string"
+              },
+              "workerId": {
+                "type": "string"
+              },
+              "runtime": {
+                "type": "string"
+              },
+              "registeredAt": {
+                "type": "string"
+              },
+              "lastSeenAt": {
+                "type": "string"
+              },
+              "expiresAt": {
+                "type": "string"
+              }
+            },
+            "required": [
+              "executionSessionId",
+              "workerId",
+              "runtime",
+              "registeredAt",
+              "lastSeenAt",
+              "expiresAt"
+            ],
+            "additionalProperties": false
+          }
         }
       },
       "required": [

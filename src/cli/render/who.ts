@@ -1,4 +1,5 @@
 import type { BranchStatusWire, Enforcement, Liveness, WireRecord } from '../../contract/http';
+import type { ObserverView } from '../../contract/observers';
 import { lastActivityAt } from '../../domain/activity';
 import { ago } from '../age';
 import { renderFields, runtimeLabel, shortSha, show, type Field } from './format';
@@ -59,7 +60,7 @@ export function enforcementText(e: Enforcement | null | undefined): string | nul
 
 /** `now` (the CLI passes the clock): say how old the Head report is; without it the output depends on the record alone. */
 export function whoFields(
-  r: WireRecord & { enforcement?: Enforcement | null },
+  r: WireRecord & { enforcement?: Enforcement | null; observers?: ObserverView[] },
   liveness: Liveness | null = null,
   branch: BranchStatusWire | null = null,
   now?: number,
@@ -102,11 +103,18 @@ export function whoFields(
     }),
   );
   if (r.worktreeRemoved) fields.push({ label: 'Removed', value: 'worktree removed' });
+  // Read-only observers (live leases only): never owners, listed so people know who else is looking.
+  (r.observers ?? []).forEach((o, i) =>
+    fields.push({
+      label: i === 0 ? 'Observers' : '',
+      value: `${o.executionSessionId} (${runtimeLabel(o.runtime)}, worker ${o.workerId}; seen ${now === undefined ? o.lastSeenAt : ago(o.lastSeenAt, now)})`,
+    }),
+  );
   return fields;
 }
 
 export function renderWho(
-  r: WireRecord & { enforcement?: Enforcement | null },
+  r: WireRecord & { enforcement?: Enforcement | null; observers?: ObserverView[] },
   liveness: Liveness | null = null,
   branch: BranchStatusWire | null = null,
   now?: number,

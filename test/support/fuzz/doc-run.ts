@@ -225,7 +225,7 @@ function ground(op: ApiOperation, c: DocCase, w: World, rng: Rng): FuzzPrincipal
   }
   const all = Object.values(w.principals);
   if (model.cls === 'conversation') return w.principals.otherExecutor;
-  if (model.cls === 'bind' || model.cls === 'newOwner') return rng.pick([w.principals.executor, w.principals.otherExecutor]);
+  if (model.cls === 'bind' || model.cls === 'newOwner' || model.executorsOnly) return rng.pick([w.principals.executor, w.principals.otherExecutor]);
   const allowed = all.filter((p) => mayCall(p.kind, model.op));
   return rng.pick(allowed.length ? allowed : all);
 }

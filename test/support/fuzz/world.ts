@@ -64,6 +64,8 @@ export type RouteClass =
 export interface RouteModel {
   cls: RouteClass;
   op: Operation | null;
+  /** an admin must name a worker in the body (the document says so in prose only): its fuzz callers are executors */
+  executorsOnly?: true;
 }
 
 const PER_OWNERSHIP: Record<string, [RouteClass, Operation]> = {
@@ -105,6 +107,9 @@ export function routeModel(key: string): RouteModel {
     'GET /v1/provenance/{sha}': { cls: 'lookup', op: 'provenance' },
     'POST /v1/reconciliations': { cls: 'reconcile', op: 'bind' },
     'GET /v1/principal': { cls: 'principal', op: 'get' },
+    // Read-only observers: executor writes that touch no ownership, generic as reconciliations are.
+    'POST /v1/worktrees/observers': { cls: 'reconcile', op: 'heartbeat', executorsOnly: true },
+    'DELETE /v1/worktrees/observers': { cls: 'reconcile', op: 'heartbeat', executorsOnly: true },
   };
   const r = table[key];
   if (!r) throw new Error(`fuzz: no route model for ${key}: add it to test/support/fuzz/world.ts`);
