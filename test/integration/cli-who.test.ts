@@ -130,8 +130,10 @@ test('GET /v1/ownership/live: the record of GET /v1/ownership with the live view
   const item = OwnershipItemSchema.parse(await api.getLive({ worktreePath: wt.path }));
   const record = await api.get({ worktreePath: wt.path });
   const view = await api.ownership(ownershipId);
-  const { liveness, branchStatus, enforcement, ...rest } = item;
+  const { liveness, branchStatus, enforcement, observers, ...rest } = item;
   expect(rest).toEqual(record);
+  // The worktree's live read-only observers: none registered here.
+  expect(observers).toEqual([]);
   expect(liveness).toEqual(view.liveness);
   // The live view's enforcement (this host's agent runs: the hooks enforce the record).
   expect(enforcement).toMatchObject({ hostId: record.hostId, state: 'enforced', hostAgent: 'up' });
