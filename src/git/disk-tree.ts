@@ -24,6 +24,27 @@ import type { GitResult } from './exec';
  */
 
 /** How the caller runs git on the private index (GIT_INDEX_FILE set, on the pinned dirs). */
+/**
+ * The worktree's real index copied to `tmpIndex`, its mtime taken first (racily clean entries): a
+ * copy keeps stat data, so unchanged files are not hashed again, and skip-worktree bits. `copied`
+ * false: the worktree has no index yet; then there is no stat data to trust (indexMtimeSec null).
+ */
+export async function copyRealIndex(privateDir: string, tmpIndex: string): Promise<{ copied: boolean; indexMtimeSec: number | null }> {
+  const realIndex = path.join(privateDir, 'index');
+  const mtimeSec = await fs.stat(realIndex).then(
+    (st) => Math.floor(st.mtimeMs / 1000),
+    () => null,
+  );
+  const copied = await fs.copyFile(realIndex, tmpIndex).then(
+    () => true,
+    (err: unknown) => {
+      if (isNotFound(err)) return false;
+      throw err;
+    },
+  );
+  return { copied, indexMtimeSec: copied ? mtimeSec : null };
+}
+
 export type IndexGit = (args: string[], okCodes?: number[], input?: string) => Promise<GitResult>;
 
 export interface StageOptions {

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { isNotFound } from './atomic';
 import { assertDirUnchanged, confineDirs } from './confine';
-import { stageAsOnDisk, unquoteC } from './disk-tree';
+import { copyRealIndex, stageAsOnDisk, unquoteC } from './disk-tree';
 import { GitSideError } from './errors';
 import { git, type GitResult } from './exec';
 import { unlockWorktree } from './lock';
@@ -259,18 +258,7 @@ export async function worktreeChanges(dirs: WorktreeDirs): Promise<WorktreeChang
   const env = { GIT_INDEX_FILE: tmpIndex };
   try {
     await assertDirUnchanged(dirs.privateDir);
-    const realIndex = path.join(dirs.privateDir, 'index');
-    const indexMtimeSec = await fs.stat(realIndex).then(
-      (st) => Math.floor(st.mtimeMs / 1000),
-      () => null,
-    );
-    const copied = await fs.copyFile(realIndex, tmpIndex).then(
-      () => true,
-      (err: unknown) => {
-        if (isNotFound(err)) return false;
-        throw err;
-      },
-    );
+    const { copied, indexMtimeSec } = await copyRealIndex(dirs.privateDir, tmpIndex);
     const headTree = await run(['rev-parse', '-q', '--verify', 'HEAD^{tree}'], {}, [1, 128]);
     if (!copied && headTree.code === 0) await run(['read-tree', 'HEAD'], env);
     // The staged state too (a snapshot keeps it): staged then undone on disk is still work.
@@ -282,7 +270,7 @@ export async function worktreeChanges(dirs: WorktreeDirs): Promise<WorktreeChang
     await stageAsOnDisk((args, okCodes, input) => run(args, env, okCodes, input), {
       worktreePath: dirs.worktreePath,
       scratchDir: dirs.privateDir,
-      indexMtimeSec: copied ? indexMtimeSec : null,
+      indexMtimeSec,
     });
     const tree = (await run(['write-tree'], env)).stdout.trim();
     const base = headTree.code === 0 ? headTree.stdout.trim() : (await run(['hash-object', '-t', 'tree', '--no-filters', '/dev/null'])).stdout.trim();

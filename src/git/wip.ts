@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { isNotFound } from './atomic';
 import { assertDirUnchanged, confineDirs } from './confine';
 import { type SnapshotDescription, SnapshotDescriptionSchema } from '../contract/restore';
-import { stageAsOnDisk, stageOthersAsOnDisk } from './disk-tree';
+import { copyRealIndex, stageAsOnDisk, stageOthersAsOnDisk } from './disk-tree';
 import { GitSideError } from './errors';
 import { git, type GitResult } from './exec';
 import type { GitEnvExtras } from './safe-env';
@@ -224,12 +223,7 @@ async function snapshot(
     // unchanged files are not hashed again) and skip-worktree bits (so a sparse checkout's absent
     // files are not recorded as deletions). Its mtime, taken first, tells racily clean entries.
     await assertDirUnchanged(dirs.privateDir);
-    const realIndex = path.join(dirs.privateDir, 'index');
-    const indexMtimeSec = await fs.stat(realIndex).then(
-      (st) => Math.floor(st.mtimeMs / 1000),
-      () => null,
-    );
-    const copied = await copyIfExists(realIndex, tmpIndex);
+    const { copied, indexMtimeSec } = await copyRealIndex(dirs.privateDir, tmpIndex);
     if (!copied && head !== null) await run(['read-tree', 'HEAD'], env);
     // The staged state, before the copy is brought to the disk: the index as it is (an unmerged one has no tree).
     const unmerged = (await run(['ls-files', '--unmerged'], env)).stdout.trim() !== '';
@@ -237,7 +231,7 @@ async function snapshot(
     await stageAsOnDisk((args, okCodes, input) => run(args, env, okCodes, input), {
       worktreePath: dirs.worktreePath,
       scratchDir: dirs.privateDir,
-      indexMtimeSec: copied ? indexMtimeSec : null,
+      indexMtimeSec,
       ...(signal ? { signal } : {}),
     });
     const tree = (await run(['write-tree'], env)).stdout.trim();
@@ -466,14 +460,4 @@ export async function describeSnapshot(run: RepoGitRun, rev: string): Promise<Sn
   const parsed = SnapshotDescriptionSchema.safeParse(d);
   if (!parsed.success) throw new SnapshotReadError('snapshot_corrupt', 'the snapshot does not read as one');
   return parsed.data;
-}
-
-async function copyIfExists(from: string, to: string): Promise<boolean> {
-  try {
-    await fs.copyFile(from, to);
-    return true;
-  } catch (err) {
-    if (isNotFound(err)) return false;
-    throw err;
-  }
 }
