@@ -7,6 +7,7 @@ import path from 'node:path';
 import { currentProcessIdentity } from '../src/activities/liveness';
 import { ApiClient, ApiError, DEFAULT_API_URL, normalizeApiUrl } from '../src/api/client';
 import type { OwnershipViewOut } from '../src/contract/http';
+import type { RestoreOutput } from '../src/contract/restore';
 import { devSecretFile } from '../src/auth/principals';
 import { renderWho } from '../src/cli/render';
 import { loadConfig } from '../src/config';
@@ -305,21 +306,38 @@ async function main(): Promise<void> {
     say(`receipt: main@${landedHead.slice(0, 12)} <- ${a.branch}@${sourceHead.slice(0, 12)}, session ${landed.receipt.executionSessionId}`);
     await who(idA, a.branch);
 
-    step('the worktree is removed');
+    step('the worktree is removed: nothing lost (its commits landed, its untracked notes snapshotted first)');
     await poll(
       'the landed projection',
       () => executor.ownership(idA),
       (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
     );
-    sh(repoRoot, ['worktree', 'remove', a.path]);
-    const removed = await landing.worktreeRemoved(idA, { reason: 'landed; worktree removed' });
-    check(removed.accepted, 'worktree-removed was not accepted');
+    const removal = await landing.removeWorktree({ worktreePath: a.path });
+    check(removal.result.status === 'removed', `removal answered ${removal.result.status} ${removal.result.refusal?.code ?? removal.result.error ?? ''}`);
+    check(!existsSync(a.path), 'the worktree is still there after its removal');
+    const kept = removal.result.receipt?.preserved[0];
+    check(kept, 'the removal kept no snapshot of the untracked notes');
+    say(`removed ${a.path}: head landed on ${removal.result.receipt?.headLandedOn ?? '?'}; ${kept.files} files kept at ${kept.ref} (${kept.sha.slice(0, 12)})`);
+    say(`worktree_removed: ${removal.result.record?.status ?? 'not sent'}`);
     await poll(
       'the ownership to close',
       () => executor.ownership(idA),
       (v: OwnershipViewOut) => v.state === 'closed',
     );
     await who(idA, a.branch);
+
+    step(`od-worktree restore ${a.path}: the worktree back, byte for byte, with no owner`);
+    const restored = JSON.parse(
+      execFileSync(process.execPath, [path.join(ROOT, 'bin/od-worktree.js'), 'restore', a.path, '--repo', repoRoot, '--json'], {
+        encoding: 'utf8',
+        env: { ...process.env, OD_API_URL: url, OD_TOKEN: tokens.executor },
+      }),
+    ) as RestoreOutput;
+    check(restored.ok && restored.verified && restored.owner === null, `restore answered ${JSON.stringify(restored)}`);
+    check(readFileSync(path.join(a.path, 'notes.txt'), 'utf8').length > 0, 'the restored worktree lacks the notes');
+    say(
+      `restored ${restored.worktreePath} (${restored.restored.files} files, ${restored.restored.untracked} untracked): verified against ${kept.sha.slice(0, 12)}, no owner until a bind or a reclaim`,
+    );
 
     step(`od-worktree provenance ${landedHead.slice(0, 12)}`);
     const out = execFileSync(process.execPath, [path.join(ROOT, 'bin/od-worktree.js'), 'provenance', landedHead, '--repo', repoRoot], {
@@ -330,9 +348,10 @@ async function main(): Promise<void> {
     check(out.includes(`Conversation URL: https://chatgpt.com/c/${conversation.conversationId}`), 'provenance does not name the conversation');
     check(out.includes(`Session:          ${SESSION_B}`), 'provenance does not name the session that landed');
 
-    step('tidy up: B releases its other worktree');
-    const releasedB = await executor.release(boundB.ownershipId, { executionSessionId: SESSION_B, epoch: 1, reason: 'demo over' });
-    check(releasedB.state === 'released', `release answered ${releasedB.state}`);
+    step('tidy up: B removes its other worktree (its owner: released first, then removed)');
+    const removedB = await executor.removeWorktree({ worktreePath: b.path, executionSessionId: SESSION_B, epoch: 1 });
+    check(removedB.released === boundB.ownershipId && removedB.result.status === 'removed', `B's removal answered ${removedB.result.status}`);
+    say(`released ${removedB.released} and removed ${b.path}`);
     say('');
     say(`demo complete: the repository is left at ${repoRoot}`);
   } finally {

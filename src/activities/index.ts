@@ -17,6 +17,8 @@ import { checkNamedBranch } from '../domain/branch';
 import { describeBranch } from '../git/status';
 import { preserveWip } from '../git/wip';
 import { preserveLateWork } from '../git/late';
+import { failedRemoval, projectedOwnership, removalResult, removeWorktree } from '../git/removal';
+import { mergeOwnership } from '../domain/removal';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
 import type { HostActivities, InspectedWorktree, StoreActivities } from './types';
@@ -160,6 +162,35 @@ export function createHostActivities(deps: {
     },
     async checkSessionLiveness(owner) {
       return deps.authority.check(owner);
+    },
+    async removeWorktree(req) {
+      let dirs;
+      try {
+        const p = await assertUnderAllowedRoots(req.worktreePath, roots, { mustExist: true });
+        dirs = await worktreeDirs(p);
+        await confineDirs(dirs, roots);
+        if (dirs.isMain) throw new GitSideError('invalid_argument', 'the main worktree of a repository is never removed');
+      } catch (err) {
+        throw hostFailure(err, { worktree_missing: 'not_a_worktree' });
+      }
+      // The hooks' record counts as much as the service's: a projection holding the worktree keeps it.
+      const ownership = mergeOwnership(await projectedOwnership(dirs.worktreePath), req.ownership);
+      try {
+        const outcome = await removeWorktree(dirs.worktreePath, {
+          ownership,
+          // Released by this very call: the owner's, only while the projection names that ownership.
+          callerIsOwner: req.callerIsOwner && ownership !== null && ownership.ownershipId === req.ownership?.ownershipId,
+          liveness: req.liveness,
+          sources: { branches: req.targets, receipts: req.receipts },
+          dryRun: req.dryRun,
+          deleteBranch: req.deleteBranch,
+          allowedRoots: roots,
+        });
+        return removalResult(dirs.worktreePath, outcome);
+      } catch (err) {
+        if (err instanceof GitSideError || err instanceof PathRefusal) return failedRemoval(dirs.worktreePath, err);
+        throw err;
+      }
     },
   };
 }

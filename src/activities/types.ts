@@ -1,3 +1,4 @@
+import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
 import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
@@ -57,4 +58,11 @@ export interface HostActivities {
    */
   inspectWorktree(worktreePath: string, claimedBranch?: string): Promise<InspectedWorktree>;
   checkSessionLiveness(owner: Owner): Promise<{ verdict: LivenessVerdict; detail: string | null }>;
+  /**
+   * Lossless removal (src/git/removal.ts, the rule in src/domain/removal.ts) on the service's facts
+   * merged with the worktree's local projection. Non-retryable `path_outside_allowed_roots`,
+   * `path_not_found`, `not_a_worktree`, `invalid_argument` (the main worktree); a git step that
+   * fails once the rule said remove is the answer `failed`, never `removed`.
+   */
+  removeWorktree(request: HostRemovalRequest): Promise<RemovalResult>;
 }

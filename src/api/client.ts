@@ -6,6 +6,7 @@ import type { Provenance } from '../contract/provenance';
 import type { ErrorBody } from '../contract/errors';
 import type { Caller, ReconciliationBody } from '../contract/reconcile';
 import type { LeaveObserveBody, LeaveObserveResponse, ObserveBody, ObserveResponse } from '../contract/observers';
+import type { RemoveWorktreeBody, RemoveWorktreeResponse } from '../contract/removal';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -203,6 +204,10 @@ export class ApiClient {
   /** The record with its liveness and the host agent's branch status, in one request (what `od-worktree who` shows). */
   getLive(q: GetQuery) {
     return this.call<OwnershipItem>('GET', '/v1/ownership/live', { query: { ...q } });
+  }
+  /** Remove a worktree without losing work, on its host (docs/cleanup.md#through-the-api). */
+  removeWorktree(b: RemoveWorktreeBody) {
+    return this.call<RemoveWorktreeResponse>('POST', '/v1/worktrees/remove', { body: b });
   }
   /** Register or heartbeat a read-only observer of a worktree. */
   observe(b: ObserveBody) {

@@ -31,6 +31,7 @@ export async function registerOpenApi(app: App): Promise<void> {
         { name: 'executor', description: 'executor binding (docs/identities.md, Executor binding)' },
         { name: 'lookups', description: 'read-only lookups from PostgreSQL (docs/operations.md, Lookups)' },
         { name: 'observers', description: 'read-only observers of a worktree: listed by who, never owners (docs/http-api.md, Observers)' },
+        { name: 'worktrees', description: 'lossless removal of a worktree by its host agent (docs/cleanup.md, Through the API)' },
         { name: 'reconciliations', description: 'what od-worktree reconcile found and did; the calling principal' },
         { name: 'system', description: 'health' },
       ],

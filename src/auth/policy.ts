@@ -24,6 +24,7 @@ export const OPERATIONS = [
   'override',
   'landed',
   'worktreeRemoved',
+  'removeWorktree',
   'reportConversation',
   'get',
   'list',
@@ -65,6 +66,8 @@ export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
   reportConversation: EXECUTOR_WRITE,
   landed: LANDING_WRITE,
   worktreeRemoved: LANDING_WRITE,
+  // The owner removing its own worktree (released first), the landing controller after a landing, an admin.
+  removeWorktree: ['executor', 'landing', 'admin'],
   get: READ,
   list: READ,
   history: READ,

@@ -409,6 +409,11 @@ export class OwnershipClient {
     return this.opts.hostId;
   }
 
+  /** The workflows' task queue (the service's own short workflows start there too). */
+  get taskQueue(): string {
+    return this.opts.taskQueue;
+  }
+
   /**
    * An owner change is answered once it is durable; the worktree's hooks enforce it once the host
    * agent has written the projection. This waits for that up to projectionWaitMs, by polling the

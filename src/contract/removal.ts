@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RemovalFactsSchema, RemovalReceiptSchema } from '../domain/removal';
+import { BranchName, IdString, PathString } from '../domain/identity';
+import { OwnershipFactSchema, RemovalFactsSchema, RemovalReceiptSchema } from '../domain/removal';
 
 /**
  * The `--json` output of `od-worktree remove` and `od-worktree gc` (docs/cleanup.md). The facts,
@@ -55,3 +56,49 @@ export const GcOutputSchema = z.strictObject({
   results: z.array(RemovalResultSchema),
 });
 export type GcOutput = z.infer<typeof GcOutputSchema>;
+
+/** Branch names whose tips count as landed besides main, master, trunk and the receipts' (`--target`). */
+const Targets = z.array(BranchName).max(20);
+
+/**
+ * POST /v1/worktrees/remove (and the MCP tool `worktree.remove`): the orchestrator's lossless
+ * removal, decided and done on the worktree's host by its agent. An owner names its session and
+ * epoch: its ownership is released first (the owner's own release, checked as any release), and
+ * the worktree is then removed under the same rule as anyone's.
+ */
+export const RemoveWorktreeBodySchema = z.strictObject({
+  worktreePath: PathString.describe('the worktree, as bind names it'),
+  hostId: IdString.optional().describe("the worktree's host (default: the API's)"),
+  executionSessionId: IdString.optional().describe('the owner session, when the caller holds the worktree: it is released first'),
+  epoch: z.number().int().positive().optional().describe("the owner's epoch, with executionSessionId"),
+  dryRun: z.boolean().optional().describe('decide and say; change nothing (no release, no snapshot, no removal)'),
+  deleteBranch: z.boolean().optional().describe('also delete the branch when every commit is accounted for and no other worktree has it checked out'),
+  targets: Targets.optional().describe('more branches whose commits count as landed'),
+});
+export type RemoveWorktreeBody = z.infer<typeof RemoveWorktreeBodySchema>;
+
+export const RemoveWorktreeResponseSchema = z.strictObject({
+  ok: z.boolean(),
+  dryRun: z.boolean(),
+  hostId: z.string(),
+  /** the caller's ownership this call released before the removal, or null */
+  released: z.string().nullable(),
+  result: RemovalResultSchema,
+});
+export type RemoveWorktreeResponse = z.infer<typeof RemoveWorktreeResponseSchema>;
+
+/** What the API hands the worktree's host agent (the removal workflow's input and its activity's). */
+export const HostRemovalRequestSchema = z.strictObject({
+  hostId: IdString,
+  worktreePath: z.string(),
+  /** the service's record of the worktree's ownership; the host merges its local projection in */
+  ownership: OwnershipFactSchema.nullable(),
+  liveness: z.enum(['alive', 'dead', 'unknown']),
+  /** the caller's ownership was released by this call: the projection may still show it held */
+  callerIsOwner: z.boolean(),
+  receipts: z.array(z.strictObject({ sourceHead: z.string(), landedHead: z.string(), landedBranch: z.string() })).max(200),
+  targets: Targets,
+  dryRun: z.boolean(),
+  deleteBranch: z.boolean(),
+});
+export type HostRemovalRequest = z.infer<typeof HostRemovalRequestSchema>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { compileCheck } from './check';
 import { SealSchema } from './seal';
 import { AgentWorkerRefSchema, BranchName, FullSha, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
+import { RemovedReceiptSchema } from './events';
 
 /**
  * Message payloads of the ownership workflow. Strict objects: an unknown field (a conversation,
@@ -106,7 +107,13 @@ export const LandedInputSchema = z.strictObject({
 });
 export type LandedInput = z.infer<typeof LandedInputSchema>;
 
-export const WorktreeRemovedInputSchema = z.strictObject({ ...Addressed, reason: FreeText.nullable().optional(), principal: PrincipalSchema });
+export const WorktreeRemovedInputSchema = z.strictObject({
+  ...Addressed,
+  reason: FreeText.nullable().optional(),
+  /** what the service's own removal kept (POST /v1/worktrees/remove); absent when it was only told */
+  receipt: RemovedReceiptSchema.optional(),
+  principal: PrincipalSchema,
+});
 export type WorktreeRemovedInput = z.infer<typeof WorktreeRemovedInputSchema>;
 
 export const ConversationBoundInputSchema = z.strictObject({ workerId: IdString, seal: SealSchema.optional() });

@@ -394,7 +394,8 @@ export function decideWorktreeRemoved(r: OwnershipRecord | null, input: Worktree
         type: 'ownership.worktree_removed',
         actorSessionId: null,
         principal: `${input.principal.kind}:${input.principal.id}`,
-        data: { reason: input.reason ?? null },
+        // The receipt only when there is one: a told removal's event is what it always was.
+        data: { reason: input.reason ?? null, ...(input.receipt !== undefined ? { receipt: input.receipt } : {}) },
       },
     ],
   };

@@ -23,6 +23,23 @@ export type LandingReceipt = z.infer<typeof LandingReceiptSchema>;
 
 const Epoch = z.number().int().nonnegative();
 
+/**
+ * What a lossless removal kept and how its branch's commits were found landed (the removal rule's
+ * receipt, src/domain/removal.ts, in a bounded form: counts per method rather than every sha, so
+ * the event stays small however long the branch). Absent on removals the service was only told of.
+ */
+export const RemovedReceiptSchema = z.strictObject({
+  head: FullSha.nullable(),
+  headLandedOn: z.string().max(255).nullable(),
+  /** commits of the branch by how each was found landed or kept (ancestry, receipt, patch_id, squash, clean_merge, preserved) */
+  accounted: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.number().int().nonnegative()),
+  /** the snapshots of its uncommitted and untracked files */
+  preserved: z.array(z.strictObject({ ref: z.string().max(255), sha: FullSha, files: z.number().int().nonnegative() })).max(8),
+  /** what became of its branch: kept unless asked and safe */
+  branch: z.enum(['kept', 'deleted', 'delete_failed']).nullable(),
+});
+export type RemovedReceipt = z.infer<typeof RemovedReceiptSchema>;
+
 export const EventDataSchemas = {
   'ownership.claimed': z.strictObject({
     owner: OwnerSchema,
@@ -73,7 +90,7 @@ export const EventDataSchemas = {
   }),
   'ownership.submitted': z.strictObject({ executionSessionId: IdString, epoch: Epoch, head: z.string().nullable() }),
   'ownership.landed': z.strictObject({ receipt: LandingReceiptSchema }),
-  'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable() }),
+  'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable(), receipt: RemovedReceiptSchema.optional() }),
   'ownership.branch_renamed': z.strictObject({ from: z.string(), to: z.string().min(1).max(255) }),
 } as const;
 

@@ -49,6 +49,7 @@ export const REASONS = {
   unlanded_commits: "commits of the worktree's branch landed nowhere and no ref preserves them: removing it could lose them",
   dirty_files: 'the worktree has uncommitted or untracked files and no snapshot of them can be taken: removing it would lose them',
   snapshot_failed: "the snapshot of the worktree's uncommitted and untracked files failed: nothing was removed",
+  removal_in_progress: 'another removal of this worktree is running; ask again once it has answered',
   internal: 'an unexpected failure; see the service log',
 } as const;
 

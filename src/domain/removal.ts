@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { RemovedReceipt } from './events';
 import { type Refusal, refusal } from './reasons';
 import { isFreeState } from './states';
 
@@ -96,6 +97,9 @@ export type RemovalReceipt = z.infer<typeof RemovalReceiptSchema>;
 
 export type RemovalDecision = { verdict: 'remove'; receipt: RemovalReceipt } | { verdict: 'refuse'; refusal: Refusal; refusals: Refusal[] };
 
+/** How long a removal through the service may take on the worktree's host, snapshot included (src/workflows/removal.ts). */
+export const REMOVAL_TIMEOUT_MS = 50_000;
+
 /** Shas listed in a refusal, at most; the count says how many there are. */
 export const LISTED_SHAS = 50;
 export const LISTED_FILES = 50;
@@ -180,5 +184,18 @@ export function decideRemoval(input: RemovalFacts): RemovalDecision {
       headLandedOn: f.headLandedOn,
       accounted: f.accounted,
     },
+  };
+}
+
+/** The receipt as the `worktree_removed` event keeps it: counts per method, the snapshots, the branch's fate. */
+export function removedReceipt(r: RemovalReceipt, branch: RemovedReceipt['branch']): RemovedReceipt {
+  const accounted: Record<string, number> = {};
+  for (const a of r.accounted) accounted[a.method] = (accounted[a.method] ?? 0) + 1;
+  return {
+    head: r.head,
+    headLandedOn: r.headLandedOn,
+    accounted,
+    preserved: r.preserved.slice(0, 8).map((p) => ({ ref: p.ref, sha: p.sha, files: p.files })),
+    branch,
   };
 }

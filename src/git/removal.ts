@@ -9,7 +9,9 @@ import { unlockWorktree } from './lock';
 import { pinnedGit, type WorktreeDirs, worktreeDirs } from './repo';
 import { RepoGit } from './repo-git';
 import type { GitEnvExtras } from './safe-env';
+import type { RemovalResult } from '../contract/removal';
 import { preserveWipByTree } from './wip';
+import { readProjection } from './projection';
 import {
   type AccountedCommit,
   decideRemoval,
@@ -458,4 +460,43 @@ export async function listWorktrees(repo: string): Promise<{ path: string; head:
     out.push({ path: wt.slice('worktree '.length), head, branch, main: out.length === 0, prunable: lines.some((l) => l.startsWith('prunable')) });
   }
   return out;
+}
+
+/** The ownership the worktree's local projection names (what its hooks enforce), or null. */
+export async function projectedOwnership(worktreePath: string): Promise<OwnershipFact | null> {
+  const local = await readProjection(worktreePath).catch(() => null);
+  return local === null ? null : { ownershipId: local.ownershipId, state: local.state, executionSessionId: local.executionSessionId, source: 'projection' };
+}
+
+/** The outcome as the wire reports it (`--json`, the API): a refusal's reasons, a removal's receipt. */
+export function removalResult(worktree: string, o: RemovalOutcome): RemovalResult {
+  const d = o.decision;
+  return {
+    worktree,
+    status: o.status,
+    refusal: d.verdict === 'refuse' ? d.refusal : null,
+    refusals: d.verdict === 'refuse' ? d.refusals : [],
+    receipt: d.verdict === 'remove' ? d.receipt : null,
+    facts: o.facts,
+    removedAt: o.removedAt ?? null,
+    branch: o.branch ?? null,
+    record: null,
+    error: null,
+  };
+}
+
+/** A removal whose git step failed: `failed` with what failed, never reported removed. */
+export function failedRemoval(worktree: string, err: unknown): RemovalResult {
+  return {
+    worktree,
+    status: 'failed',
+    refusal: null,
+    refusals: [],
+    receipt: null,
+    facts: null,
+    removedAt: null,
+    branch: null,
+    record: null,
+    error: err instanceof Error ? err.message : String(err),
+  };
 }

@@ -20,6 +20,8 @@ export interface SnapshotOptions {
   /** OVERDECK_EXECUTION_SESSION_ID and OVERDECK_EPOCH, as the hooks would see them. */
   env: Readonly<Record<string, string | undefined>>;
   allowedRoots?: readonly string[];
+  /** Also keep the worktree's ignored files, when together at most this many bytes (else none, said in the snapshot). */
+  ignoredMaxBytes?: number;
 }
 
 export async function snapshotWorktree(worktreePath: string, opts: SnapshotOptions): Promise<SnapshotOutcome> {
@@ -29,6 +31,9 @@ export async function snapshotWorktree(worktreePath: string, opts: SnapshotOptio
   if (p === null || !isLiveState(p.state)) return { status: 'unowned' };
   const guard = await guardCheck(top, opts.env);
   if (!guard.allowed) return { status: 'refused', ownershipId: p.ownershipId, guard };
-  const made = await preserveWipByTree(top, p.ownershipId, opts.allowedRoots !== undefined ? { allowedRoots: opts.allowedRoots } : {});
+  const made = await preserveWipByTree(top, p.ownershipId, {
+    ...(opts.allowedRoots !== undefined ? { allowedRoots: opts.allowedRoots } : {}),
+    ...(opts.ignoredMaxBytes !== undefined ? { ignored: { maxBytes: opts.ignoredMaxBytes } } : {}),
+  });
   return made === null ? { status: 'clean', ownershipId: p.ownershipId } : { status: 'saved', ownershipId: p.ownershipId, snapshot: made };
 }

@@ -15,6 +15,11 @@ export function ownershipWorkflowId(hostId: string, worktreePath: string): strin
   return `ownership/${clean(path.basename(worktreePath))}/${digest}`;
 }
 
+/** The removal of a worktree (src/workflows/removal.ts): one id per worktree, so two removals of it never run at once. */
+export function removalWorkflowId(hostId: string, worktreePath: string): string {
+  return ownershipWorkflowId(hostId, worktreePath).replace(/^ownership\//, 'removal/');
+}
+
 export function newOwnershipId(): string {
   return `own_${ulid()}`;
 }

@@ -23,6 +23,7 @@ export function directBackend(svc: OwnershipService, principal: Principal): Tool
     tenure: (id, input) => svc.tenure(principal, id, input),
     observe: (input) => svc.observe(principal, input),
     leaveObserve: (input) => svc.leaveObserve(principal, input),
+    removeWorktree: (input) => svc.removeWorktree(principal, input),
   };
 }
 
@@ -44,6 +45,7 @@ export function remoteBackend(api: ApiClient): ToolBackend {
     tenure: (id, input) => api.tenure(id, input),
     observe: (input) => api.observe(input),
     leaveObserve: (input) => api.leaveObserve(input),
+    removeWorktree: (input) => api.removeWorktree(input),
   };
 }
 

@@ -37,6 +37,7 @@ import {
   type TenureBody,
 } from '../contract/http';
 import { ProvenanceSchema } from '../contract/provenance';
+import { RemoveWorktreeBodySchema, RemoveWorktreeResponseSchema, type RemoveWorktreeBody } from '../contract/removal';
 import { LeaveObserveResponseSchema, ObserveBodySchema, ObserveResponseSchema, type LeaveObserveBody, type ObserveBody } from '../contract/observers';
 
 /**
@@ -60,6 +61,7 @@ export interface ToolBackend {
   tenure(ownershipId: string, input: TenureBody): Promise<object>;
   observe(input: ObserveBody): Promise<object>;
   leaveObserve(input: LeaveObserveBody): Promise<object>;
+  removeWorktree(input: RemoveWorktreeBody): Promise<object>;
 }
 
 const Addressed = { ownershipId: OwnershipIdSchema.describe('the ownership, as bind (or get) answered it: own_<ULID>') };
@@ -282,6 +284,16 @@ export const TOOLS: readonly ToolDef[] = [
     annotations: write({ destructive: false, idempotent: true }),
     run: (b, { leave, runtime, ttlMs, ...where }) =>
       leave ? b.leaveObserve(where) : b.observe({ ...where, ...(runtime !== undefined ? { runtime } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) }),
+  }),
+  tool({
+    name: 'worktree.remove',
+    title: 'Remove a worktree without losing work',
+    description:
+      "Remove a worktree when nothing would be lost: every commit of its branch landed (merge, squash, rebase or a landing receipt) or kept by a ref, its uncommitted and untracked files snapshotted under refs/overdeck/wip/ first. Another session's worktree, unlanded commits or files no snapshot can keep are refused with their reason codes (result.refusals), nothing changed. If you own it, name your executionSessionId and epoch: it is released first. Ask with dryRun: true to see the verdict first; the answer's receipt says what was kept where.",
+    schema: RemoveWorktreeBodySchema,
+    output: RemoveWorktreeResponseSchema,
+    annotations: write({ destructive: true, idempotent: false }),
+    run: (b, input) => b.removeWorktree(input),
   }),
 ];
 

@@ -26,6 +26,7 @@ import { registerReconciliationRoutes } from '../api/routes/reconciliations';
 import { registerSystemRoutes } from '../api/routes/system';
 import { registerCodecRoutes } from '../api/routes/codec';
 import { registerObserverRoutes } from '../api/routes/observers';
+import { registerRemovalRoutes } from '../api/routes/removal';
 import { EncryptionCodec, readPayloadKey } from '../infra/payload-codec';
 import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
 import { createService } from '../api/service';
@@ -148,6 +149,7 @@ export async function buildServer(deps: ApiDeps): Promise<App> {
   registerExecutorRoutes(app, svc);
   registerLookupRoutes(app, svc);
   registerObserverRoutes(app, svc);
+  registerRemovalRoutes(app, svc);
   registerReconciliationRoutes(app, serviceDeps);
   registerMcpRoutes(app, svc, metrics);
   if (deps.config.payloadKeyFile) registerCodecRoutes(app, new EncryptionCodec(readPayloadKey(deps.config.payloadKeyFile)));

@@ -90,6 +90,19 @@ export async function heldOwnershipOf(
   return row ? { workflowId: row.workflow_id, record: OwnershipRecordSchema.parse(row.record) } : null;
 }
 
+/**
+ * The newest ownership of a worktree on its host, held or ended, with the workflow it runs under:
+ * what a removal decides on (POST /v1/worktrees/remove). null: the worktree was never owned.
+ */
+export async function latestOwnershipAt(pool: Pool, where: { hostId: string; worktreePath: string }): Promise<HeldOwnership | null> {
+  const res = await pool.query<{ workflow_id: string; record: unknown }>(
+    `SELECT workflow_id, record FROM ownerships WHERE host_id = $1 AND worktree_path = $2 ORDER BY updated_at DESC, ownership_id DESC LIMIT 1`,
+    [where.hostId, where.worktreePath],
+  );
+  const row = res.rows[0];
+  return row ? { workflowId: row.workflow_id, record: OwnershipRecordSchema.parse(row.record) } : null;
+}
+
 /** How many ownerships a landing by branch weighs at most (their ids are the `ambiguous` answer's details). */
 export const LANDING_CANDIDATES_MAX = 50;
 

@@ -1,1 +1,2 @@
 export { ownershipWorkflow } from './ownership';
+export { worktreeRemovalWorkflow } from './removal';

@@ -35,6 +35,8 @@ test('the demo walks the whole story and exits 0', async () => {
     'submits it',
     'records the landing',
     'the worktree is removed',
+    'od-worktree restore',
+    'B removes its other worktree',
     'od-worktree provenance',
   ]) {
     expect(out).toContain(heading);
@@ -44,6 +46,9 @@ test('the demo walks the whole story and exits 0', async () => {
   expect(out).toContain('State:         STALE');
   expect(out).toMatch(/Latest WIP: {4}refs\/overdeck\/wip\//);
   expect(out).toContain('State:         CLOSED');
+  expect(out).toMatch(/files kept at refs\/overdeck\/wip\//);
+  expect(out).toContain('worktree_removed: recorded');
+  expect(out).toMatch(/restored .*verified against [0-9a-f]{12}, no owner/);
   expect(out).toMatch(/Conversation URL: https:\/\/chatgpt\.com\/c\/[0-9a-f-]{36}/);
   expect(out).toContain('demo complete');
 }, 240_000);

@@ -78,6 +78,7 @@ const TOOL_NAMES = [
   'ownership.release',
   'ownership.submit',
   'ownership.tenure',
+  'worktree.remove',
 ];
 
 test('tools/list: the lifecycle tools with titles, annotations, object input and output schemas, and server instructions; no conversation field anywhere', async () => {

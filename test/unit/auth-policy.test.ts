@@ -27,6 +27,7 @@ const EXPECTED: Record<Operation, [Cell, Cell, Cell, Cell, Cell]> = {
   override: [F, F, O, F, F],
   landed: [F, O, O, F, F],
   worktreeRemoved: [F, O, O, F, F],
+  removeWorktree: [O, O, O, F, F],
   reportConversation: [O, F, O, F, F],
   get: [O, O, O, O, F],
   list: [O, O, O, O, F],

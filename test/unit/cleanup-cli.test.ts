@@ -3,9 +3,10 @@
  * the sweep's table says remove or stays and why, `--apply` removes only what it said, a worktree
  * a session holds is never touched, and the output names where the ownership state came from.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { GcOutputSchema } from '../../src/contract/removal';
 import { cleanGitEnv } from '../../src/git/exec';
 import { writeProjection } from '../../src/git/projection';
 import { g, makeRepo, projection, type Fixture } from './git-fixture';
@@ -51,6 +52,28 @@ test('gc (a dry run) says remove or stays and why for each worktree, and changes
   expect(row(wt4)).toMatch(/ stays +dirty_files 1$/);
   expect(res.stdout).toContain('ownership state: local projection only (service no_token');
   expect(res.stdout).toContain('dry run: nothing was changed');
+  for (const w of [fx.wt1, fx.wt2, wt3, wt4]) expect(existsSync(w)).toBe(true);
+});
+
+test('gc --every sweeps again and again as a dry run, one JSON document per sweep, and stops on SIGTERM; a bad interval is a usage error', async () => {
+  expect(cli(['gc', fx.repo, '--every', '1s']).status).toBe(2);
+  const base = cleanGitEnv({ OD_ALLOWED_ROOTS: fx.root });
+  for (const k of ['OVERDECK_EXECUTION_SESSION_ID', 'OVERDECK_EPOCH', 'OVERDECK_TENURE_SECRET', 'OD_TOKEN', 'OD_API_URL']) delete base[k];
+  const child = spawn(process.execPath, [BIN, 'gc', fx.repo, '--every', '5s', '--json'], { cwd: fx.repo, env: base, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  // Two sweeps: the first at once, the next one 5 s after it ended.
+  while (out.split('\n').filter(Boolean).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  const sweeps = out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => GcOutputSchema.parse(JSON.parse(l)));
+  expect(sweeps.length).toBeGreaterThanOrEqual(2);
+  for (const sweep of sweeps) expect(sweep.applied).toBe(false);
   for (const w of [fx.wt1, fx.wt2, wt3, wt4]) expect(existsSync(w)).toBe(true);
 });
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
 import { guardCheck, installHooks } from '../../src/git/guard';
@@ -546,6 +546,29 @@ describe('od-worktree snapshot, shell-init and exec', () => {
     expect(cli(fx.wt1, ['snapshot'], as('session_B', 1)).status).toBe(1);
     expect(cli(fx.wt2, ['snapshot'], as('session_B', 2)).status).toBe(3);
     expect(g(fx.repo, 'for-each-ref', '--format=%(refname)', 'refs/overdeck/wip/').split('\n')).toHaveLength(2);
+  });
+
+  it('snapshot --ignored keeps the ignored files within its bound, none over it (the trailer says so); a bad size is a usage error', () => {
+    const exclude = path.resolve(fx.repo, g(fx.repo, 'rev-parse', '--git-common-dir'), 'info', 'exclude');
+    const excluded = existsSync(exclude) ? readFileSync(exclude, 'utf8') : '';
+    writeFileSync(exclude, `${excluded}\nprovisioned/\n`);
+    try {
+      mkdirSync(path.join(fx.wt1, 'provisioned'), { recursive: true });
+      writeFileSync(path.join(fx.wt1, 'provisioned', 'local.env'), 'LOCAL=1\n');
+      const kept = JSON.parse(cli(fx.wt1, ['snapshot', '--ignored', '--json'], as('session_B', 2)).stdout);
+      const trailer = (ref: string) => /^Overdeck-Ignored: (.*)$/m.exec(g(fx.repo, 'log', '-1', '--format=%B', ref))![1]!;
+      const [tree, , bytes] = trailer(kept.snapshot.ref).split(' ');
+      expect(g(fx.repo, 'show', `${tree}:provisioned/local.env`)).toBe('LOCAL=1');
+      expect(Number(bytes)).toBe(8);
+      writeFileSync(path.join(fx.wt1, 'provisioned', 'local.env'), 'LOCAL=2, longer than the bound\n');
+      const over = JSON.parse(cli(fx.wt1, ['snapshot', '--ignored', '16', '--json'], as('session_B', 2)).stdout);
+      expect(trailer(over.snapshot.ref)).toMatch(/^over-bound \d+ 16$/);
+      const bad = cli(fx.wt1, ['snapshot', '--ignored', 'lots', '--json'], as('session_B', 2));
+      expect(bad.status).toBe(2);
+    } finally {
+      writeFileSync(exclude, excluded);
+      rmSync(path.join(fx.wt1, 'provisioned'), { recursive: true, force: true });
+    }
   });
 
   it('snapshot works through the gate with the owner session (its own git calls pass)', () => {

@@ -2,7 +2,8 @@
  * The removal rule (src/domain/removal.ts): every branch of the decision, each refusal with the
  * reason code naming what would be lost, and the receipt of an allowed removal.
  */
-import { decideRemoval, LISTED_SHAS, mergeOwnership, type OwnershipFact, type RemovalFacts } from '../../src/domain/removal';
+import { decideRemoval, LISTED_SHAS, mergeOwnership, removedReceipt, type OwnershipFact, type RemovalFacts } from '../../src/domain/removal';
+import { EventDataSchemas } from '../../src/domain/events';
 
 const sha = (n: number) => n.toString(16).padStart(40, '0');
 const HEAD = sha(0xabc);
@@ -177,5 +178,38 @@ describe('mergeOwnership: the local projection and the service, the held one win
     expect(mergeOwnership(ownership({ state: 'landed' }), ownership({ ownershipId: 'own_OTHER', state: 'closed', source: 'service' }))).toMatchObject({
       ownershipId: 'own_OTHER',
     });
+  });
+});
+
+describe('the receipt a worktree_removed event keeps', () => {
+  const full = (c: string) => c.repeat(40);
+  const receipt = {
+    worktreePath: '/w/x',
+    branch: 'wt/x',
+    head: full('a'),
+    ownershipId: 'own_1',
+    ownershipState: 'landed',
+    preserved: Array.from({ length: 10 }, (_, i) => ({ ref: `refs/overdeck/wip/own_1/tree-${i}`, sha: full('b'), files: i })),
+    snapshotPlanned: false,
+    headLandedOn: null,
+    accounted: [
+      { sha: full('c'), method: 'squash' as const, via: full('d') },
+      { sha: full('e'), method: 'squash' as const, via: full('d') },
+      { sha: full('f'), method: 'patch_id' as const, via: full('0') },
+    ],
+  };
+
+  it('counts commits per method, keeps at most 8 snapshots and the branch, and is valid event data', () => {
+    const kept = removedReceipt(receipt, 'deleted');
+    expect(kept).toEqual({
+      head: full('a'),
+      headLandedOn: null,
+      accounted: { squash: 2, patch_id: 1 },
+      preserved: receipt.preserved.slice(0, 8),
+      branch: 'deleted',
+    });
+    expect(EventDataSchemas['ownership.worktree_removed'].parse({ reason: null, receipt: kept })).toEqual({ reason: null, receipt: kept });
+    // An event from before receipts (only a reason) is still valid.
+    expect(EventDataSchemas['ownership.worktree_removed'].parse({ reason: 'told' })).toEqual({ reason: 'told' });
   });
 });

@@ -1,4 +1,5 @@
 import type { HostActivities, LivenessVerdict, StoreActivities } from '../../src/activities/types';
+import type { HostRemovalRequest } from '../../src/contract/removal';
 import type { OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 
@@ -16,6 +17,8 @@ export interface FakeActivities {
   log(ownershipId: string): OwnershipEvent[];
   /** every record written to a worktree's projection, in order */
   projections: OwnershipRecord[];
+  /** every removal the host was asked for, in order */
+  removals: HostRemovalRequest[];
   /** what the liveness authority answers from now on */
   setVerdict(v: LivenessVerdict): void;
 }
@@ -23,6 +26,7 @@ export interface FakeActivities {
 export function fakeActivities(): FakeActivities {
   const logs = new Map<string, OwnershipEvent[]>();
   const projections: OwnershipRecord[] = [];
+  const removals: HostRemovalRequest[] = [];
   let verdict: LivenessVerdict = 'alive';
   const logOf = (id: string) => logs.get(id) ?? logs.set(id, []).get(id)!;
   const host: HostActivities = {
@@ -38,6 +42,21 @@ export function fakeActivities(): FakeActivities {
     },
     async checkSessionLiveness() {
       return { verdict, detail: `fake ${verdict}` };
+    },
+    async removeWorktree(req) {
+      removals.push(req);
+      return {
+        worktree: req.worktreePath,
+        status: req.dryRun ? 'would_remove' : 'removed',
+        refusal: null,
+        refusals: [],
+        receipt: null,
+        facts: null,
+        removedAt: req.dryRun ? null : new Date(0).toISOString(),
+        branch: null,
+        record: null,
+        error: null,
+      };
     },
   };
   const store: StoreActivities = {
@@ -76,5 +95,5 @@ export function fakeActivities(): FakeActivities {
       return null;
     },
   };
-  return { store, host, log: (id) => [...logOf(id)], projections, setVerdict: (v) => (verdict = v) };
+  return { store, host, log: (id) => [...logOf(id)], projections, removals, setVerdict: (v) => (verdict = v) };
 }

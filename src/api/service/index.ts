@@ -9,6 +9,8 @@ import * as own from './ownerships';
 import { override, tenure } from './tenure';
 import { leaveObserver, observersOf, registerObserver } from './observers';
 import type { LeaveObserveBody, ObserveBody } from '../../contract/observers';
+import type { RemoveWorktreeBody } from '../../contract/removal';
+import { removeWorktree } from './removal';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -62,6 +64,7 @@ export function createService(deps: ServiceDeps) {
     provenance: (p: Principal, sha: string, repo: string) => provenance(deps, p, sha, repo),
     observe: (p: Principal, b: ObserveBody) => registerObserver(deps, p, b),
     leaveObserve: (p: Principal, b: LeaveObserveBody) => leaveObserver(deps, p, b),
+    removeWorktree: (p: Principal, b: RemoveWorktreeBody) => removeWorktree(deps, p, b),
     observersOf: (p: Principal, where: { hostId: string; worktreePath: string }) => observersOf(deps, p, where),
   };
 }

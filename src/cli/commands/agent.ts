@@ -248,10 +248,15 @@ export function registerAgentCommands(program: Command): void {
       "save this worktree's uncommitted work (index, files, untracked) as a commit under the ownership's WIP refs, deduplicated by tree; the owner only, offline",
     )
     .option('--worktree <path>', 'worktree (default: the one containing the current directory)')
+    .option(
+      '--ignored [max]',
+      'also keep ignored files (build outputs, local config the worktree was provisioned with), all of them when together at most max (default 64M; K, M, G suffixes), else none and the snapshot says so',
+    )
     .option('--json', 'machine-readable output')
-    .action(async (o: { worktree?: string; json?: boolean }) => {
+    .action(async (o: { worktree?: string; ignored?: string | boolean; json?: boolean }) => {
       const json = o.json === true;
       try {
+        const ignoredMaxBytes = o.ignored === undefined || o.ignored === false ? undefined : byteSize(o.ignored === true ? '64M' : o.ignored);
         const start = path.resolve(o.worktree ?? process.cwd());
         const res = await git(['rev-parse', '--show-toplevel'], { cwd: start, okCodes: [128] }).catch(() => null);
         if (res === null || res.code !== 0 || res.stdout.trim() === '') throw new GitSideError('not_a_worktree', 'not inside a git worktree');
@@ -261,7 +266,11 @@ export function registerAgentCommands(program: Command): void {
           OVERDECK_EPOCH: process.env.OVERDECK_EPOCH,
           OVERDECK_TENURE_SECRET: process.env.OVERDECK_TENURE_SECRET,
         };
-        const out = await snapshotting().snapshotWorktree(top, { env, allowedRoots: config().loadConfig().allowedRoots });
+        const out = await snapshotting().snapshotWorktree(top, {
+          env,
+          allowedRoots: config().loadConfig().allowedRoots,
+          ...(ignoredMaxBytes !== undefined ? { ignoredMaxBytes } : {}),
+        });
         switch (out.status) {
           case 'unowned':
             fail(EXIT.notFound, 'no live ownership holds this worktree: there is no WIP namespace to snapshot into', json, {
@@ -303,4 +312,11 @@ export function registerAgentCommands(program: Command): void {
         usageOr(err, json);
       }
     });
+}
+
+/** `64M`, `512K`, `2G` or plain bytes: the bound on the ignored files a snapshot keeps. */
+export function byteSize(text: string): number {
+  const m = /^(\d{1,12})([KMG]?)$/i.exec(text.trim());
+  if (!m) throw new GitSideError('invalid_argument', `--ignored: a size such as 64M, 512K or 2G (got ${JSON.stringify(text)})`);
+  return Number(m[1]) * { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3 }[m[2]!.toUpperCase() as '' | 'K' | 'M' | 'G'];
 }

@@ -2,9 +2,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { type ApiClient, ApiError, ApiUnreachableError } from '../../api/client';
 import type { OwnershipItem } from '../../contract/http';
-import type { RemovalRecord, RemovalResult, ServiceSource } from '../../contract/removal';
+import type { GcOutput, RemovalRecord, RemovalResult, RemoveWorktreeResponse, ServiceSource } from '../../contract/removal';
 import type { OwnershipFact } from '../../domain/removal';
-import type { RemovalOutcome, ReceiptRef } from '../../git/removal';
+import type { ReceiptRef } from '../../git/removal';
 import { apiClient, apiEnv } from '../api-env';
 import { EXIT } from '../exit-codes';
 import { print, run, UsageError } from './service-run';
@@ -20,7 +20,6 @@ import { print, run, UsageError } from './service-run';
 // Loaded by the command that runs, not at start-up (src/cli/main.ts).
 const removal = () => require('../../git/removal') as typeof import('../../git/removal');
 const rule = () => require('../../domain/removal') as typeof import('../../domain/removal');
-const projection = () => require('../../git/projection') as typeof import('../../git/projection');
 const guard = () => require('../../git/guard') as typeof import('../../git/guard');
 const repo = () => require('../../git/repo') as typeof import('../../git/repo');
 const contract = () => require('../../contract/removal') as typeof import('../../contract/removal');
@@ -63,11 +62,7 @@ interface Subject {
 }
 
 async function subjectOf(worktreePath: string, item: OwnershipItem | null): Promise<Subject> {
-  const local = await projection()
-    .readProjection(worktreePath)
-    .catch(() => null);
-  const fromLocal: OwnershipFact | null =
-    local === null ? null : { ownershipId: local.ownershipId, state: local.state, executionSessionId: local.executionSessionId, source: 'projection' };
+  const fromLocal = await removal().projectedOwnership(worktreePath);
   const fromService: OwnershipFact | null =
     item === null ? null : { ownershipId: item.ownershipId, state: item.state, executionSessionId: item.owner?.executionSessionId ?? null, source: 'service' };
   const verdict = item?.liveness?.verdict ?? (item?.liveness?.status === 'live' ? 'alive' : null);
@@ -116,35 +111,6 @@ async function record(id: string | null, result: RemovalResult): Promise<Removal
   }
 }
 
-function resultOf(worktree: string, o: RemovalOutcome): RemovalResult {
-  const d = o.decision;
-  return {
-    worktree,
-    status: o.status,
-    refusal: d.verdict === 'refuse' ? d.refusal : null,
-    refusals: d.verdict === 'refuse' ? d.refusals : [],
-    receipt: d.verdict === 'remove' ? d.receipt : null,
-    facts: o.facts,
-    removedAt: o.removedAt ?? null,
-    branch: o.branch ?? null,
-    record: null,
-    error: null,
-  };
-}
-
-const failed = (worktree: string, err: unknown): RemovalResult => ({
-  worktree,
-  status: 'failed',
-  refusal: null,
-  refusals: [],
-  receipt: null,
-  facts: null,
-  removedAt: null,
-  branch: null,
-  record: null,
-  error: err instanceof Error ? err.message : String(err),
-});
-
 /** One worktree, decided (and with `apply`, removed and recorded). A failed git step is `failed`, never `removed`. */
 async function handle(worktree: string, item: OwnershipItem | null, o: { apply: boolean; sweeper: boolean; deleteBranch: boolean; targets: string[] }) {
   const s = await subjectOf(worktree, item);
@@ -158,9 +124,42 @@ async function handle(worktree: string, item: OwnershipItem | null, o: { apply: 
     deleteBranch: o.deleteBranch,
     allowedRoots: config().loadConfig().allowedRoots,
   });
-  const result = resultOf(worktree, outcome);
+  const result = removal().removalResult(worktree, outcome);
   if (outcome.status === 'removed') result.record = await record(s.recordId, result);
   return result;
+}
+
+/**
+ * The caller holds the worktree (its guard passes as the owner's) and the service answers: the
+ * removal goes through the service (POST /v1/worktrees/remove with the owner's session and epoch),
+ * which releases first. null: not the owner, or no service to ask (then the local removal runs and
+ * says the removal was not recorded).
+ */
+async function ownerRemoval(
+  worktreePath: string,
+  item: OwnershipItem | null,
+  source: ServiceSource,
+  o: { dryRun: boolean; deleteBranch: boolean; targets: string[] },
+): Promise<RemoveWorktreeResponse | null> {
+  if (
+    source.status !== 'used' ||
+    item === null ||
+    !rule().holdsWorktree({ ownershipId: item.ownershipId, state: item.state, executionSessionId: null, source: 'service' })
+  )
+    return null;
+  const session = process.env.OVERDECK_EXECUTION_SESSION_ID;
+  const epoch = Number(process.env.OVERDECK_EPOCH);
+  if (!session || session !== item.owner?.executionSessionId || !Number.isInteger(epoch) || epoch < 1) return null;
+  if (!(await callerOwns(worktreePath, { ownershipId: item.ownershipId, state: item.state, executionSessionId: session, source: 'service' }))) return null;
+  return apiClient(apiEnv()).removeWorktree({
+    worktreePath,
+    hostId: config().loadConfig().hostId,
+    executionSessionId: session,
+    epoch,
+    dryRun: o.dryRun,
+    deleteBranch: o.deleteBranch,
+    ...(o.targets.length > 0 ? { targets: o.targets } : {}),
+  });
 }
 
 function why(r: RemovalResult): string {
@@ -252,6 +251,22 @@ export function registerCleanupCommands(program: Command): void {
           });
           return found === null ? [] : [found];
         });
+        // The owner removing its own held worktree, with a token: through the service, which
+        // releases the ownership first (its own release) and removes on this host, so the
+        // service never goes on believing a worktree that is gone is held.
+        const viaService = await ownerRemoval(top.worktreePath, serviceOwnership(view.items, top.worktreePath), view.source, {
+          dryRun: o.dryRun === true,
+          deleteBranch: o.deleteBranch === true,
+          targets: o.target,
+        });
+        if (viaService !== null) {
+          const r = viaService.result;
+          const source: ServiceSource = { status: 'used', detail: `${apiEnv().baseUrl} (released ${viaService.released ?? 'nothing'} first)` };
+          print(json, contract().RemoveOutputSchema, { ok: viaService.ok, dryRun: viaService.dryRun, service: source, result: r }, () => renderOne(r, source));
+          if (r.status === 'refused') process.exitCode = EXIT.refused;
+          else if (r.status === 'failed' || r.branch?.status === 'delete_failed') process.exitCode = EXIT.internal;
+          return;
+        }
         let result: RemovalResult;
         try {
           result = await handle(top.worktreePath, serviceOwnership(view.items, top.worktreePath), {
@@ -261,7 +276,7 @@ export function registerCleanupCommands(program: Command): void {
             targets: o.target,
           });
         } catch (err) {
-          result = failed(top.worktreePath, err);
+          result = removal().failedRemoval(top.worktreePath, err);
         }
         const ok = result.status === 'removed' || result.status === 'would_remove';
         print(json, contract().RemoveOutputSchema, { ok, dryRun: o.dryRun === true, service: view.source, result }, () => renderOne(result, view.source));
@@ -278,42 +293,84 @@ export function registerCleanupCommands(program: Command): void {
     )
     .option('--apply', 'remove the worktrees marked remove (snapshotting their files first)')
     .option('--target <branch>', 'another branch whose commits count as landed (repeatable; main, master and trunk always do)', collect, [])
-    .option('--json', 'machine-readable output')
-    .action(async (given: string, o: { apply?: boolean; target: string[]; json?: boolean }) => {
+    .option('--every <interval>', 'sweep again every interval (30s, 10m, 1h) until stopped (SIGINT, SIGTERM); still a dry run unless --apply')
+    .option('--json', 'machine-readable output (with --every: one document per line per sweep)')
+    .action(async (given: string, o: { apply?: boolean; target: string[]; every?: string; json?: boolean }) => {
       const json = o.json === true;
       await run(json, async () => {
+        const everyMs = o.every === undefined ? null : intervalMs(o.every);
         const id = await repo()
           .identifyWorktree(path.resolve(given))
           .catch(() => {
             throw new UsageError(`not a git repository: ${given}`);
           });
-        const view = await askService(async (c) => {
-          const items: OwnershipItem[] = [];
-          let cursor: string | undefined;
-          for (let page = 0; page < LIST_PAGES; page++) {
-            const res = await c.list({ repoRoot: id.repoRoot, liveness: true, limit: 500, ...(cursor ? { cursor } : {}) });
-            items.push(...res.items);
-            if (!res.nextCursor) break;
-            cursor = res.nextCursor;
+        const once = async (): Promise<GcOutput> => {
+          const view = await askService(async (c) => {
+            const items: OwnershipItem[] = [];
+            let cursor: string | undefined;
+            for (let page = 0; page < LIST_PAGES; page++) {
+              const res = await c.list({ repoRoot: id.repoRoot, liveness: true, limit: 500, ...(cursor ? { cursor } : {}) });
+              items.push(...res.items);
+              if (!res.nextCursor) break;
+              cursor = res.nextCursor;
+            }
+            return items;
+          });
+          const results: RemovalResult[] = [];
+          for (const w of await removal().listWorktrees(id.worktreePath)) {
+            if (w.main || w.prunable) continue;
+            try {
+              results.push(
+                await handle(w.path, serviceOwnership(view.items, w.path), { apply: o.apply === true, sweeper: true, deleteBranch: false, targets: o.target }),
+              );
+            } catch (err) {
+              results.push(removal().failedRemoval(w.path, err));
+            }
           }
-          return items;
-        });
-        const results: RemovalResult[] = [];
-        for (const w of await removal().listWorktrees(id.worktreePath)) {
-          if (w.main || w.prunable) continue;
-          try {
-            results.push(
-              await handle(w.path, serviceOwnership(view.items, w.path), { apply: o.apply === true, sweeper: true, deleteBranch: false, targets: o.target }),
-            );
-          } catch (err) {
-            results.push(failed(w.path, err));
-          }
+          return { ok: results.every((r) => r.status !== 'failed'), repo: id.repoRoot, applied: o.apply === true, service: view.source, results };
+        };
+        if (everyMs === null) {
+          const out = await once();
+          print(json, contract().GcOutputSchema, out, () => renderTable(out.results, id.repoRoot, out.applied, out.service));
+          if (!out.ok) process.exitCode = EXIT.internal;
+          return;
         }
-        const ok = results.every((r) => r.status !== 'failed');
-        print(json, contract().GcOutputSchema, { ok, repo: id.repoRoot, applied: o.apply === true, service: view.source, results }, () =>
-          renderTable(results, id.repoRoot, o.apply === true, view.source),
-        );
-        if (!ok) process.exitCode = EXIT.internal;
+        await sweepEvery(everyMs, async () => {
+          const out = await once();
+          if (json) process.stdout.write(`${JSON.stringify(contract().GcOutputSchema.parse(out))}\n`);
+          else
+            process.stdout.write(`${new Date().toISOString()} sweep of ${id.repoRoot}\n${renderTable(out.results, id.repoRoot, out.applied, out.service)}\n\n`);
+          if (!out.ok) process.exitCode = EXIT.internal;
+        });
       });
     });
+}
+
+/** `30s`, `10m`, `1h` (at least 5 s: a sweep reads every worktree's git). */
+export function intervalMs(text: string): number {
+  const m = /^(\d{1,6})(s|m|h)$/.exec(text.trim());
+  const ms = m ? Number(m[1]) * { s: 1_000, m: 60_000, h: 3_600_000 }[m[2] as 's' | 'm' | 'h'] : NaN;
+  if (!(ms >= 5_000)) throw new UsageError(`--every: an interval such as 30s, 10m or 1h, at least 5s (got ${JSON.stringify(text)})`);
+  return ms;
+}
+
+/** Sweeps now and then every `ms` after the last one ended, until SIGINT or SIGTERM; a sweep under way finishes first. */
+async function sweepEvery(ms: number, sweep: () => Promise<void>): Promise<void> {
+  let stop: () => void = () => undefined;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let stopping = false;
+  const onSignal = () => {
+    stopping = true;
+    stop();
+  };
+  // Kept for the life of the process (it ends with the sweeps): a signal after the last sweep is the same request.
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  while (!stopping) {
+    await sweep();
+    if (stopping) break;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([stopped, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
 }

@@ -220,6 +220,8 @@ function ground(op: ApiOperation, c: DocCase, w: World, rng: Rng): FuzzPrincipal
     const b = c.body as Record<string, unknown>;
     if ('hostId' in b) b.hostId = w.hostId;
   }
+  // A removal only as a dry run (mutations then make it invalid, never a real removal): the world's worktrees stay.
+  if (op.key === 'POST /v1/worktrees/remove' && c.body && typeof c.body === 'object') (c.body as Record<string, unknown>).dryRun = true;
   if ('id' in c.path && ['ownerOnly', 'newOwner', 'landingWrite', 'readById'].includes(model.cls) && w.live.size > 0 && rng.chance(0.5)) {
     c.path.id = rng.pick([...w.live.keys()]);
   }

@@ -372,6 +372,8 @@ function fixBody(body: Record<string, unknown>, ctx: Ctx): void {
     } else if (rng.chance(0.5)) body.ownershipId = anyLiveId(ctx);
     else Object.assign(body, { repoRoot: w.fuzzRepo.repoRoot, sourceBranch: rng.pick(w.fuzzRepo.worktrees).branch });
   }
+  // The fuzz's worktrees are its world: removal is asked as a dry run, answered by the rule, nothing taken away.
+  if (d.op.key === 'POST /v1/worktrees/remove') body.dryRun = true;
   if (d.op.key === 'POST /v1/reconciliations') {
     if (body.ownershipId === undefined) body.ownershipId = null;
   }

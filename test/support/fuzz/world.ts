@@ -110,6 +110,8 @@ export function routeModel(key: string): RouteModel {
     // Read-only observers: executor writes that touch no ownership, generic as reconciliations are.
     'POST /v1/worktrees/observers': { cls: 'reconcile', op: 'heartbeat', executorsOnly: true },
     'DELETE /v1/worktrees/observers': { cls: 'reconcile', op: 'heartbeat', executorsOnly: true },
+    // Removal: asked as dry runs only (gen.ts, doc-run.ts), so the fuzz's worktrees stay its world.
+    'POST /v1/worktrees/remove': { cls: 'reconcile', op: 'removeWorktree' },
   };
   const r = table[key];
   if (!r) throw new Error(`fuzz: no route model for ${key}: add it to test/support/fuzz/world.ts`);
