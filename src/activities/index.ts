@@ -15,7 +15,7 @@ import { identifyWorktree, worktreeDirs } from '../git/repo';
 import { checkedOutBranch } from '../git/head';
 import { checkNamedBranch } from '../domain/branch';
 import { describeBranch } from '../git/status';
-import { preserveWip } from '../git/wip';
+import { preserveWip, wipSize } from '../git/wip';
 import { preserveLateWork } from '../git/late';
 import { failedRemoval, projectedOwnership, removalResult, removeWorktree } from '../git/removal';
 import { mergeOwnership } from '../domain/removal';
@@ -132,11 +132,15 @@ export function createHostActivities(deps: {
       const ctx = activityContext();
       try {
         const wt = await assertUnderAllowedRoots(worktreePath, roots);
-        return await preserveWip(wt, ownershipId, seq, {
+        const made = await preserveWip(wt, ownershipId, seq, {
           allowedRoots: roots,
           // An ordinary activity on the host agent's queue: it heartbeats while git runs, within the workflow's heartbeat timeout (hostWip).
           ...(ctx === null ? {} : { signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() }),
         });
+        if (made === null) return null;
+        // Its size, for who and history: what the snapshot holds beyond HEAD.
+        const size = await wipSize(wt, made.sha);
+        return { ref: made.ref, sha: made.sha, ...(size ?? {}) };
       } catch (err) {
         // A cancelled activity reports the cancellation, whatever the killed git printed.
         if (ctx?.cancellationSignal.aborted === true && ctx.cancellationSignal.reason instanceof Error) throw ctx.cancellationSignal.reason;

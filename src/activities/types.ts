@@ -50,7 +50,7 @@ export interface HostActivities {
    */
   applyLocalProjection(record: OwnershipRecord): Promise<{ localSeq: number; result: 'written' | 'skipped' | 'cleared'; branch?: BranchStatus | null }>;
   /** Heartbeats while git runs and kills git when cancelled; non-retryable `worktree_missing` for a worktree that is gone. */
-  preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string } | null>;
+  preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string; files?: number; bytes?: number } | null>;
   /**
    * Non-retryable `path_outside_allowed_roots`, `path_not_found` or `not_a_worktree`; with
    * `claimedBranch` (the branch a first claim would record), non-retryable `branch_mismatch` when

@@ -22,14 +22,14 @@ const checkDefOf = (c: unknown): CheckDef => (c as { _zod: { def: CheckDef } }).
 const worst = (a: CheckFailure | null, b: CheckFailure | null): CheckFailure | null =>
   a === 'unknown_field' || b === 'unknown_field' ? 'unknown_field' : (a ?? b);
 
-function compileChecks(checks: unknown, kind: 'string' | 'number'): ((x: never) => boolean)[] {
+function compileChecks(checks: unknown, kind: 'string' | 'number' | 'array'): ((x: never) => boolean)[] {
   return ((checks as unknown[] | undefined) ?? []).map((c): ((x: never) => boolean) => {
     const d = checkDefOf(c);
     switch (d.check) {
       case 'min_length':
-        return (s: string) => s.length >= (d.minimum as number);
+        return (s: string | unknown[]) => s.length >= (d.minimum as number);
       case 'max_length':
-        return (s: string) => s.length <= (d.maximum as number);
+        return (s: string | unknown[]) => s.length <= (d.maximum as number);
       case 'string_format': {
         const given = d.pattern as RegExp | undefined;
         if (!(given instanceof RegExp)) throw new Error(`check: string format ${String(d.format)} without a pattern`);
@@ -92,6 +92,16 @@ function compileDef(schema: unknown): Check {
         const o = x as Record<string, unknown>;
         let verdict: CheckFailure | null = Object.keys(o).some((k) => !known.has(k)) ? 'unknown_field' : null;
         for (const [k, check] of fields) verdict = worst(verdict, check(o[k]));
+        return verdict;
+      };
+    }
+    case 'array': {
+      const element = compileDef(d.element);
+      const checks = compileChecks(d.checks, 'array');
+      return (x) => {
+        if (!Array.isArray(x) || !checks.every((c) => c(x as never))) return 'invalid_input';
+        let verdict: CheckFailure | null = null;
+        for (const e of x) verdict = worst(verdict, element(e));
         return verdict;
       };
     }

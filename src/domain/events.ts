@@ -32,7 +32,11 @@ export const RemovedReceiptSchema = z.strictObject({
   head: FullSha.nullable(),
   headLandedOn: z.string().max(255).nullable(),
   /** commits of the branch by how each was found landed or kept (ancestry, receipt, patch_id, squash, clean_merge, preserved) */
-  accounted: z.record(z.string().regex(/^[a-z_]{1,32}$/), z.number().int().nonnegative()),
+  accounted: z.strictObject(
+    Object.fromEntries(
+      ['ancestry', 'receipt', 'patch_id', 'squash', 'clean_merge', 'preserved'].map((m) => [m, z.number().int().nonnegative().optional()]),
+    ) as Record<'ancestry' | 'receipt' | 'patch_id' | 'squash' | 'clean_merge' | 'preserved', z.ZodOptional<z.ZodNumber>>,
+  ),
   /** the snapshots of its uncommitted and untracked files */
   preserved: z.array(z.strictObject({ ref: z.string().max(255), sha: FullSha, files: z.number().int().nonnegative() })).max(8),
   /** what became of its branch: kept unless asked and safe */
@@ -70,7 +74,14 @@ export const EventDataSchemas = {
   'ownership.handoff_cancelled': z.strictObject({ handoffId: IdString, reason: z.enum(['cancelled', 'timeout']) }),
   'ownership.released': z.strictObject({ executionSessionId: IdString, epoch: Epoch, reason: FreeText.nullable() }),
   'ownership.stale': z.strictObject({ executionSessionId: IdString, epoch: Epoch, verdict: z.literal('dead'), detail: FreeText.nullable() }),
-  'ownership.wip_preserved': z.strictObject({ executionSessionId: IdString, ref: z.string(), sha: z.string().regex(/^[0-9a-f]{40,64}$/) }),
+  'ownership.wip_preserved': z.strictObject({
+    executionSessionId: IdString,
+    ref: z.string(),
+    sha: z.string().regex(/^[0-9a-f]{40,64}$/),
+    /** paths the snapshot changes against HEAD, and the bytes of their content (absent before sizes were recorded) */
+    files: z.number().int().nonnegative().optional(),
+    bytes: z.number().int().nonnegative().optional(),
+  }),
   /**
    * A reclaim preserved no WIP: no worktree to preserve it from (deleted without a worktree_removed
    * message), or an admin forced the reclaim although preservation failed (`detail`: the host's reason code).

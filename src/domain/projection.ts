@@ -53,7 +53,15 @@ export const OwnershipRecordSchema = z.strictObject({
     })
     .nullable(),
   lineage: z.array(LineageEntrySchema),
-  latestWip: z.strictObject({ ref: z.string(), sha: z.string(), at: IsoTime }).nullable(),
+  latestWip: z
+    .strictObject({
+      ref: z.string(),
+      sha: z.string(),
+      at: IsoTime,
+      files: z.number().int().nonnegative().optional(),
+      bytes: z.number().int().nonnegative().optional(),
+    })
+    .nullable(),
   /** The last reclaim that could not preserve WIP, and why (absent until one happened). */
   wipNotPreserved: z.strictObject({ at: IsoTime, reason: z.string(), executionSessionId: z.string() }).nullable().optional(),
   submitted: z.strictObject({ at: IsoTime, head: z.string().nullable() }).nullable(),
@@ -154,7 +162,12 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       r.handoff = null;
       break;
     case 'ownership.wip_preserved':
-      r.latestWip = { ref: e.data.ref, sha: e.data.sha, at: e.at };
+      r.latestWip = {
+        ref: e.data.ref,
+        sha: e.data.sha,
+        at: e.at,
+        ...(e.data.files !== undefined && e.data.bytes !== undefined ? { files: e.data.files, bytes: e.data.bytes } : {}),
+      };
       break;
     case 'ownership.wip_not_preserved':
       r.wipNotPreserved = { at: e.at, reason: e.data.reason, executionSessionId: e.data.executionSessionId };

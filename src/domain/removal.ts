@@ -189,7 +189,7 @@ export function decideRemoval(input: RemovalFacts): RemovalDecision {
 
 /** The receipt as the `worktree_removed` event keeps it: counts per method, the snapshots, the branch's fate. */
 export function removedReceipt(r: RemovalReceipt, branch: RemovedReceipt['branch']): RemovedReceipt {
-  const accounted: Record<string, number> = {};
+  const accounted: RemovedReceipt['accounted'] = {};
   for (const a of r.accounted) accounted[a.method] = (accounted[a.method] ?? 0) + 1;
   return {
     head: r.head,

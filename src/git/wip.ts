@@ -461,3 +461,44 @@ export async function describeSnapshot(run: RepoGitRun, rev: string): Promise<Sn
   if (!parsed.success) throw new SnapshotReadError('snapshot_corrupt', 'the snapshot does not read as one');
   return parsed.data;
 }
+
+/** What a snapshot holds beyond HEAD: how many paths it changes (added, modified, deleted) and the bytes of their new content. */
+export interface WipSize {
+  files: number;
+  bytes: number;
+}
+
+/**
+ * The size of the snapshot commit `sha` against its first parent (HEAD when it was taken; the
+ * empty tree on an unborn branch): what `who` and `history` show beside the latest WIP. Two git
+ * calls, on the service's git; null when git cannot say (never a reason to fail a snapshot).
+ */
+export async function wipSize(worktreePath: string, sha: string): Promise<WipSize | null> {
+  if (!/^[0-9a-f]{40,64}$/.test(sha)) return null;
+  try {
+    const dirs = await worktreeDirs(path.resolve(worktreePath));
+    const pinned = pinnedGit(dirs);
+    const opts = { cwd: pinned.cwd, env: pinned.env };
+    const parent = await git(['rev-parse', '-q', '--verify', `${sha}^`], { ...opts, okCodes: [1, 128] });
+    const base = parent.code === 0 ? parent.stdout.trim() : (await git(['hash-object', '-t', 'tree', '--no-filters', '/dev/null'], opts)).stdout.trim();
+    // Two commits (the service's git compares no index or worktree files), full object names.
+    const raw = await git(['diff', '--raw', '--no-abbrev', '--no-renames', '-z', base, sha], opts);
+    // Records: ":<src mode> <dst mode> <src oid> <dst oid> <status>\0<path>\0"
+    const parts = raw.stdout.split('\0');
+    const blobs: string[] = [];
+    let files = 0;
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const meta = parts[i]!.split(' ');
+      if (meta.length < 5) continue;
+      files++;
+      const dst = meta[3]!;
+      if (!/^0+$/.test(dst) && meta[1] !== '160000') blobs.push(dst);
+    }
+    if (blobs.length === 0) return { files, bytes: 0 };
+    const sizes = await git(['cat-file', '--batch-check=%(objectsize)'], { ...opts, input: `${blobs.join('\n')}\n` });
+    const bytes = sizes.stdout.split('\n').reduce((n, l) => n + (/^\d+$/.test(l) ? Number(l) : 0), 0);
+    return { files, bytes };
+  } catch {
+    return null;
+  }
+}

@@ -8,7 +8,7 @@ import { inspectSummary, wipSummary } from './summaries';
 /** What an acknowledgement asks the worktree's host before it is given, within a short bound. */
 
 /** What WIP preservation gave a reclaim: the preserved commit, nothing to preserve, or why nothing was preserved. */
-export type WipOutcome = { ref: string; sha: string } | null | 'worktree_missing' | { failed: string };
+export type WipOutcome = { ref: string; sha: string; files?: number; bytes?: number } | null | 'worktree_missing' | { failed: string };
 
 /**
  * WIP preservation inside the reclaim's acknowledgement, bounded: a host that does not answer

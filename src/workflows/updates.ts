@@ -193,7 +193,13 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
                     type: 'ownership.wip_preserved',
                     actorSessionId: input.executionSessionId,
                     principal,
-                    data: { executionSessionId: prevSession, ref: wip.ref, sha: wip.sha },
+                    // Its size when the host said it (a host agent from before sizes says nothing).
+                    data: {
+                      executionSessionId: prevSession,
+                      ref: wip.ref,
+                      sha: wip.sha,
+                      ...(wip.files !== undefined && wip.bytes !== undefined ? { files: wip.files, bytes: wip.bytes } : {}),
+                    },
                   };
           return { events: [preserved, ...d.events] };
         },

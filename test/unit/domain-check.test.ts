@@ -54,6 +54,22 @@ const cases: [string, z.ZodType, (x: unknown) => boolean, Record<string, unknown
     { sourceHead: SHA, landedBranch: 'main', landedHead: SHA, landedAt: '2026-12-01T00:00:00Z', principal: { kind: 'landing', id: 'l' } },
   ],
   ['worktreeRemoved', WorktreeRemovedInputSchema, Checks.worktreeRemoved, { reason: null, principal }],
+  [
+    'worktreeRemoved with its receipt',
+    WorktreeRemovedInputSchema,
+    Checks.worktreeRemoved,
+    {
+      reason: null,
+      principal,
+      receipt: {
+        head: SHA,
+        headLandedOn: 'refs/heads/main',
+        accounted: { squash: 2, ancestry: 1 },
+        preserved: [{ ref: 'refs/overdeck/wip/own_1/tree-x', sha: SHA, files: 3 }],
+        branch: 'kept',
+      },
+    },
+  ],
   ['conversationBound', ConversationBoundInputSchema, Checks.conversationBound, { workerId: 'w-1' }],
 ];
 

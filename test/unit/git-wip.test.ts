@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { preserveWip } from '../../src/git/wip';
+import { preserveWip, wipSize } from '../../src/git/wip';
 import { g, makeRepo, run, type Fixture } from './git-fixture';
 
 let fx: Fixture;
@@ -47,6 +47,20 @@ describe('preserveWip', () => {
     expect(run('git', ['cat-file', '-e', `${sha}:build.ignored`], fx.repo).status).not.toBe(0);
     // The other worktree does not see any of it.
     expect(g(fx.wt2, 'status', '--porcelain')).toBe('');
+  });
+
+  it('says its size: the paths it changes against HEAD (a deletion too) and the bytes of their content', async () => {
+    writeFileSync(path.join(fx.wt1, 'a.txt'), 'twelve bytes');
+    writeFileSync(path.join(fx.wt1, 'new.txt'), 'five\n');
+    mkdirSync(path.join(fx.wt1, 'dir'));
+    writeFileSync(path.join(fx.wt1, 'dir', 'deep.txt'), '');
+    const tracked = g(fx.wt1, 'ls-files')
+      .split('\n')
+      .find((f) => f !== 'a.txt');
+    if (tracked) rmSync(path.join(fx.wt1, tracked));
+    const wip = await preserveWip(fx.wt1, 'own_SIZE', 1);
+    expect(await wipSize(fx.wt1, wip!.sha)).toEqual({ files: tracked ? 4 : 3, bytes: 12 + 5 });
+    expect(await wipSize(fx.wt1, 'not a sha')).toBeNull();
   });
 
   it('is idempotent per (ownership, seq): a retry returns the first snapshot', async () => {

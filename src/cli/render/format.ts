@@ -34,3 +34,21 @@ export function renderFields(fields: readonly Field[]): string {
 export function shortSha(sha: string | null | undefined): string {
   return sha ? sha.slice(0, 12) : UNKNOWN;
 }
+
+/** A byte count as people read it: 812 B, 4.0 KiB, 12.3 MiB. */
+export function byteText(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** A WIP snapshot's size, when it was recorded: `, 3 files, 4.0 KiB`. */
+export function wipSizeText(w: { files?: number | undefined; bytes?: number | undefined }): string {
+  return w.files === undefined || w.bytes === undefined ? '' : `, ${w.files} file${w.files === 1 ? '' : 's'}, ${byteText(w.bytes)}`;
+}

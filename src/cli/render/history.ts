@@ -1,6 +1,6 @@
 import type { HistoryResponse } from '../../contract/http';
 import { describeReport } from '../../store/attributions-schemas';
-import { runtimeLabel, shortSha, show } from './format';
+import { runtimeLabel, shortSha, show, wipSizeText } from './format';
 
 /**
  * `od-worktree history`: every ownership of a worktree, branch or landed commit, oldest first, with
@@ -41,7 +41,7 @@ export function renderHistoryEntry(e: Entry): string {
     lines.push('  Late attempts:');
     for (const a of unplaced) lines.push(...renderLate(a, '    '));
   }
-  if (r.latestWip) lines.push(`  WIP:       ${r.latestWip.ref} (${shortSha(r.latestWip.sha)}) at ${r.latestWip.at}`);
+  if (r.latestWip) lines.push(`  WIP:       ${r.latestWip.ref} (${shortSha(r.latestWip.sha)}${wipSizeText(r.latestWip)}) at ${r.latestWip.at}`);
   if (r.submitted) lines.push(`  Submitted: ${r.submitted.at}${r.submitted.head ? ` head ${shortSha(r.submitted.head)}` : ''}`);
   for (const l of r.landings) {
     lines.push(`  Landed:    ${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}`);

@@ -2,7 +2,7 @@ import type { BranchStatusWire, Enforcement, Liveness, WireRecord } from '../../
 import type { ObserverView } from '../../contract/observers';
 import { lastActivityAt } from '../../domain/activity';
 import { ago } from '../age';
-import { renderFields, runtimeLabel, shortSha, show, type Field } from './format';
+import { renderFields, runtimeLabel, shortSha, show, wipSizeText, type Field } from './format';
 
 /**
  * `od-worktree who`: the fields docs/cli.md lists, in its order and layout, then liveness, epoch,
@@ -39,7 +39,7 @@ function wipText(r: WireRecord): string {
   if (lost && (!r.latestWip || lost.at > r.latestWip.at)) {
     return `not preserved at ${lost.at} (${lost.reason === 'worktree_missing' ? 'the worktree was gone from its host' : lost.reason}; session ${lost.executionSessionId})`;
   }
-  return r.latestWip ? `${r.latestWip.ref} (${shortSha(r.latestWip.sha)}, ${r.latestWip.at})` : 'none';
+  return r.latestWip ? `${r.latestWip.ref} (${shortSha(r.latestWip.sha)}${wipSizeText(r.latestWip)}, ${r.latestWip.at})` : 'none';
 }
 
 /** Whether the hooks on the worktree's host enforce this record: `not yet` is what people must know while a host is away. */
