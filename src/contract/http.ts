@@ -4,7 +4,7 @@ import { RefusedMessageRowSchema } from './history-rows';
 import { OverrideRowSchema } from './history-rows';
 import { TENURE_SECRET } from '../domain/tenure';
 import { LeaseTtlMs } from '../domain/commands';
-import { LandingReceiptSchema } from '../domain/events';
+import { LandingReceiptSchema, RemovedReceiptSchema } from '../domain/events';
 import {
   BranchName,
   FreeText,
@@ -136,7 +136,10 @@ export const LandingBodySchema = z
   });
 export type LandingBody = z.infer<typeof LandingBodySchema>;
 
-export const WorktreeRemovedBodySchema = z.strictObject({ reason: FreeText.nullable().optional() });
+export const WorktreeRemovedBodySchema = z.strictObject({
+  reason: FreeText.nullable().optional(),
+  receipt: RemovedReceiptSchema.optional().describe('what a lossless removal kept (od-worktree remove sends it): recorded in the event'),
+});
 export type WorktreeRemovedBody = z.infer<typeof WorktreeRemovedBodySchema>;
 
 /** POST /v1/ownerships/{id}/tenure: the tenure secret again, for the session that holds it now. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AgentWorkerRefSchema, ConversationSchema, FreeText, FullSha, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
+import { AgentWorkerRefSchema, BranchName, ConversationSchema, FreeText, FullSha, IdString, IsoTime, OwnerSchema, PrincipalSchema } from './identity';
 
 /**
  * The ownership event log (docs/events.md; branch_renamed, stale and handoff_cancelled are events
@@ -30,7 +30,7 @@ const Epoch = z.number().int().nonnegative();
  */
 export const RemovedReceiptSchema = z.strictObject({
   head: FullSha.nullable(),
-  headLandedOn: z.string().max(255).nullable(),
+  headLandedOn: BranchName.nullable(),
   /** commits of the branch by how each was found landed or kept (ancestry, receipt, patch_id, squash, clean_merge, preserved) */
   accounted: z.strictObject(
     Object.fromEntries(
@@ -38,9 +38,9 @@ export const RemovedReceiptSchema = z.strictObject({
     ) as Record<'ancestry' | 'receipt' | 'patch_id' | 'squash' | 'clean_merge' | 'preserved', z.ZodOptional<z.ZodNumber>>,
   ),
   /** the snapshots of its uncommitted and untracked files */
-  preserved: z.array(z.strictObject({ ref: z.string().max(255), sha: FullSha, files: z.number().int().nonnegative() })).max(8),
-  /** what became of its branch: kept unless asked and safe */
-  branch: z.enum(['kept', 'deleted', 'delete_failed']).nullable(),
+  preserved: z.array(z.strictObject({ ref: BranchName, sha: FullSha, files: z.number().int().nonnegative() })).max(8),
+  /** what became of its branch: kept unless asked and safe; absent with no branch (HEAD detached) */
+  branch: z.enum(['kept', 'deleted', 'delete_failed']).optional(),
 });
 export type RemovedReceipt = z.infer<typeof RemovedReceiptSchema>;
 

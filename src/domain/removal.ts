@@ -188,7 +188,7 @@ export function decideRemoval(input: RemovalFacts): RemovalDecision {
 }
 
 /** The receipt as the `worktree_removed` event keeps it: counts per method, the snapshots, the branch's fate. */
-export function removedReceipt(r: RemovalReceipt, branch: RemovedReceipt['branch']): RemovedReceipt {
+export function removedReceipt(r: RemovalReceipt, branch: RemovedReceipt['branch'] | null): RemovedReceipt {
   const accounted: RemovedReceipt['accounted'] = {};
   for (const a of r.accounted) accounted[a.method] = (accounted[a.method] ?? 0) + 1;
   return {
@@ -196,6 +196,6 @@ export function removedReceipt(r: RemovalReceipt, branch: RemovedReceipt['branch
     headLandedOn: r.headLandedOn,
     accounted,
     preserved: r.preserved.slice(0, 8).map((p) => ({ ref: p.ref, sha: p.sha, files: p.files })),
-    branch,
+    ...(branch !== null && branch !== undefined ? { branch } : {}),
   };
 }

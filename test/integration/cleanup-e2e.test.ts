@@ -267,6 +267,9 @@ test('worktrees whose ownership ended each way are removed with nothing lost, th
       reason: 'od-worktree remove: head',
     });
     expect((ev!.data as { reason: string }).reason).toContain(x.result.receipt!.preserved[0]!.sha.slice(0, 12));
+    // And the receipt itself, structured: the snapshot that holds the files, the head, the branch kept.
+    const kept = x.result.receipt!.preserved[0]!;
+    expect((ev!.data as { receipt?: unknown }).receipt).toMatchObject({ head: x.before.head, preserved: [{ ref: kept.ref, sha: kept.sha }], branch: 'kept' });
     expect(entry.record.state).toBe('closed');
   }
 });

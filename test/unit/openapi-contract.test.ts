@@ -1,3 +1,4 @@
+import { RemoveWorktreeBodySchema } from '../../src/contract/removal';
 import fc from 'fast-check';
 import { LeaveObserveBodySchema, ObserveBodySchema } from '../../src/contract/observers';
 import type { z } from 'zod';
@@ -86,6 +87,7 @@ const ROUTES: Record<string, Parts> = {
   'POST /v1/reconciliations': { body: ReconciliationBodySchema },
   'POST /v1/worktrees/observers': { body: ObserveBodySchema },
   'DELETE /v1/worktrees/observers': { body: LeaveObserveBodySchema },
+  'POST /v1/worktrees/remove': { body: RemoveWorktreeBodySchema },
   'GET /v1/principal': {},
   'GET /healthz': {},
 };

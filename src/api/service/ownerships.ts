@@ -389,7 +389,12 @@ export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, o
   const removed = await signalAndAwait(
     deps,
     ownershipId,
-    (messageId) => deps.client.worktreeRemoved({ workflowId: row.workflowId, ownershipId }, { reason: body.reason ?? null, principal }, { messageId }),
+    (messageId) =>
+      deps.client.worktreeRemoved(
+        { workflowId: row.workflowId, ownershipId },
+        { reason: body.reason ?? null, ...(body.receipt !== undefined ? { receipt: body.receipt } : {}), principal },
+        { messageId },
+      ),
     recorded,
   );
   return { accepted: true, status: removed ? 'recorded' : 'accepted' };

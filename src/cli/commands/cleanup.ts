@@ -102,7 +102,8 @@ async function record(id: string | null, result: RemovalResult): Promise<Removal
   const env = apiEnv();
   if (!env.token) return { status: 'not_sent', detail: 'OD_TOKEN is not set' };
   try {
-    const res = (await apiClient(env).worktreeRemoved(id, { reason: recordReason(result) })) as { status?: string };
+    const receipt = result.receipt === null ? undefined : rule().removedReceipt(result.receipt, result.branch?.status ?? null);
+    const res = (await apiClient(env).worktreeRemoved(id, { reason: recordReason(result), ...(receipt ? { receipt } : {}) })) as { status?: string };
     return { status: res.status === 'recorded' ? 'recorded' : 'accepted', detail: id };
   } catch (err) {
     if (err instanceof ApiUnreachableError) return { status: 'failed', detail: `unreachable at ${err.baseUrl}` };

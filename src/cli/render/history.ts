@@ -1,5 +1,6 @@
 import type { HistoryResponse } from '../../contract/http';
 import { describeReport } from '../../store/attributions-schemas';
+import type { RemovedReceipt } from '../../domain/events';
 import { runtimeLabel, shortSha, show, wipSizeText } from './format';
 
 /**
@@ -46,6 +47,8 @@ export function renderHistoryEntry(e: Entry): string {
   for (const l of r.landings) {
     lines.push(`  Landed:    ${l.landedBranch}@${shortSha(l.landedHead)} from ${l.sourceBranch}@${shortSha(l.sourceHead)} at ${l.landedAt}`);
   }
+  const removal = e.events.find((ev) => ev.type === 'ownership.worktree_removed');
+  if (removal) lines.push(`  Removed:   ${removal.at}${removedText(removal.data)}`);
   if (e.attempts && e.attempts.length > 0) {
     lines.push('  Attempts (refused):');
     for (const a of e.attempts) {
@@ -97,4 +100,17 @@ function renderLate(a: Late, indent: string): string[] {
 export function renderHistory(h: HistoryResponse): string {
   if (h.ownerships.length === 0) return 'no ownership history';
   return h.ownerships.map(renderHistoryEntry).join('\n\n');
+}
+
+/** What the removal kept, from its receipt (a removal the service was only told of has none). */
+function removedText(data: unknown): string {
+  const r = (data as { receipt?: RemovedReceipt }).receipt;
+  if (!r) return '';
+  const parts = [r.head ? `head ${shortSha(r.head)}${r.headLandedOn ? ` on ${r.headLandedOn.replace(/^refs\/(heads|remotes)\//, '')}` : ''}` : ''];
+  const counted = Object.entries(r.accounted).filter(([, n]) => (n ?? 0) > 0);
+  if (counted.length > 0) parts.push(`commits ${counted.map(([m, n]) => `${n} ${m}`).join(', ')}`);
+  for (const p of r.preserved) parts.push(`${p.files} files kept in ${p.ref} (${shortSha(p.sha)})`);
+  if (r.branch) parts.push(`branch ${r.branch}`);
+  const text = parts.filter(Boolean).join('; ');
+  return text ? `  ${text}` : '';
 }
