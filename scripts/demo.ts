@@ -306,12 +306,14 @@ async function main(): Promise<void> {
     say(`receipt: main@${landedHead.slice(0, 12)} <- ${a.branch}@${sourceHead.slice(0, 12)}, session ${landed.receipt.executionSessionId}`);
     await who(idA, a.branch);
 
-    step('the worktree is removed: nothing lost (its commits landed, its untracked notes snapshotted first)');
+    step('the worktree is removed: nothing lost (its commits landed, its uncommitted notes snapshotted first)');
     await poll(
       'the landed projection',
       () => executor.ownership(idA),
       (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
     );
+    // Notes B keeps beside the code and never commits: the removal must not lose them.
+    writeFileSync(path.join(a.path, 'review-notes.md'), '# after landing\n- follow up on the flaky test\n');
     const removal = await landing.removeWorktree({ worktreePath: a.path });
     check(removal.result.status === 'removed', `removal answered ${removal.result.status} ${removal.result.refusal?.code ?? removal.result.error ?? ''}`);
     check(!existsSync(a.path), 'the worktree is still there after its removal');
@@ -334,7 +336,7 @@ async function main(): Promise<void> {
       }),
     ) as RestoreOutput;
     check(restored.ok && restored.verified && restored.owner === null, `restore answered ${JSON.stringify(restored)}`);
-    check(readFileSync(path.join(a.path, 'notes.txt'), 'utf8').length > 0, 'the restored worktree lacks the notes');
+    check(readFileSync(path.join(a.path, 'review-notes.md'), 'utf8').includes('follow up'), 'the restored worktree lacks the review notes');
     say(
       `restored ${restored.worktreePath} (${restored.restored.files} files, ${restored.restored.untracked} untracked): verified against ${kept.sha.slice(0, 12)}, no owner until a bind or a reclaim`,
     );

@@ -95,7 +95,6 @@ test('the owner removes its own dirty worktree: released first, files snapshotte
 test('anyone else meets the rule: a held worktree, an unlanded commit and a dry run change nothing; a bad path is refused with its code', async () => {
   const held = await bind(1, 's-held');
   await settled(held.ownershipId);
-  const before = git(repo.repoRoot, 'worktree', 'list', '--porcelain');
 
   // Another executor, and the landing controller, while the owner holds it (its liveness as the service judges it).
   for (const token of [s.tokens.otherExecutor, s.tokens.landing]) {
@@ -112,12 +111,14 @@ test('anyone else meets the rule: a held worktree, an unlanded commit and a dry 
   await s.api(s.tokens.executor).release(held.ownershipId, { executionSessionId: 's-held', epoch: held.epoch });
   // (A commit the hooks would refuse now: made with them off, as work a cut-off agent left behind.)
   git(wt(1), '-c', 'core.hooksPath=/dev/null', 'commit', '-q', '--allow-empty', '-m', 'work that landed nowhere');
+  const before = git(repo.repoRoot, 'worktree', 'list', '--porcelain');
   const unlanded = await remove(s.tokens.landing, { worktreePath: wt(1) });
   expect(unlanded.result.refusals.map((r) => r.code)).toEqual(['unlanded_commits']);
   expect(unlanded.result.refusal!.details).toMatchObject({ count: 1, commits: [git(wt(1), 'rev-parse', 'HEAD')] });
-  // The same as a dry run of the landing controller with the branch named as landed: it would go; it stays.
-  const dry = await remove(s.tokens.landing, { worktreePath: wt(1), dryRun: true, targets: [repo.worktrees[1]!.branch] });
-  expect(dry.result.status).toBe('would_remove');
+  // A dry run with another branch holding that commit named as landed: it would go; it stays.
+  git(repo.repoRoot, 'branch', 'release/keep', repo.worktrees[1]!.branch);
+  const dry = await remove(s.tokens.landing, { worktreePath: wt(1), dryRun: true, targets: ['release/keep'] });
+  expect({ status: dry.result.status, refusals: dry.result.refusals }).toEqual({ status: 'would_remove', refusals: [] });
   expect(git(repo.repoRoot, 'worktree', 'list', '--porcelain')).toBe(before);
   expect((await readEvents(s.h.pool, held.ownershipId)).map((e) => e.type)).not.toContain('ownership.worktree_removed');
 

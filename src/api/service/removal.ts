@@ -58,7 +58,8 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
     ownership: record === null ? null : { ...factOf(record), source: 'service' },
     liveness: live?.liveness.verdict ?? 'unknown',
     // A dry run releases nothing: an owner's dry run is answered as the removal after its release would be.
-    callerIsOwner: released !== null || (dryRun && callerNamesOwner),
+    // Only the ownership released here: a session that bound the worktree since is someone else's.
+    callerIsOwner: (released !== null && record?.ownershipId === released) || (dryRun && callerNamesOwner),
     receipts: (record?.landings ?? []).map((l) => ({ sourceHead: l.sourceHead, landedHead: l.landedHead, landedBranch: l.landedBranch })),
     targets: [...new Set([...(body.targets ?? []), ...(record?.landings ?? []).map((l) => l.landedBranch)])].slice(0, 20),
     dryRun,
