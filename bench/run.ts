@@ -240,6 +240,7 @@ async function main(): Promise<number> {
       'heartbeat-latency',
       'lookup-store',
       'lookup-http',
+      'lookup-http-bare',
       'projection',
       'commit',
       'gate-status',

@@ -137,6 +137,23 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
       },
       base: (i) => raw(targets[i % targets.length]),
     });
+    // The API against a bare node:http server answering the same SQL, both through the ApiClient
+    // over a keep-alive socket: what the API's own processing adds to the transport.
+    const vsBare = await runPair({
+      warmup,
+      iterations,
+      ours: async (i) => {
+        const o = targets[i % targets.length];
+        const r = await http.client.get({ branch: o.wt.branch, repoRoot: o.wt.repoRoot });
+        if (r.ownershipId !== o.ownershipId) throw new Error('HTTP lookup: wrong ownership');
+      },
+      base: async (i) => {
+        const o = targets[i % targets.length];
+        const r = await bare.client.request<{ ownershipId: string }>('GET', '/', { query: { branch: o.wt.branch, repoRoot: o.wt.repoRoot } });
+        if (r.body.ownershipId !== o.ownershipId) throw new Error('bare HTTP lookup: wrong ownership');
+      },
+      progress: progressLine('lookup: HTTP vs a bare node:http server'),
+    });
     // Breakdown: the API without the socket (inject), and the socket without the API (a bare
     // node:http server answering the same SQL as JSON).
     const parts = await runPair({
@@ -173,6 +190,17 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
             bareNodeHttpSameSqlJsonViaApiClient: round(summarize(parts.base).p50, 3),
           },
         },
+      ),
+    );
+    rows.push(
+      latencyRow(
+        'lookup-http-bare',
+        'lookup by branch: over HTTP vs a bare node:http server',
+        summarize(vsBare.ours),
+        summarize(vsBare.base),
+        'bare node:http server, same SQL, JSON',
+        { on: 'ratio', op: '<=', value: 1.2, stat: 'p50' },
+        { client: 'ApiClient (node:http, keep-alive), the answer parsed, on both' },
       ),
     );
   } finally {
