@@ -61,7 +61,7 @@ export type GcOutput = z.infer<typeof GcOutputSchema>;
 const Targets = z.array(BranchName).max(20);
 
 /**
- * POST /v1/worktrees/remove (and the MCP tool `worktree.remove`): the orchestrator's lossless
+ * POST /v1/worktrees/remove (and the MCP tool `ownership.remove_worktree`): the orchestrator's lossless
  * removal, decided and done on the worktree's host by its agent. An owner names its session and
  * epoch: its ownership is released first (the owner's own release, checked as any release), and
  * the worktree is then removed under the same rule as anyone's.

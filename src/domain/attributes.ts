@@ -303,8 +303,16 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'preserved work in progress',
-    home: { surface: 'event', fields: ['wip_preserved.ref', 'wip_preserved.sha', 'wip_not_preserved.reason', 'wip_not_preserved.detail'] },
+    home: {
+      surface: 'event',
+      fields: ['wip_preserved.ref', 'wip_preserved.sha', 'wip_preserved.files', 'wip_preserved.bytes', 'wip_not_preserved.reason', 'wip_not_preserved.detail'],
+    },
     copies: [{ surface: 'record', fields: ['latestWip', 'wipNotPreserved'], refresh: REDUCER }],
+  },
+  {
+    fact: 'what a lossless removal kept (its receipt: head, how commits were found landed, snapshots, the branch)',
+    home: { surface: 'event', fields: ['worktree_removed.receipt'] },
+    copies: [],
   },
   {
     fact: 'submission for landing',

@@ -286,7 +286,7 @@ export const TOOLS: readonly ToolDef[] = [
       leave ? b.leaveObserve(where) : b.observe({ ...where, ...(runtime !== undefined ? { runtime } : {}), ...(ttlMs !== undefined ? { ttlMs } : {}) }),
   }),
   tool({
-    name: 'worktree.remove',
+    name: 'ownership.remove_worktree',
     title: 'Remove a worktree without losing work',
     description:
       "Remove a worktree when nothing would be lost: every commit of its branch landed (merge, squash, rebase or a landing receipt) or kept by a ref, its uncommitted and untracked files snapshotted under refs/overdeck/wip/ first. Another session's worktree, unlanded commits or files no snapshot can keep are refused with their reason codes (result.refusals), nothing changed. If you own it, name your executionSessionId and epoch: it is released first. Ask with dryRun: true to see the verdict first; the answer's receipt says what was kept where.",

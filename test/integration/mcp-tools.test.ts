@@ -76,9 +76,9 @@ const TOOL_NAMES = [
   'ownership.provenance',
   'ownership.reclaim',
   'ownership.release',
+  'ownership.remove_worktree',
   'ownership.submit',
   'ownership.tenure',
-  'worktree.remove',
 ];
 
 test('tools/list: the lifecycle tools with titles, annotations, object input and output schemas, and server instructions; no conversation field anywhere', async () => {

@@ -12,7 +12,7 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
 import { runCli } from '../support/cli';
 
 /**
- * Removal through the service (POST /v1/worktrees/remove, the `worktree.remove` tool;
+ * Removal through the service (POST /v1/worktrees/remove, the `ownership.remove_worktree` tool;
  * docs/cleanup.md#through-the-api) on the real stack: the worktree's host agent decides under the
  * removal rule and removes, the ownership records `worktree_removed` with the receipt. An owner
  * naming its session is released first; anyone else meets the rule; two removals of one worktree
@@ -168,7 +168,7 @@ test('od-worktree remove by the owner with a token goes through the service: rel
   expect((await s.api(s.tokens.admin).ownership(own.ownershipId)).state).toBe('closed');
 });
 
-test('the worktree.remove tool runs the same removal for an MCP client', async () => {
+test('the ownership.remove_worktree tool runs the same removal for an MCP client', async () => {
   const own = await bind(3, 's-mcp');
   await s.api(s.tokens.executor).release(own.ownershipId, { executionSessionId: 's-mcp', epoch: own.epoch });
   await settled(own.ownershipId);
@@ -176,7 +176,7 @@ test('the worktree.remove tool runs the same removal for an MCP client', async (
   mcp = new Client({ name: 'remove-test', version: '1.0.0' });
   await mcp.connect(transport);
   await mcp.listTools();
-  const res = (await mcp.callTool({ name: 'worktree.remove', arguments: { worktreePath: wt(3) } })) as CallToolResult;
+  const res = (await mcp.callTool({ name: 'ownership.remove_worktree', arguments: { worktreePath: wt(3) } })) as CallToolResult;
   expect(res.isError).toBeFalsy();
   const out = RemoveWorktreeResponseSchema.parse(res.structuredContent);
   expect({ status: out.result.status, record: out.result.record?.status }).toEqual({ status: 'removed', record: 'recorded' });
