@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { realpathSync } from 'node:fs';
 import { isNotFound } from './atomic';
 
 export type PathRefusalCode = 'path_outside_allowed_roots' | 'path_not_found';
@@ -44,7 +45,7 @@ export async function normalizePath(p: string): Promise<string> {
   // Checked by hand too: below a missing directory the kernel says ENOENT, not ENAMETOOLONG.
   if (Buffer.byteLength(abs) >= PATH_MAX || abs.split('/').some((c) => Buffer.byteLength(c) > NAME_MAX)) throw new PathRefusal('path_not_found');
   try {
-    return await fs.realpath(abs);
+    return realpathSync.native(abs);
   } catch (err) {
     if (!isNotFound(err)) {
       if (unresolvable(err)) throw new PathRefusal('path_not_found');

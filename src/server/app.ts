@@ -1,7 +1,8 @@
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest } from 'fastify';
 import { createHostPresence } from '../api/service/host-presence';
 import type { Client } from '@temporalio/client';
-import { hasZodFastifySchemaValidationErrors, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { hasZodFastifySchemaValidationErrors, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler } from '../api/serializer';
 import type { Logger } from 'pino';
 import type { Pool } from '../store/db';
 import { collectDefaultMetrics, Registry } from 'prom-client';

@@ -20,6 +20,15 @@ const OTHER_CONV = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
 beforeAll(async () => {
   s = await startApiStack();
   repo = makeRepo(4);
+  // Branch names of this file's own: a lookup by branch alone (no repoRoot) answers the most recent
+  // ownership of that name in the whole database, which other files share (their fixtures name
+  // their branches wt/feature-N too).
+  const tag = path.basename(path.dirname(repo.repoRoot)).replace(/[^A-Za-z0-9]/g, '');
+  for (const w of repo.worktrees) {
+    const unique = `lk-${tag}/${path.basename(w.path)}`;
+    git(w.path, 'branch', '-m', w.branch, unique);
+    w.branch = unique;
+  }
 });
 afterAll(async () => s?.stop());
 
