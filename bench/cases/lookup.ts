@@ -113,16 +113,23 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
 
   const http = await startHttpLookup(ctx, targets[0]);
   const bare = await bareHttpServer(ctx);
+  // One lookup through the exported ApiClient (the answer parsed, as a caller gets it): ours, and the bare server's.
+  const viaApi = async (i: number) => {
+    const o = targets[i % targets.length];
+    const r = await http.client.get({ branch: o.wt.branch, repoRoot: o.wt.repoRoot });
+    if (r.ownershipId !== o.ownershipId) throw new Error('HTTP lookup: wrong ownership');
+  };
+  const viaBare = async (i: number) => {
+    const o = targets[i % targets.length];
+    const r = await bare.client.request<{ ownershipId: string }>('GET', '/', { query: { branch: o.wt.branch, repoRoot: o.wt.repoRoot } });
+    if (r.body.ownershipId !== o.ownershipId) throw new Error('bare HTTP lookup: wrong ownership');
+  };
   try {
-    // Through the exported ApiClient (the answer parsed, as a caller gets it); fetch is timed beside it below.
+    // fetch is timed beside it below.
     const viaHttp = await runPair({
       warmup,
       iterations,
-      ours: async (i) => {
-        const o = targets[i % targets.length];
-        const r = await http.client.get({ branch: o.wt.branch, repoRoot: o.wt.repoRoot });
-        if (r.ownershipId !== o.ownershipId) throw new Error('HTTP lookup: wrong ownership');
-      },
+      ours: viaApi,
       base: (i) => raw(targets[i % targets.length]),
       progress: progressLine('lookup: HTTP vs raw SQL'),
     });
@@ -142,16 +149,8 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
     const vsBare = await runPair({
       warmup,
       iterations,
-      ours: async (i) => {
-        const o = targets[i % targets.length];
-        const r = await http.client.get({ branch: o.wt.branch, repoRoot: o.wt.repoRoot });
-        if (r.ownershipId !== o.ownershipId) throw new Error('HTTP lookup: wrong ownership');
-      },
-      base: async (i) => {
-        const o = targets[i % targets.length];
-        const r = await bare.client.request<{ ownershipId: string }>('GET', '/', { query: { branch: o.wt.branch, repoRoot: o.wt.repoRoot } });
-        if (r.body.ownershipId !== o.ownershipId) throw new Error('bare HTTP lookup: wrong ownership');
-      },
+      ours: viaApi,
+      base: viaBare,
       progress: progressLine('lookup: HTTP vs a bare node:http server'),
     });
     // Breakdown: the API without the socket (inject), and the socket without the API (a bare
@@ -163,11 +162,7 @@ export async function benchLookup(ctx: BenchContext, live: LiveOwnership[]): Pro
         const code = await http.inject(targets[i % targets.length]);
         if (code !== 200) throw new Error(`inject lookup: ${code}`);
       },
-      base: async (i) => {
-        const o = targets[i % targets.length];
-        const r = await bare.client.request<{ ownershipId: string }>('GET', '/', { query: { branch: o.wt.branch, repoRoot: o.wt.repoRoot } });
-        if (r.body.ownershipId !== o.ownershipId) throw new Error('bare HTTP lookup: wrong ownership');
-      },
+      base: viaBare,
     });
     rows.push(
       latencyRow(
