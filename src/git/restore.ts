@@ -178,9 +178,12 @@ export interface FoundSnapshot {
 }
 
 /**
- * The latest snapshot (by commit date) whose recorded worktree path is `worktreePath`, among the
+ * The latest snapshot whose recorded worktree path is `worktreePath`, among the
  * refs under refs/overdeck/wip/; null when none records it. The path is compared as the snapshot
  * recorded it: physically resolved (a removed worktree's path resolves through its existing parents).
+ * Latest by the time it was taken (`Overdeck-Taken`, milliseconds), else by its commit date
+ * (seconds, snapshots from before that trailer): a reclaim's snapshot and a removal's a moment later
+ * often share their commit second.
  */
 export async function findSnapshotForPath(repo: string, worktreePath: string): Promise<FoundSnapshot | null> {
   const run = repoGit(await commonDirOf(repo));
@@ -206,9 +209,11 @@ export async function findSnapshotForPath(repo: string, worktreePath: string): P
     }
     if (typeof recorded !== 'string' || !wanted.has(recorded)) continue;
     const [sha, ref] = id.split(' ');
-    if (Number(at) > bestAt) {
-      best = { ref: ref!, sha: sha!, takenAt: new Date(Number(at) * 1000).toISOString() };
-      bestAt = Number(at);
+    const taken = Date.parse(/^Overdeck-Taken: (.*)$/m.exec(contents)?.[1] ?? '');
+    const atMs = Number.isFinite(taken) ? taken : Number(at) * 1000;
+    if (atMs > bestAt) {
+      best = { ref: ref!, sha: sha!, takenAt: new Date(atMs).toISOString() };
+      bestAt = atMs;
     }
   }
   return best;

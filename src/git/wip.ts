@@ -160,6 +160,8 @@ const TRAILER = {
   index: 'Overdeck-Index',
   ignored: 'Overdeck-Ignored',
   worktree: 'Overdeck-Worktree',
+  /** when it was taken, to the millisecond: commit dates count seconds, and two snapshots of one worktree can share one */
+  taken: 'Overdeck-Taken',
 } as const;
 
 /** What one snapshot records besides its tree (the files): the state it was taken in. */
@@ -287,6 +289,7 @@ async function snapshot(
       }`,
       // JSON: one line whatever the path holds.
       `${TRAILER.worktree}: ${JSON.stringify(dirs.worktreePath)}`,
+      `${TRAILER.taken}: ${new Date().toISOString()}`,
     ];
     const full = `${message.endsWith('\n') ? message : `${message}\n`}\n${trailers.join('\n')}\n`;
     const sha = await commitOf(tree, parents, full);

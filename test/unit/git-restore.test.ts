@@ -263,13 +263,29 @@ describe('restoreWorktree', () => {
 });
 
 describe('od-worktree restore', () => {
+  it('the latest of two snapshots taken in the same second is the later one (a reclaim and a removal a moment apart)', async () => {
+    // Commit dates count seconds: take the pair again until both fall in one second.
+    for (let attempt = 0; ; attempt++) {
+      writeFileSync(path.join(fx.wt1, 'a.txt'), `first ${attempt}\n`);
+      const first = await preserveWip(fx.wt1, 'own_TIE', attempt + 1);
+      writeFileSync(path.join(fx.wt1, 'notes.md'), `later ${attempt}\n`);
+      const later = await preserveWipByTree(fx.wt1, 'own_TIE');
+      const second = (sha: string) => g(fx.repo, 'log', '-1', '--format=%ct', sha);
+      if (second(first!.sha) !== second(later!.sha)) {
+        if (attempt < 5) continue;
+        throw new Error('no two snapshots in one second after 6 tries');
+      }
+      // The earlier one's ref (…/<seq>) sorts before the later one's (…/tree-…) among equal dates.
+      expect(await findSnapshotForPath(fx.repo, fx.wt1)).toMatchObject({ ref: later!.ref, sha: later!.sha });
+      break;
+    }
+  });
+
   it('restores the latest snapshot recorded for a removed worktree path; --json answers the contract; a second restore refuses the path', async () => {
     dirty(fx.wt1);
     const files = filesOf(fx.wt1);
     await preserveWip(fx.wt1, 'own_R', 1);
     writeFileSync(path.join(fx.wt1, 'later.txt'), 'only in the later snapshot\n');
-    // One second later at least: "latest" is by the commit's date.
-    await new Promise((r) => setTimeout(r, 1100));
     const later = await preserveWip(fx.wt1, 'own_R', 2);
     g(fx.repo, 'worktree', 'remove', '--force', fx.wt1);
     expect(await findSnapshotForPath(fx.repo, fx.wt1)).toMatchObject({ ref: later!.ref, sha: later!.sha });
