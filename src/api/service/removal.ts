@@ -7,7 +7,8 @@ import { holdsWorktree, REMOVAL_TIMEOUT_MS, removedReceipt } from '../../domain/
 import { removalWorkflowId } from '../../ids/workflow-id';
 import { getOwnership, latestOwnershipAt } from '../../store/lookups';
 import type { worktreeRemovalWorkflow } from '../../workflows/removal';
-import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
+import { authorizeForWorker } from '../../auth/policy';
+import { authorizeOp, redact, throwRefusal, withTemporal, type ServiceDeps } from './context';
 import { liveOf } from './live';
 import { release } from './ownerships';
 import { signalAndAwait } from './signalled';
@@ -28,6 +29,8 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   const worktreePath = await deps.client.normalize(body.worktreePath);
   const dryRun = body.dryRun === true;
   let found = await latestOwnershipAt(deps.pool, { hostId, worktreePath });
+  // An executor acts for its own worker: the worktrees its worker's sessions owned (or nobody did).
+  if (principal.kind === 'executor' && found !== null) throwRefusal(authorizeForWorker(principal, found.record.worker?.workerId ?? null));
 
   // A host whose agent is away cannot decide: answered now, not after the removal's bound.
   const seen = await deps.hostPresence?.of(hostId);
