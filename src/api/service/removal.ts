@@ -3,7 +3,7 @@ import { OwnershipError } from '../../client/errors';
 import type { HostRemovalRequest, RemovalRecord, RemoveWorktreeBody, RemoveWorktreeResponse } from '../../contract/removal';
 import type { Principal } from '../../domain/identity';
 import { isFreeState } from '../../domain/states';
-import { holdsWorktree, REMOVAL_TIMEOUT_MS, removedReceipt } from '../../domain/removal';
+import { holdsWorktree, REMOVAL_TIMEOUT_MS, removedReceipt, type OwnershipFact } from '../../domain/removal';
 import { removalWorkflowId } from '../../ids/workflow-id';
 import { getOwnership, latestOwnershipAt } from '../../store/lookups';
 import type { worktreeRemovalWorkflow } from '../../workflows/removal';
@@ -37,7 +37,7 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   if (seen?.agent === 'away') throw new OwnershipError('host_unavailable', undefined, { hostId, hostAgent: 'away', hostAgentSeenAgoMs: seen.seenAgoMs });
 
   let released: string | null = null;
-  const owned = found !== null && holdsWorktree({ ...factOf(found.record), source: 'service' });
+  const owned = found !== null && holdsWorktree(factOf(found.record));
   const callerNamesOwner =
     owned && body.executionSessionId !== undefined && body.executionSessionId === found!.record.owner?.executionSessionId && body.epoch !== undefined;
   if (callerNamesOwner && !dryRun) {
@@ -52,13 +52,13 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
 
   const record = found?.record ?? null;
   const live =
-    record !== null && holdsWorktree({ ...factOf(record), source: 'service' })
+    record !== null && holdsWorktree(factOf(record))
       ? await liveOf(deps, { workflowId: found!.workflowId, ownershipId: record.ownershipId }, record.seq)
       : null;
   const request: HostRemovalRequest = {
     hostId,
     worktreePath,
-    ownership: record === null ? null : { ...factOf(record), source: 'service' },
+    ownership: record === null ? null : factOf(record),
     liveness: live?.liveness.verdict ?? 'unknown',
     // A dry run releases nothing: an owner's dry run is answered as the removal after its release would be.
     // Only the ownership released here: a session that bound the worktree since is someone else's.
@@ -77,8 +77,9 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   return redact(principal, { ok, dryRun, hostId, released, result });
 }
 
-function factOf(r: { ownershipId: string; state: string; owner: { executionSessionId: string } | null }) {
-  return { ownershipId: r.ownershipId, state: r.state, executionSessionId: r.owner?.executionSessionId ?? null };
+/** The service's record of an ownership as the removal rule takes it. */
+function factOf(r: { ownershipId: string; state: string; owner: { executionSessionId: string } | null }): OwnershipFact {
+  return { ownershipId: r.ownershipId, state: r.state, executionSessionId: r.owner?.executionSessionId ?? null, source: 'service' };
 }
 
 /** One removal per worktree at a time (its workflow id); the caller waits for the host's answer, bounded. */
