@@ -48,6 +48,10 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
   if (s.record) publish(s);
 
   await runUntilDone(s, hosts.hostOnce);
+  // From here new updates are refused (retry shortly; the next run takes them): an update accepted
+  // during the configuration's read would be one more for this run to finish, and a caller
+  // sending them back to back could keep it from ending for as long as each takes.
+  s.draining = true;
 
   // The next run follows the configuration (src/domain/settings.ts); read before the drain, which
   // takes care of whatever was handled during the read.
