@@ -11,6 +11,8 @@ export interface Goal {
   value: number;
   /** Which statistic the ratio compares (p50 for latencies, throughput for rates). */
   stat?: string;
+  /** An absolute goal's bound on p99 too (met only when both hold). */
+  p99?: number;
 }
 
 export interface Pair {
@@ -74,7 +76,8 @@ function fmt(v: number | null | undefined, unit = ''): string {
 
 function goalText(g: Goal | null): string {
   if (!g) return '(info)';
-  return g.on === 'ratio' ? `ratio ${g.op} ${g.value}` : `${g.op} ${g.value}`;
+  if (g.on === 'ratio') return `ratio ${g.op} ${g.value}`;
+  return g.p99 === undefined ? `${g.op} ${g.value}` : `p50 ${g.op} ${g.value}, p99 ${g.op} ${g.p99}`;
 }
 
 export function renderTable(rows: Row[]): string {

@@ -19,6 +19,8 @@ import { measureParts } from './cases/parts';
 import { benchProjection } from './cases/projection';
 import { benchUpdate } from './cases/update';
 import { Cleanup } from '../stack/cleanup';
+import { bareClaims, claimGrowthRow, claimRow } from './cases/claims';
+import { cpuNow, cpuPerOp } from './cpu';
 import { readScale, sizesFor, type BenchContext, type LiveOwnership } from './context';
 import { bindRequest, executor, makeWorktrees } from './fixtures';
 import { machineInfo, renderTable, writeResults, type Row } from './report';
@@ -154,41 +156,42 @@ async function main(): Promise<number> {
         const rest = owned.slice(bound.length, sizes.liveOwnerships).map((wt, k) => ({ wt, i: bound.length + k }));
         const progress = progressLine('bind (8 in flight)');
         let done = 0;
-        // Timed as claims under a growing live set (8 in flight): the scale row, next to the bind row's quiet one-at-a-time figure.
-        const took: number[] = [];
-        const tStart = performance.now();
-        const more = await mapLimit(rest, 8, async ({ wt, i }) => {
-          const t0 = performance.now();
-          const view = await stack.ownership.bind(bindRequest(wt, i));
-          took.push(performance.now() - t0);
-          progress(++done, rest.length);
-          return {
-            wt,
-            workflowId: ownershipWorkflowId(view.hostId, view.worktreePath),
-            ownershipId: view.ownershipId,
-            executionSessionId: `bench-session-${i}`,
-            epoch: view.epoch,
-            principal: executor(`bench-worker-${i}`),
-          } satisfies LiveOwnership;
-        });
-        live.push(...more);
-        await waitIdle(stack, 1_000);
-        if (took.length > 0) {
-          const c = summarize(took);
-          rows.push({
-            id: 'claim-at-scale',
-            name: `claims while ${bound.length.toLocaleString('en-US')} → ${sizes.liveOwnerships.toLocaleString('en-US')} ownerships are live (8 in flight)`,
-            unit: 'ms',
-            ours: { p50: c.p50, p99: c.p99 },
-            base: null,
-            baseLabel: 'none',
-            ratio: null,
-            goal: null,
-            met: null,
-            samples: { ours: c.n, base: 0 },
-            details: { mean: c.mean, max: c.max, perSecond: Math.round((c.n / ((performance.now() - tStart) / 1000)) * 10) / 10 },
+        // Timed as claims under a growing live set (8 in flight), in three stretches (to a tenth of
+        // N, to half, to N) side by side, each with the CPU a claim cost where it ran: the scale
+        // rows, next to the bind row's quiet one-at-a-time figure.
+        const n = sizes.liveOwnerships;
+        const edges = [...new Set([bound.length, Math.max(bound.length, Math.round(n / 10)), Math.max(bound.length, Math.round(n / 2)), n])];
+        const stretches: Row[] = [];
+        const bare = await bareClaims(stack, Math.min(200, Math.max(40, Math.round(n / 5))));
+        for (let e = 0; e + 1 < edges.length; e++) {
+          const from = edges[e]!;
+          const to = edges[e + 1]!;
+          const part = rest.slice(from - bound.length, to - bound.length);
+          const took: number[] = [];
+          const cpu0 = cpuNow();
+          const tStart = performance.now();
+          const more = await mapLimit(part, 8, async ({ wt, i }) => {
+            const t0 = performance.now();
+            const view = await stack.ownership.bind(bindRequest(wt, i));
+            took.push(performance.now() - t0);
+            progress(++done, rest.length);
+            return {
+              wt,
+              workflowId: ownershipWorkflowId(view.hostId, view.worktreePath),
+              ownershipId: view.ownershipId,
+              executionSessionId: `bench-session-${i}`,
+              epoch: view.epoch,
+              principal: executor(`bench-worker-${i}`),
+            } satisfies LiveOwnership;
           });
+          const seconds = (performance.now() - tStart) / 1000;
+          live.push(...more);
+          if (took.length > 0) stretches.push(claimRow(from, to, summarize(took), seconds, cpuPerOp(cpu0, cpuNow(), took.length), bare));
         }
+        await waitIdle(stack, 1_000);
+        rows.push(...stretches);
+        const growth = claimGrowthRow(stretches);
+        if (growth) rows.push(growth);
       });
     const liveSet = live.slice(0, sizes.liveOwnerships);
     const withLive = await settledSample(stack);
@@ -235,6 +238,7 @@ async function main(): Promise<number> {
     const order = [
       'bind',
       'claim-at-scale',
+      'claim-growth',
       'update',
       'heartbeat-throughput',
       'heartbeat-latency',
