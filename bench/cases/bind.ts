@@ -1,6 +1,6 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { ownershipWorkflowId } from '../../src/ids/workflow-id';
-import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
+import { noopStop } from '../workflows/noop';
+import { noopUpdateWithStart } from '../noop-client';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';
@@ -51,14 +51,7 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
       const workflowId = `bench-noop-uws-${run}-${i}`;
       noopIds.push(workflowId);
       const t0 = wallMs();
-      await stack.temporal.workflow.executeUpdateWithStart(noopUpdate, {
-        args: [1],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof noopWorkflow>('noopWorkflow', {
-          workflowId,
-          taskQueue: stack.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      });
+      await noopUpdateWithStart(stack, workflowId);
       if (i >= warmup) baseCalls.push({ workflowId, t0, t1: wallMs() });
     },
     progress: progressLine('bind vs update-with-start'),

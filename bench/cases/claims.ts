@@ -1,9 +1,9 @@
-import { WithStartWorkflowOperation } from '@temporalio/client';
 import { cpuNow, cpuPerOp, type CpuSplit } from '../cpu';
 import type { Goal, Row } from '../report';
 import type { BenchStack } from '../stack';
 import { mapLimit, summarize, type Summary } from '../stats';
-import { noopStop, noopUpdate, type noopWorkflow } from '../workflows/noop';
+import { noopUpdateWithStart } from '../noop-client';
+import { noopStop } from '../workflows/noop';
 
 /** The bound on a claim while thousands are live: what an orchestrator starting a batch of agents feels. */
 const CLAIM_GOAL: Goal = { on: 'absolute', op: '<=', value: 150, p99: 500 };
@@ -71,14 +71,7 @@ export async function bareClaims(stack: BenchStack, count: number): Promise<{ su
   const cpu0 = cpuNow();
   await mapLimit(ids, 8, async (workflowId) => {
     const t0 = performance.now();
-    await stack.temporal.workflow.executeUpdateWithStart(noopUpdate, {
-      args: [1],
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof noopWorkflow>('noopWorkflow', {
-        workflowId,
-        taskQueue: stack.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
-    });
+    await noopUpdateWithStart(stack, workflowId);
     took.push(performance.now() - t0);
   });
   const cpuPerOpMs = cpuPerOp(cpu0, cpuNow(), took.length);
