@@ -263,22 +263,43 @@ describe('restoreWorktree', () => {
 });
 
 describe('od-worktree restore', () => {
-  it('the latest of two snapshots taken in the same second is the later one (a reclaim and a removal a moment apart)', async () => {
-    // Commit dates count seconds: take the pair again until both fall in one second.
-    for (let attempt = 0; ; attempt++) {
-      writeFileSync(path.join(fx.wt1, 'a.txt'), `first ${attempt}\n`);
-      const first = await preserveWip(fx.wt1, 'own_TIE', attempt + 1);
-      writeFileSync(path.join(fx.wt1, 'notes.md'), `later ${attempt}\n`);
-      const later = await preserveWipByTree(fx.wt1, 'own_TIE');
-      const second = (sha: string) => g(fx.repo, 'log', '-1', '--format=%ct', sha);
-      if (second(first!.sha) !== second(later!.sha)) {
-        if (attempt < 5) continue;
-        throw new Error('no two snapshots in one second after 6 tries');
-      }
-      // The earlier one's ref (…/<seq>) sorts before the later one's (…/tree-…) among equal dates.
-      expect(await findSnapshotForPath(fx.repo, fx.wt1)).toMatchObject({ ref: later!.ref, sha: later!.sha });
-      break;
-    }
+  it('the latest of two snapshots is the one taken later, whatever their commit dates say (a reclaim and a removal a moment apart)', async () => {
+    writeFileSync(path.join(fx.wt1, 'a.txt'), 'first\n');
+    const first = await preserveWip(fx.wt1, 'own_TIE', 1);
+    writeFileSync(path.join(fx.wt1, 'notes.md'), 'later\n');
+    const later = await preserveWipByTree(fx.wt1, 'own_TIE');
+    // Commit dates count seconds: two snapshots a moment apart often share one, and the older then
+    // won on its ref's name. Rather than wait for such a pair, the later snapshot's commit is made
+    // again, the same in all but its dates, a second before the first's: only the snapshot's own
+    // millisecond record can still tell which came last.
+    const firstSeconds = Number(g(fx.repo, 'log', '-1', '--format=%ct', first!.sha));
+    const [tree, parents] = [g(fx.repo, 'log', '-1', '--format=%T', later!.sha), g(fx.repo, 'log', '-1', '--format=%P', later!.sha)];
+    const message = spawnSync('git', ['log', '-1', '--format=%B', later!.sha], { cwd: fx.repo, env: cleanGitEnv({}), encoding: 'utf8' }).stdout;
+    const date = `${firstSeconds - 1} +0000`;
+    const remade = spawnSync(
+      'git',
+      [
+        'commit-tree',
+        tree,
+        ...parents
+          .split(' ')
+          .filter(Boolean)
+          .flatMap((p) => ['-p', p]),
+        '-F',
+        '-',
+      ],
+      {
+        cwd: fx.repo,
+        env: cleanGitEnv({ GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date }),
+        input: message,
+        encoding: 'utf8',
+      },
+    );
+    expect(remade.status).toBe(0);
+    const sha = remade.stdout.trim();
+    g(fx.repo, 'update-ref', later!.ref, sha);
+    expect(Number(g(fx.repo, 'log', '-1', '--format=%ct', sha))).toBeLessThan(firstSeconds);
+    expect(await findSnapshotForPath(fx.repo, fx.wt1)).toMatchObject({ ref: later!.ref, sha });
   });
 
   it('restores the latest snapshot recorded for a removed worktree path; --json answers the contract; a second restore refuses the path', async () => {
