@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { childrenByParent, readProcs, type ProcEntry } from '../stack/proc-table';
 
 /**
  * Where a phase's CPU went, from /proc (Linux): the bench process with its own children (the
@@ -13,41 +13,17 @@ export interface CpuSplit {
   postgres: number;
 }
 
-const TICKS = 100; // USER_HZ on Linux
+const isPostgres = (cmd: string) => /^postgres(:|\s|$)|\/bin\/postgres\s/.test(cmd);
+const isTemporal = (cmd: string) => /\btemporal server start-dev\b/.test(cmd);
 
-interface Proc {
-  pid: number;
-  ppid: number;
-  cmd: string;
-  cpu: number;
-}
-
-function readProc(pid: number): Proc | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
-    // fields 4 (ppid) and 14-17 (utime stime cutime cstime), 1-based; f[0] is field 3
-    return { pid, ppid: Number(f[1]), cmd, cpu: (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds so far, split as above; take two and subtract (cpuSince). */
+/** CPU seconds so far, split as above; take two and subtract (cpuPerOp). */
 export function cpuNow(): CpuSplit {
-  const procs = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map((d) => readProc(Number(d)))
-    .filter((p): p is Proc => p !== null);
-  const children = new Map<number, Proc[]>();
-  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const procs = readProcs();
+  const children = childrenByParent(procs);
   const split: CpuSplit = { bench: 0, temporal: 0, postgres: 0 };
-  const isPostgres = (cmd: string) => /^postgres(:|\s|$)|\/bin\/postgres\s/.test(cmd);
-  const isTemporal = (cmd: string) => /\btemporal server start-dev\b/.test(cmd);
   for (const p of procs) if (isPostgres(p.cmd)) split.postgres += p.cpu;
   // The bench's tree, less the servers it started (their own figures).
-  const walk = (p: Proc): void => {
+  const walk = (p: ProcEntry): void => {
     if (isPostgres(p.cmd)) return;
     if (isTemporal(p.cmd)) {
       split.temporal += p.cpu;

@@ -41,6 +41,9 @@ export function claimRow(
   };
 }
 
+/** "a → b ownerships are live", from a stretch's row name. */
+const spanOf = (r: Row): string => r.name.replace(/^claims while | \(8 in flight\)$/g, '');
+
 /** The last stretch's p50 over the first's: growth with the live count. */
 export function claimGrowthRow(stretches: Row[]): Row | null {
   const first = stretches[0];
@@ -49,7 +52,7 @@ export function claimGrowthRow(stretches: Row[]): Row | null {
   const ratio = last.ours.p50 / first.ours.p50;
   return {
     id: 'claim-growth',
-    name: `claim p50 growth, ${first.name.replace(/^claims while | \(8 in flight\)$/g, '')} to ${last.name.replace(/^claims while | \(8 in flight\)$/g, '')}`,
+    name: `claim p50 growth, ${spanOf(first)} to ${spanOf(last)}`,
     unit: 'ms',
     ours: { p50: last.ours.p50, p99: last.ours.p99 },
     base: { p50: first.ours.p50, p99: first.ours.p99 },

@@ -1,9 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { log } from '../stack';
 import type { Cleanup } from '../../stack/cleanup';
+import { childrenByParent, readProcs } from '../../stack/proc-table';
 
 const run = promisify(execFile);
 const REPO = path.resolve(__dirname, '../..');
@@ -106,24 +107,9 @@ export async function startService(
 
 /** RSS in MiB of a process and all its descendants (Linux /proc), and of the largest one alone. */
 export function treeRss(pid: number): { treeMiB: number; largestMiB: number; processes: number } | null {
-  const children = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
-  } catch {
-    return null;
-  }
-  for (const d of entries) {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const list = children.get(ppid) ?? [];
-      list.push(Number(d));
-      children.set(ppid, list);
-    } catch {
-      /* exited meanwhile */
-    }
-  }
+  const procs = readProcs();
+  if (procs.length === 0) return null;
+  const children = childrenByParent(procs);
   const rssOf = (p: number): number => {
     try {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
@@ -135,7 +121,7 @@ export function treeRss(pid: number): { treeMiB: number; largestMiB: number; pro
   const all: number[] = [];
   const walk = (p: number) => {
     all.push(p);
-    for (const c of children.get(p) ?? []) walk(c);
+    for (const c of children.get(p) ?? []) walk(c.pid);
   };
   walk(pid);
   const sizes = all.map(rssOf);

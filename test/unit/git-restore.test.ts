@@ -274,27 +274,13 @@ describe('od-worktree restore', () => {
     // millisecond record can still tell which came last.
     const firstSeconds = Number(g(fx.repo, 'log', '-1', '--format=%ct', first!.sha));
     const [tree, parents] = [g(fx.repo, 'log', '-1', '--format=%T', later!.sha), g(fx.repo, 'log', '-1', '--format=%P', later!.sha)];
-    const message = spawnSync('git', ['log', '-1', '--format=%B', later!.sha], { cwd: fx.repo, env: cleanGitEnv({}), encoding: 'utf8' }).stdout;
+    const message = run('git', ['log', '-1', '--format=%B', later!.sha], fx.repo).stdout;
     const date = `${firstSeconds - 1} +0000`;
-    const remade = spawnSync(
-      'git',
-      [
-        'commit-tree',
-        tree,
-        ...parents
-          .split(' ')
-          .filter(Boolean)
-          .flatMap((p) => ['-p', p]),
-        '-F',
-        '-',
-      ],
-      {
-        cwd: fx.repo,
-        env: cleanGitEnv({ GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date }),
-        input: message,
-        encoding: 'utf8',
-      },
-    );
+    const parentArgs = parents
+      .split(' ')
+      .filter(Boolean)
+      .flatMap((p) => ['-p', p]);
+    const remade = run('git', ['commit-tree', tree, ...parentArgs, '-F', '-'], fx.repo, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date }, message);
     expect(remade.status).toBe(0);
     const sha = remade.stdout.trim();
     g(fx.repo, 'update-ref', later!.ref, sha);
