@@ -65,5 +65,7 @@ module.exports = {
   // Longest suites first, the machine-wide ones spaced out (test/support/sequencer.js).
   testSequencer: '<rootDir>/test/support/sequencer.js',
   testTimeout: 120000,
-  maxWorkers: 2,
+  // Three files at a time on two cores: about half of a run's file time is waiting (outages held,
+  // links cut, Temporal's deletion), which a third file fills (jest took 450 s where two took 586 s).
+  maxWorkers: 3,
 };

@@ -73,8 +73,11 @@ export const BOUNDS = {
   callHostAway: 5_000,
   /** a call in the first BEACON_STALE_MS after the host vanished: at most the projection wait (10 s) more */
   callHostVanishing: 10_000 + 5_000,
-  /** the host's projection after its link returns */
-  convergeAfterHeal: 90_000,
+  /**
+   * the host's projection after its link returns: a write lost into the cut link is tried again
+   * once its 10 s heartbeat timeout passes (it waited out a 60 s attempt before, 50-58 s here)
+   */
+  convergeAfterHeal: 30_000,
   /** the next message after a host agent's return (from its ready line) */
   nextMessageAfterReturn: 10_000,
 };

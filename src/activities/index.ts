@@ -71,6 +71,21 @@ function activityContext(): Context | null {
 }
 
 /**
+ * Runs `fn` while heartbeating every 2 s, so the workflow's heartbeat timeout (not the much longer
+ * start-to-close) notices a task that never reached the agent: one dispatched to a poll whose
+ * answer a broken link lost is retried seconds after the link returns, not a minute later.
+ */
+async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = activityContext();
+  const timer = ctx === null ? null : setInterval(() => ctx.heartbeat(), 2_000);
+  try {
+    return await fn();
+  } finally {
+    if (timer !== null) clearInterval(timer);
+  }
+}
+
+/**
  * Git activities for the worktrees of one host. Each checks the path given against the allowed
  * roots, then (in src/git) that the worktree's private and common git dirs resolve under them too,
  * and writes only through those resolved directories.
@@ -111,22 +126,25 @@ export function createHostActivities(deps: {
       });
     }
   };
+  const applyProjection = async (record: OwnershipRecord) => {
+    try {
+      const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
+      // Observability only (a failure to describe the branch never fails the projection), and
+      // independent of the write: asked beside it, so its git processes add no time of their own;
+      // only once the worktree's git dirs are known to be under the roots (git reads their config).
+      const dirs = await worktreeDirs(worktreePath).catch(() => null);
+      const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
+      await preserveLateFirst(worktreePath, record);
+      const result = await applyRecord(worktreePath, record, tenureHashes, { allowedRoots: roots, ...lockWait });
+      const branch = result === 'cleared' ? null : await described;
+      return { localSeq: record.seq, result, branch };
+    } catch (err) {
+      throw hostFailure(err);
+    }
+  };
   return {
     async applyLocalProjection(record: OwnershipRecord) {
-      try {
-        const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
-        // Observability only (a failure to describe the branch never fails the projection), and
-        // independent of the write: asked beside it, so its git processes add no time of their own;
-        // only once the worktree's git dirs are known to be under the roots (git reads their config).
-        const dirs = await worktreeDirs(worktreePath).catch(() => null);
-        const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
-        await preserveLateFirst(worktreePath, record);
-        const result = await applyRecord(worktreePath, record, tenureHashes, { allowedRoots: roots, ...lockWait });
-        const branch = result === 'cleared' ? null : await described;
-        return { localSeq: record.seq, result, branch };
-      } catch (err) {
-        throw hostFailure(err);
-      }
+      return heartbeating(() => applyProjection(record));
     },
     async preserveWip(worktreePath, ownershipId, seq) {
       const ctx = activityContext();

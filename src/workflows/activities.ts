@@ -53,6 +53,8 @@ export function hostActivities(hostId: string): Hosts {
     host: proxyActivities<HostActivities>({
       taskQueue,
       startToCloseTimeout: '60s',
+      // The agent heartbeats while it writes: a task lost on its way to a cut-off host is tried again within this, not the 60 s.
+      heartbeatTimeout: '10s',
       scheduleToCloseTimeout: '10m',
       retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 20, nonRetryableErrorTypes },
     }),
