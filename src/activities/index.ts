@@ -109,14 +109,15 @@ export function createHostActivities(deps: {
    * An older tenure's late work is kept before a newer projection ends it (src/git/late.ts). A
    * failure fails the write (retried) for the first attempts; after that the projection goes on
    * without it, so the newer owner's enforcement is never hostage to a snapshot (the late commits
-   * stay on the branch and in the journal).
+   * stay on the branch and in the journal). The activity heartbeats all along (heartbeating), so
+   * the snapshot gets no heartbeat of its own.
    */
   const preserveLateFirst = async (worktreePath: string, record: OwnershipRecord): Promise<void> => {
     const ctx = activityContext();
     try {
       await preserveLateWork(worktreePath, record, {
         allowedRoots: roots,
-        ...(ctx === null ? {} : { signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() }),
+        ...(ctx === null ? {} : { signal: ctx.cancellationSignal }),
       });
     } catch (err) {
       if (ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
