@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run checks`: the npm scripts that must pass before the tests (the pinned Temporal tooling,
-// the type check, lint with the import rule, and the workflow bundle the test stack loads, made
-// into its cache) side by side instead of one after another: on two cores they take about half
+// the type check, lint with the import rule, and `npm run compile`: the workflow bundle the test
+// stack loads, made into its cache, and the compiled tree the tests run the CLI and services from) side by side instead of one after another: on two cores they take about half
 // the time. Each one's output is held and printed whole when it ends,
 // so two never interleave; the exit code is non-zero when any failed, and the failing ones are
 // named last.
@@ -11,7 +11,7 @@ const { spawn } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const SCRIPTS = ['setup', 'typecheck', 'lint', 'bundle'];
+const SCRIPTS = ['setup', 'typecheck', 'lint', 'compile'];
 
 function run(script) {
   const started = Date.now();

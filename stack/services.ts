@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { PROJECT_ROOT } from '../src/infra/tools';
 import type { Cleanup } from './cleanup';
+import { entryCommand } from './compiled';
 import { ManagedProcess } from './procs';
 
-/** How each service process is started from source and when it serves. */
+/** How each service process is started (its entry and arguments) and when it serves. */
 export const SERVICES = {
   /** workflows, store activities and the built-in host agent of its OD_HOST_ID; bundles the workflows first: the slowest */
   worker: { args: ['worker.ts'], readyLine: /worker running/, readyTimeoutMs: 120_000 },
@@ -22,12 +23,13 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * A service process of the run (`tsx <entry>`), not yet started: the run starts, kills and
+ * A service process of the run (`tsx <entry>`, or the compiled entry when OD_WORKTREE_DIST names a tree: stack/compiled.ts), not yet started: the run starts, kills and
  * restarts it; at exit, if the cleanup never ran, it is killed with its group.
  */
 export function serviceProcess(cleanup: Cleanup, kind: keyof typeof SERVICES, o: ServiceProcessOptions): ManagedProcess {
   const s = SERVICES[kind];
-  const argv = [path.join(PROJECT_ROOT, 'node_modules', '.bin', 'tsx'), ...s.args];
+  const [entry, ...rest] = s.args;
+  const argv = entryCommand(entry, rest);
   const { command, args } = o.wrap ? o.wrap(argv) : { command: argv[0]!, args: argv.slice(1) };
   const p = new ManagedProcess({
     name: o.name,

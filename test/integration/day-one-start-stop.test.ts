@@ -89,7 +89,8 @@ async function freePorts(): Promise<Ports> {
 function stackEnv(ports: Ports): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // What a newcomer has: none of the test run's own stack, default logging, dev tokens.
-  for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_LEVEL', 'OD_TOKENS_FILE', 'OD_TOKENS', 'TEMPORAL_TASK_QUEUE', 'OD_HOST_ID']) delete env[k];
+  for (const k of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'LOG_LEVEL', 'OD_TOKENS_FILE', 'OD_TOKENS', 'TEMPORAL_TASK_QUEUE', 'OD_HOST_ID', 'OD_WORKTREE_DIST'])
+    delete env[k];
   for (const k of Object.keys(env)) if (k.startsWith('npm_') || k.startsWith('OD_TEST_')) delete env[k];
   return {
     ...env,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { entryCommand } from '../../stack/compiled';
 
 /**
  * A normal start is quiet: `worker.ts` (workflows, store and git activities) and
@@ -23,7 +24,8 @@ async function runWorker(args: string[], env: Record<string, string>): Promise<{
   const base: NodeJS.ProcessEnv = { ...process.env };
   for (const k of ['LOG_LEVEL', 'DATABASE_URL', 'TEMPORAL_TASK_QUEUE', 'OD_HOST_ID']) delete base[k];
   const suffix = Math.random().toString(36).slice(2, 10);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], {
+  const [command, ...argv] = entryCommand('worker.ts', args);
+  const child = spawn(command, argv, {
     cwd: ROOT,
     env: {
       ...base,

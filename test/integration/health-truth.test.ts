@@ -6,6 +6,7 @@ import { checkHealth, type HealthDeps } from '../../src/api/health';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { BEACON_STALE_MS } from '../../src/infra/beacon';
 import { createPool } from '../../src/store/db';
+import { entryCommand } from '../../stack/compiled';
 
 /**
  * /healthz tells the truth about a host agent that was killed: Temporal keeps listing its pollers
@@ -53,7 +54,8 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: numbe
 }
 
 test('a host agent killed with SIGKILL is reported down while Temporal still lists its pollers', async () => {
-  agent = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', '--host-agent'], {
+  const [command, ...argv] = entryCommand('worker.ts', ['--host-agent']);
+  agent = spawn(command, argv, {
     cwd: ROOT,
     env: {
       ...process.env,

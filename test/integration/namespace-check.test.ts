@@ -14,6 +14,7 @@ import { BEACON_STALE_MS } from '../../src/infra/beacon';
 import { createLogger } from '../../src/infra/logger';
 import { assertNamespaceReady, checkNamespace, NamespaceNotReadyError, setupCommands } from '../../src/infra/namespace-check';
 import { startHarness, type Harness } from '../support/harness';
+import { entryCommand } from '../../stack/compiled';
 
 /**
  * A Temporal namespace set up wrong (an operator's own cluster, without this project's search
@@ -58,7 +59,8 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: numbe
 
 function runWorker(args: string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts', ...args], {
+    const [command, ...argv] = entryCommand('worker.ts', args);
+    const child = spawn(command, argv, {
       cwd: ROOT,
       env: {
         ...process.env,

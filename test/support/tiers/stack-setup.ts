@@ -1,3 +1,4 @@
+import { assertCompiledTreeCurrent } from '../compiled-tree';
 import globalSetup from '../global-setup';
 import guardSetup from '../guard-setup';
 
@@ -9,6 +10,7 @@ const g = globalThis as { __odStackStarted?: boolean };
  * the workflow tier's record mode asks for it too (hence the flag).
  */
 export async function startStackOnce(): Promise<void> {
+  assertCompiledTreeCurrent();
   guardSetup();
   if (g.__odStackStarted) return;
   g.__odStackStarted = true;

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { assertCompiledTreeCurrent } from '../compiled-tree';
 import guardSetup from '../guard-setup';
 import { bundleWorkflowsOnce } from '../workflow-bundle';
 import { startStackOnce } from './stack-setup';
@@ -14,6 +15,7 @@ const g = globalThis as { __odWorkflowTmp?: string };
  * scenarios on the real one.
  */
 export default async function workflowSetup(): Promise<void> {
+  assertCompiledTreeCurrent();
   guardSetup();
   if (process.env.OD_RECORD_HISTORIES) return startStackOnce();
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'od-workflow-'));
