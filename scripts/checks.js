@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// `npm run checks`: the npm scripts that must pass before the tests (the pinned Temporal tooling,
-// the type check, lint with the import rule, and `npm run compile`: the workflow bundle the test
-// stack loads, made into its cache, and the compiled tree the tests run the CLI and services from) side by side instead of one after another: on two cores they take about half
-// the time. Each one's output is held and printed whole when it ends,
-// so two never interleave; the exit code is non-zero when any failed, and the failing ones are
-// named last.
+// `npm run checks`: the npm scripts that must pass before the tests, side by side instead of one
+// after another (on two cores they take about half the time): the pinned Temporal tooling, the
+// type check, lint with the import rule, Prettier's check of the whole repository, and `npm run
+// compile` (the workflow bundle the test stack loads, made into its cache, and the compiled tree
+// the tests run the CLI and the services from). Each one's output is held and printed whole when
+// it ends, so two never interleave; the exit code is non-zero when any failed, and the failing
+// ones are named last.
 'use strict';
 const { Buffer } = require('node:buffer');
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const SCRIPTS = ['setup', 'typecheck', 'lint', 'compile'];
+const SCRIPTS = ['setup', 'typecheck', 'lint', 'format:check', 'compile'];
 
 function run(script) {
   const started = Date.now();

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
-import { runner } from 'node-pg-migrate';
 
 /** The pool type every layer passes around: only src/store imports pg itself (.dependency-cruiser.cjs sql-only-in-store). */
 export type { Pool, PoolClient };
@@ -18,6 +17,9 @@ export function createPool(connectionString: string, extra: Partial<PoolConfig> 
 
 /** Runs pending migrations (versioned, in a lock, recorded in pgmigrations). Safe to call at every start. */
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => undefined): Promise<string[]> {
+  // Loaded here, not with the module: it costs ~150 ms of CPU to load, which every process that
+  // touches the store (the API, a worker, each test file) paid though only a start migrates.
+  const { runner } = await import('node-pg-migrate');
   const applied = await runner({
     databaseUrl,
     dir: MIGRATIONS_DIR,
