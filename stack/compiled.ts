@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { transformFileSync } from '@swc/core';
 import { PROJECT_ROOT } from '../src/infra/tools';
+import { filesUnder } from '../src/infra/tree-files';
 
 /**
  * The compiled tree: the sources transpiled to JavaScript (swc, no type check: `npm run typecheck`
@@ -88,14 +89,4 @@ export function writeCompiledTree(bundlePath: string, dir = COMPILED_DIR): { fil
   mkdirSync(path.dirname(dir), { recursive: true });
   renameSync(tmp, dir);
   return { files: sources.length };
-}
-
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...filesUnder(p));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { PROJECT_ROOT } from './tools';
+import { filesUnder } from './tree-files';
 
 /**
  * From the sources, a worker would run webpack over the workflows at every start: about 12 s of
@@ -58,16 +59,6 @@ export function bundleKey(req: Pick<BundleRequest, 'workflowsPath' | 'preloadMod
   if (existsSync(lock)) h.update(readFileSync(lock));
   h.update(`\0${sdkVersion()}\0${path.relative(root, req.workflowsPath)}\0${req.preloadModules.map((m) => path.relative(root, m)).join('\0')}`);
   return h.digest('hex').slice(0, 24);
-}
-
-function filesUnder(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...filesUnder(p));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
 }
 
 function isInside(p: string, root: string): boolean {
