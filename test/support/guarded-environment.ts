@@ -32,7 +32,7 @@ export default class GuardedEnvironment extends TestEnvironment {
     } finally {
       process.off('exit', this.atExit);
       await super.teardown();
-      recordCpu({ file: this.testPath, cpu: cpuOf('self') - this.started.cpu, wall: (Date.now() - this.started.at) / 1000 });
+      recordCpu({ file: this.testPath, cpu: cpuOf('self') - this.started.cpu, wall: (Date.now() - this.started.at) / 1000, end: Date.now() });
     }
   }
 }
