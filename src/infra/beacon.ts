@@ -34,7 +34,20 @@ export interface BeaconOptions {
   workers: readonly Worker[];
 }
 
-export function startBeacon(opts: BeaconOptions): { stop(): void } {
+/**
+ * How long a start waits for its first beat before polling anyway: the pool's connection timeout,
+ * so a start with PostgreSQL away waits no longer than its first query would.
+ */
+const FIRST_BEAT_WAIT_MS = 5_000;
+
+/**
+ * Starts beating. `first` settles once the first beat was written or failed (or after
+ * FIRST_BEAT_WAIT_MS): a process awaits it before its workers poll, so Temporal never lists a poller
+ * of a process whose beacon PostgreSQL does not know yet. Without that, a process killed in that
+ * window (between its first poll and its first beat) had no beacon to go stale, and /healthz and
+ * the API's host presence believed its listed pollers for a minute.
+ */
+export function startBeacon(opts: BeaconOptions): { first: Promise<void>; stop(): void } {
   const processId = `${os.hostname()}:${process.pid}:${Date.now()}`;
   const started = new Date().toISOString();
   let stopped = false;
@@ -56,10 +69,15 @@ export function startBeacon(opts: BeaconOptions): { stop(): void } {
     if (failing && !stopped) setTimeout(() => void beat(), RETRY_MS).unref();
   };
   void pruneBeacons(opts.pool).catch(() => undefined);
-  void beat();
+  const firstBeat = beat();
   const timer = setInterval(() => void beat(), BEAT_MS);
   timer.unref();
+  let waited: NodeJS.Timeout | undefined;
+  const first = Promise.race([firstBeat, new Promise<void>((resolve) => (waited = setTimeout(resolve, FIRST_BEAT_WAIT_MS)))]).finally(() =>
+    clearTimeout(waited),
+  );
   return {
+    first,
     stop() {
       stopped = true;
       clearInterval(timer);

@@ -170,7 +170,9 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   );
   // One beacon per process for /healthz: the workflows and this host's agent, or the agent alone.
   const beaconPool = deps.pool ?? deps.beaconPool;
-  if (beaconPool) startBeacon({ pool: beaconPool, taskQueue: deps.taskQueue, hostId: deps.hostId, servesWorkflows: deps.pool !== undefined, workers });
+  // The first beat is written before any worker polls (startBeacon).
+  if (beaconPool)
+    await startBeacon({ pool: beaconPool, taskQueue: deps.taskQueue, hostId: deps.hostId, servesWorkflows: deps.pool !== undefined, workers }).first;
   return workers;
 }
 
