@@ -3,7 +3,8 @@ import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 
 /**
  * A service process of the stack under test that the run can kill and start again: its own
- * process group (so `kill -9` takes tsx's child node with it), stdout and stderr appended to one
+ * process group (so `kill -9` takes its children with it: the git helper, the program a wrapper
+ * such as `ip netns exec` runs), stdout and stderr appended to one
  * log file per component, and readiness read from what the process prints.
  */
 export interface ProcSpec {

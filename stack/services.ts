@@ -23,7 +23,8 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * A service process of the run (`tsx <entry>`, or the compiled entry when OD_WORKTREE_DIST names a tree: stack/compiled.ts), not yet started: the run starts, kills and
+ * A service process of the run, not yet started: its entry through tsx's loader, or compiled when
+ * OD_WORKTREE_DIST names a tree (entryCommand, stack/compiled.ts). The run starts, kills and
  * restarts it; at exit, if the cleanup never ran, it is killed with its group.
  */
 export function serviceProcess(cleanup: Cleanup, kind: keyof typeof SERVICES, o: ServiceProcessOptions): ManagedProcess {
