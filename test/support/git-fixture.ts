@@ -54,7 +54,9 @@ export function makeRepo(count = 2, base = process.env.OD_TEST_TMP ?? '/tmp'): R
   execFileSync('git', ['init', '-q', '-b', 'main', repoRoot]);
   writeFileSync(path.join(repoRoot, 'README.md'), '# product\n');
   git(repoRoot, 'add', '.');
-  git(repoRoot, 'commit', '-q', '-m', 'initial');
+  // A root commit of its own: two fixtures made in the same second would otherwise be one commit, and a
+  // landing recorded by one test would answer another's provenance lookup (heads resolve in any repository).
+  git(repoRoot, 'commit', '-q', '-m', `initial (${path.basename(dir)})`);
   const worktrees: { path: string; branch: string }[] = [];
   for (let i = 0; i < count; i++) {
     const name = `feature-${i}`;

@@ -121,7 +121,8 @@ export function makeHostileRepo(count = 2, base = process.env.OD_TEST_TMP ?? os.
   // In the tree: every worktree checks it out, and git reads it from there.
   writeFileSync(path.join(repoRoot, '.gitattributes'), ATTRIBUTES);
   setupGit(repoRoot, 'add', '.');
-  setupGit(repoRoot, 'commit', '-q', '-m', 'initial');
+  // A root commit of its own, as makeRepo's (git-fixture.ts).
+  setupGit(repoRoot, 'commit', '-q', '-m', `initial (${path.basename(dir)})`);
   const worktrees: { path: string; branch: string }[] = [];
   for (let i = 0; i < count; i++) {
     const wt = path.join(dir, `wt-${i}`);
