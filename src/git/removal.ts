@@ -402,7 +402,7 @@ export async function removeWorktree(worktreePath: string, opts: RemoveOptions):
   const receipt: RemovalReceipt = { ...decision.receipt, preserved: preserved.map((p) => ({ ...p, files: facts.dirtyFiles.length })) };
 
   await unlockWorktree(dirs.worktreePath);
-  await git(['worktree', 'remove', '--force', dirs.worktreePath], { cwd: dirs.commonDir, env: { GIT_DIR: dirs.commonDir } });
+  await worktreeCommand(dirs.commonDir, ['remove', '--force', dirs.worktreePath], path.basename(dirs.privateDir));
   if (existsSync(dirs.worktreePath) || existsSync(dirs.privateDir)) {
     throw new GitSideError('git_failed', 'git worktree remove answered success but the worktree or its git dir is still there');
   }
@@ -440,16 +440,40 @@ async function settleBranch(dirs: WorktreeDirs, name: string, head: string | nul
   if (!remove) return { name, status: 'kept' };
   const cwd = dirs.commonDir;
   const env = { GIT_DIR: dirs.commonDir };
-  const list = await git(['worktree', 'list', '--porcelain'], { cwd, env });
+  const list = await worktreeCommand(cwd, ['list', '--porcelain']);
   if (list.stdout.split('\n').includes(`branch refs/heads/${name}`)) return { name, status: 'kept', detail: 'checked out in another worktree' };
   if (head === null) return { name, status: 'kept', detail: 'no head to compare' };
   const r = await git(['update-ref', '-d', `refs/heads/${name}`, head], { cwd, env, okCodes: [1, 128] });
   return r.code === 0 ? { name, status: 'deleted' } : { name, status: 'delete_failed', detail: r.stderr.split('\n')[0]?.slice(0, 200) ?? `exit ${r.code}` };
 }
 
+/** How often a `git worktree` command is tried when other worktrees' entries vanish under it. */
+const WORKTREE_ATTEMPTS = 5;
+/** git's words when an entry of .git/worktrees it was reading was deleted meanwhile: its name, the entry's directory. */
+const VANISHED_ENTRY = /(?:failed to read|Invalid path) '?[^'\n]*\/worktrees\/([^/'\n]+)(?:\/[^'\n]*)?'?: No such file or directory/;
+
+/**
+ * `git worktree <args>`, tried again when it died on another worktree's entry vanishing under it.
+ * git reads every entry of .git/worktrees before it lists or removes one, and dies on an entry a
+ * concurrent removal (a gc, a removal by another process) deleted meanwhile: nothing of ours
+ * happened, and the next try sees the repository without it. An entry of `ours` (the worktree this
+ * command is about) vanishing is no such race: that fails at once.
+ */
+async function worktreeCommand(commonDirOrRepo: string, args: string[], ours: string | null = null, asCommonDir = true): Promise<GitResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await git(['worktree', ...args], asCommonDir ? { cwd: commonDirOrRepo, env: { GIT_DIR: commonDirOrRepo } } : { cwd: commonDirOrRepo });
+    } catch (err) {
+      const vanished = err instanceof GitSideError ? VANISHED_ENTRY.exec(err.message)?.[1] : undefined;
+      if (vanished === undefined || vanished === ours || attempt >= WORKTREE_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 20 * attempt));
+    }
+  }
+}
+
 /** The worktrees of a repository (`worktree list --porcelain`), the main one first. */
 export async function listWorktrees(repo: string): Promise<{ path: string; head: string | null; branch: string | null; main: boolean; prunable: boolean }[]> {
-  const r = await git(['worktree', 'list', '--porcelain'], { cwd: path.resolve(repo) });
+  const r = await worktreeCommand(path.resolve(repo), ['list', '--porcelain'], null, false);
   const out: { path: string; head: string | null; branch: string | null; main: boolean; prunable: boolean }[] = [];
   for (const block of r.stdout.split('\n\n')) {
     const lines = block.split('\n').filter(Boolean);

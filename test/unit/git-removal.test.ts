@@ -5,7 +5,8 @@
  * unlocked and removed, and nothing changes on a refusal or a dry run.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { OwnershipFact } from '../../src/domain/removal';
 import { refusedServiceGit } from '../../src/git/safe-env';
@@ -286,5 +287,72 @@ describe('the removal itself', () => {
     expect(refusedServiceGit(['worktree', 'remove', '--force', '/x'])).toBeNull();
     expect(refusedServiceGit(['worktree', 'remove', '/x'])).toEqual(expect.any(String));
     expect(refusedServiceGit(['worktree', 'move', '/x', '/y'])).toEqual(expect.any(String));
+  });
+});
+
+describe('other worktrees vanishing under git', () => {
+  /**
+   * git reads every entry of .git/worktrees before it removes or lists one, and dies on an entry a
+   * concurrent removal (gc, a removal in another process) deleted meanwhile: `fatal: failed to read
+   * .../worktrees/<other>/commondir: No such file or directory` (seen with 60 `git worktree remove`
+   * side by side, and in cleanup-e2e's parallel removals). A git in front of the real one answers
+   * that, once, for the first `worktree remove` or `worktree list`, naming the entry given.
+   */
+  function racingGit(entry: string): { dir: string; env: () => () => void } {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'od-git-race-'));
+    made.push(dir);
+    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    writeFileSync(
+      path.join(dir, 'git'),
+      `#!/bin/sh
+case " $* " in *" worktree remove "*|*" worktree list "*)
+  if [ ! -e "${dir}/raced" ]; then : > "${dir}/raced"; echo "fatal: failed to read $GIT_DIR/worktrees/${entry}/commondir: No such file or directory" >&2; exit 128; fi ;;
+esac
+exec "${real}" "$@"
+`,
+    );
+    chmodSync(path.join(dir, 'git'), 0o755);
+    return {
+      dir,
+      env: () => {
+        const old = process.env.PATH;
+        process.env.PATH = `${dir}:${old ?? ''}`;
+        return () => {
+          process.env.PATH = old;
+        };
+      },
+    };
+  }
+
+  test("another worktree's entry vanishing fails neither the removal nor the list: tried again, removed", async () => {
+    const race = racingGit('another');
+    const restore = race.env();
+    try {
+      const out = await removeWorktree(wt, opts());
+      expect(out.status).toBe('removed');
+      expect(existsSync(path.join(race.dir, 'raced'))).toBe(true);
+    } finally {
+      restore();
+    }
+    expect(existsSync(wt)).toBe(false);
+    const again = racingGit('another');
+    const restoreList = again.env();
+    try {
+      expect((await listWorktrees(fx.repoRoot)).map((w) => w.path)).toEqual([fx.repoRoot]);
+      expect(existsSync(path.join(again.dir, 'raced'))).toBe(true);
+    } finally {
+      restoreList();
+    }
+  });
+
+  test('its own entry vanishing is no race: the removal fails at once and says why', async () => {
+    const race = racingGit(path.basename(wt));
+    const restore = race.env();
+    try {
+      await expect(removeWorktree(wt, opts())).rejects.toThrow(/git_failed: .*worktrees\/feature-0\/commondir: No such file or directory/);
+    } finally {
+      restore();
+    }
+    expect(existsSync(wt)).toBe(true);
   });
 });
