@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import path from 'node:path';
 import { buildAndScore, renderScore, STYLES, type CorpusScore } from '../../scripts/provenance-corpus';
 import { startHarness, testTenureSecret, type Harness } from '../support/harness';
+import { withStallReport } from '../support/stall-report';
 
 /**
  * The provenance score at small size (`npm run provenance-score` is the full run,
@@ -15,9 +16,15 @@ let score: CorpusScore;
 beforeAll(async () => {
   h = await startHarness();
   const dir = mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'corpus-'));
-  score = await buildAndScore(
-    { client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir, tenureSecret: testTenureSecret },
-    { rounds: 3 },
+  // Once, in a CI run, this setup waited out jest's 300 s with nothing said: past 240 s it says what it waits on.
+  score = await withStallReport(
+    h,
+    'the corpus',
+    240_000,
+    buildAndScore(
+      { client: h.client, pool: h.pool, hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!], dir, tenureSecret: testTenureSecret },
+      { rounds: 3 },
+    ),
   );
 }, 300_000);
 afterAll(async () => h?.shutdown());

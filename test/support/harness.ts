@@ -118,7 +118,16 @@ export async function startHarness(
     dataConverter,
     ...(opts.maxCachedWorkflows ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
   });
-  const running = workers.map((w) => w.run());
+  // A worker that fails leaves every later message to its ownerships waiting: said at once, not found from a timeout.
+  const running = workers.map((w) =>
+    w
+      .run()
+      .catch(
+        (err: unknown) =>
+          void process.stderr.write(`[harness] a worker of ${taskQueue} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`),
+      ),
+  );
+
   const clientConnection = await Connection.connect({ address });
   const temporal = new Client({ connection: clientConnection, namespace: 'default', dataConverter });
   const client = new OwnershipClient({ client: temporal, resolver: gitWorktreeResolver, taskQueue, hostId, allowedRoots, settings: opts.settings });
