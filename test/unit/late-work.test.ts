@@ -8,7 +8,7 @@ import { record } from './render-fixtures';
 /**
  * The pure parts of late work (src/git/late.ts, docs/git-projection.md#late-work-of-an-older-tenure):
  * which older tenure a projection write looks for, the host agent's journal line, and how history
- * prints what was found. The real flow is test/integration/late-commits.suite.ts.
+ * prints what was found. The real flow is test/integration/late-commits.test.ts.
  */
 
 const OWN = 'own_01JABCDEFGHJKMNPQRSTVWXYZ0';

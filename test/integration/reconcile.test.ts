@@ -250,4 +250,4 @@ describe('provisional claims', () => {
   });
 });
 
-// `od-worktree reconcile` itself (through the HTTP API, as the token's principal): test/integration/cli-write-auth.suite.ts.
+// `od-worktree reconcile` itself (through the HTTP API, as the token's principal): test/integration/cli-write-auth.test.ts.
