@@ -402,7 +402,7 @@ export async function removeWorktree(worktreePath: string, opts: RemoveOptions):
   const receipt: RemovalReceipt = { ...decision.receipt, preserved: preserved.map((p) => ({ ...p, files: facts.dirtyFiles.length })) };
 
   await unlockWorktree(dirs.worktreePath);
-  await worktreeCommand(dirs.commonDir, ['remove', '--force', dirs.worktreePath], path.basename(dirs.privateDir));
+  await worktreeCommand(['remove', '--force', dirs.worktreePath], { cwd: dirs.commonDir, env: { GIT_DIR: dirs.commonDir } }, path.basename(dirs.privateDir));
   if (existsSync(dirs.worktreePath) || existsSync(dirs.privateDir)) {
     throw new GitSideError('git_failed', 'git worktree remove answered success but the worktree or its git dir is still there');
   }
@@ -440,7 +440,7 @@ async function settleBranch(dirs: WorktreeDirs, name: string, head: string | nul
   if (!remove) return { name, status: 'kept' };
   const cwd = dirs.commonDir;
   const env = { GIT_DIR: dirs.commonDir };
-  const list = await worktreeCommand(cwd, ['list', '--porcelain']);
+  const list = await worktreeCommand(['list', '--porcelain'], { cwd, env });
   if (list.stdout.split('\n').includes(`branch refs/heads/${name}`)) return { name, status: 'kept', detail: 'checked out in another worktree' };
   if (head === null) return { name, status: 'kept', detail: 'no head to compare' };
   const r = await git(['update-ref', '-d', `refs/heads/${name}`, head], { cwd, env, okCodes: [1, 128] });
@@ -459,10 +459,10 @@ const VANISHED_ENTRY = /(?:failed to read|Invalid path) '?[^'\n]*\/worktrees\/([
  * happened, and the next try sees the repository without it. An entry of `ours` (the worktree this
  * command is about) vanishing is no such race: that fails at once.
  */
-async function worktreeCommand(commonDirOrRepo: string, args: string[], ours: string | null = null, asCommonDir = true): Promise<GitResult> {
+async function worktreeCommand(args: string[], opts: { cwd: string; env?: Record<string, string> }, ours: string | null = null): Promise<GitResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await git(['worktree', ...args], asCommonDir ? { cwd: commonDirOrRepo, env: { GIT_DIR: commonDirOrRepo } } : { cwd: commonDirOrRepo });
+      return await git(['worktree', ...args], opts);
     } catch (err) {
       const vanished = err instanceof GitSideError ? VANISHED_ENTRY.exec(err.message)?.[1] : undefined;
       if (vanished === undefined || vanished === ours || attempt >= WORKTREE_ATTEMPTS) throw err;
@@ -473,7 +473,7 @@ async function worktreeCommand(commonDirOrRepo: string, args: string[], ours: st
 
 /** The worktrees of a repository (`worktree list --porcelain`), the main one first. */
 export async function listWorktrees(repo: string): Promise<{ path: string; head: string | null; branch: string | null; main: boolean; prunable: boolean }[]> {
-  const r = await worktreeCommand(path.resolve(repo), ['list', '--porcelain'], null, false);
+  const r = await worktreeCommand(['list', '--porcelain'], { cwd: path.resolve(repo) });
   const out: { path: string; head: string | null; branch: string | null; main: boolean; prunable: boolean }[] = [];
   for (const block of r.stdout.split('\n\n')) {
     const lines = block.split('\n').filter(Boolean);

@@ -328,13 +328,14 @@ describe('atomicity under a concurrent reader', () => {
     return i;
   }
 
-  it('never shows keys of two owners mixed while 150 owner changes are written', async () => {
+  const CHANGES = 150;
+  it(`never shows keys of two owners mixed while ${CHANGES} owner changes are written`, async () => {
     await writeProjection(fx.wt1, owner(0));
     const stop = path.join(fx.root, 'stop-reading');
     const reads = path.join(fx.root, 'reads');
     const reader = startReader(fx.wt1, stop, reads);
     try {
-      for (let i = 1; i <= 150; i++) expect(await writeProjection(fx.wt1, owner(i))).toBe('written');
+      for (let i = 1; i <= CHANGES; i++) expect(await writeProjection(fx.wt1, owner(i))).toBe('written');
     } finally {
       writeFileSync(stop, '');
       expect(await reader).toBe(0);
@@ -356,6 +357,6 @@ describe('atomicity under a concurrent reader', () => {
     // The reader really ran alongside the writer.
     expect(seen.length).toBeGreaterThan(20);
     expect(new Set(seen).size).toBeGreaterThan(10);
-    expect(checkConsistent(await readOnce(fx.wt1))).toBe(150);
+    expect(checkConsistent(await readOnce(fx.wt1))).toBe(CHANGES);
   }, 120000);
 });

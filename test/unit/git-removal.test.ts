@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import type { OwnershipFact } from '../../src/domain/removal';
+import { realGit } from '../../src/git/real-git';
 import { refusedServiceGit } from '../../src/git/safe-env';
 import { analyzeBranch, listWorktrees, removeWorktree, type RemoveOptions } from '../../src/git/removal';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -301,7 +302,7 @@ describe('other worktrees vanishing under git', () => {
   function racingGit(entry: string): { dir: string; env: () => () => void } {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'od-git-race-'));
     made.push(dir);
-    const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+    const real = realGit();
     writeFileSync(
       path.join(dir, 'git'),
       `#!/bin/sh
