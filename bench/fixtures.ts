@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { BindRequest } from '../src/client';
+import type { Pool } from 'pg';
+import type { BindOptions, BindRequest } from '../src/client';
+import { readExecutorConversation } from '../src/store/bindings';
 import type { Principal } from '../src/domain/identity';
 import { mapLimit } from './stats';
 
@@ -76,6 +78,11 @@ export async function makeWorktrees(
 export const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 
 /** The bind an agent worker's session makes for a fresh worktree. */
+/** A bind's options as the API sends it: the new owner's conversation read from its worker's binding, carried in the message. */
+export function bindOptions(pool: Pool): BindOptions {
+  return { conversationOf: (workerId) => readExecutorConversation(pool, workerId) };
+}
+
 export function bindRequest(wt: Worktree, i: number): BindRequest {
   const workerId = `bench-worker-${i}`;
   return {

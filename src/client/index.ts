@@ -18,6 +18,7 @@ import {
   WorktreeRemovedInputSchema,
   ResyncInputSchema,
   type AcceptHandoffInput,
+  type BindingSeen,
   type BindPlanInput,
   type CancelHandoffInput,
   type HandoffInput,
@@ -35,7 +36,7 @@ import { BranchName, IdString, PathString } from '../domain/identity';
 import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
-import type { ProcessIdentity } from '../domain/identity';
+import type { Conversation, ProcessIdentity } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../ids/workflow-id';
 import {
   acceptHandoffUpdate,
@@ -78,6 +79,23 @@ export interface MessageOptions {
    */
   enforcementWaitMs?: number;
 }
+
+/**
+ * An owner change's options (bind, accept, reclaim): `conversationOf` reads the executor binding of
+ * the new owner's worker (the API passes src/store/bindings.ts readExecutorConversation), and the
+ * message carries what it said (`binding`, src/domain/commands.ts), so the workflow does not read
+ * it itself. Without it the workflow reads the binding.
+ */
+export interface NewOwnerOptions extends MessageOptions {
+  conversationOf?: (workerId: string) => Promise<Conversation | null>;
+}
+
+/** The new owner's binding as the sender read it; never what a caller put in the input. */
+async function withBinding<I extends { worker: { workerId: string }; binding?: BindingSeen }>(input: I, opts: NewOwnerOptions): Promise<I> {
+  const { binding: _ignored, ...rest } = input;
+  if (!opts.conversationOf) return rest as I;
+  return { ...rest, binding: { conversation: await opts.conversationOf(input.worker.workerId) } } as I;
+}
 /**
  * An update as service processes send it: its id (the message id, or a fresh one per attempt) and
  * its argument sealed for that id (src/domain/seal.ts; the data converter adds the HMAC). A worker
@@ -105,13 +123,15 @@ export type { LocalWorktree, WorktreeResolver } from './worktree-resolver';
  * repoRoot is optional and never trusted: git on the worktree's host says what it is, and a
  * different one is refused (`repo_root_mismatch`).
  */
-export const BindRequestSchema = ClaimInputSchema.extend({
-  /** Taken from git when omitted; named, it must be git's (branch_mismatch). Required for a worktree on another host. */
-  branch: BranchName.optional(),
-  repoRoot: PathString.optional(),
-  worktreePath: PathString,
-  hostId: IdString.optional(),
-}).strict();
+export const BindRequestSchema = ClaimInputSchema.omit({ binding: true })
+  .extend({
+    /** Taken from git when omitted; named, it must be git's (branch_mismatch). Required for a worktree on another host. */
+    branch: BranchName.optional(),
+    repoRoot: PathString.optional(),
+    worktreePath: PathString,
+    hostId: IdString.optional(),
+  })
+  .strict();
 export type BindRequest = z.infer<typeof BindRequestSchema>;
 
 /** Where a bind looks for a live owner first: the worktree as identified, and the ownership its own projection names (local worktrees). */
@@ -127,7 +147,7 @@ export interface HeldOwnershipQuery {
  * the claim; one recorded at another path (the worktree was moved) refuses it. Without it, the
  * database's one-live-owner index is what refuses a second live owner.
  */
-export interface BindOptions extends MessageOptions {
+export interface BindOptions extends NewOwnerOptions {
   heldOwnership?: (where: HeldOwnershipQuery) => Promise<{ workflowId: string; record: OwnershipRecord } | null>;
   /**
    * Whether another host's agent is known to be away (the API's host presence): a first claim
@@ -319,7 +339,7 @@ export class OwnershipClient {
     };
     const branch = this.boundBranch(req.branch, seen);
     const { repoRoot: _r, worktreePath: _w, hostId: _h, branch: _b, ...rest } = req;
-    const claim = { ...rest, branch };
+    const claim = await withBinding({ ...rest, branch }, opts);
     const where: HeldOwnershipQuery = {
       hostId,
       worktreePath,
@@ -497,9 +517,9 @@ export class OwnershipClient {
   handoff(ref: OwnershipRef, input: HandoffInput, opts: MessageOptions = {}) {
     return this.update(ref, handoffUpdate, HandoffInputSchema, input, opts);
   }
-  acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput, opts: MessageOptions = {}) {
+  async acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput, opts: NewOwnerOptions = {}) {
     this.checkOwnProcess(input);
-    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, input, opts);
+    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, await withBinding(input, opts), opts);
   }
   cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput, opts: MessageOptions = {}) {
     return this.update(ref, cancelHandoffUpdate, CancelHandoffInputSchema, input, opts);
@@ -507,9 +527,9 @@ export class OwnershipClient {
   release(ref: OwnershipRef, input: ReleaseInput, opts: MessageOptions = {}) {
     return this.ownerChange(ref, releaseUpdate, ReleaseInputSchema, input, opts);
   }
-  reclaim(ref: OwnershipRef, input: ReclaimInput, opts: MessageOptions = {}) {
+  async reclaim(ref: OwnershipRef, input: ReclaimInput, opts: NewOwnerOptions = {}) {
     this.checkOwnProcess(input);
-    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, input, opts);
+    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, await withBinding(input, opts), opts);
   }
   submit(ref: OwnershipRef, input: SubmitInput, opts: MessageOptions = {}) {
     return this.update(ref, submitUpdate, SubmitInputSchema, input, opts);

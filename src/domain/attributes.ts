@@ -223,7 +223,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
         surface: 'event',
         fields: ['conversation_bound.conversation'],
         refresh:
-          'read from the binding (store.readExecutorConversation) at claim, accept and reclaim into the new owner, and on every conversationBound signal (sent for each observation): a missing conversation is filled, a refreshed title of the same conversation is recorded (decideConversationBound)',
+          'read from the binding (store.readExecutorConversation) at claim, accept and reclaim into the new owner (by the service as it sends the message, carried in it as `binding`; by the workflow when a message carries none), and on every conversationBound signal (sent for each observation): a missing conversation is filled, a refreshed title of the same conversation is recorded (decideConversationBound)',
       },
       { surface: 'record', fields: ['owner.conversation'], refresh: REDUCER },
       { surface: 'git', fields: ['conversationId', 'conversationUrl'], refresh: PROJECTED },

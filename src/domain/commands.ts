@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { compileCheck } from './check';
 import { SealSchema } from './seal';
-import { AgentWorkerRefSchema, BranchName, FullSha, FreeText, IdString, IsoTime, OwnershipIdSchema, PrincipalSchema, ProcessIdentitySchema } from './identity';
+import {
+  AgentWorkerRefSchema,
+  BranchName,
+  CanonicalConversationSchema,
+  FullSha,
+  FreeText,
+  IdString,
+  IsoTime,
+  OwnershipIdSchema,
+  PrincipalSchema,
+  ProcessIdentitySchema,
+} from './identity';
 import { RemovedReceiptSchema } from './events';
 
 /**
@@ -22,8 +33,21 @@ export const LeaseTtlMs = z.number().int().min(1_000).max(86_400_000);
  */
 const Addressed = { ownershipId: OwnershipIdSchema.optional(), seal: SealSchema.optional() };
 
+/**
+ * The executor binding of the new owner's worker as the service read it when it sent the message
+ * (the binding is the only source of an owner's conversation). The service adds it after the
+ * caller's input was checked, under its seal, so the workflow need not read the binding itself (an
+ * activity and a workflow task less per claim); a caller never names it (the HTTP bodies and
+ * `BindRequest` have no such field). Absent (a message from a sender that does not read it): the
+ * workflow reads the binding. A binding that moves after this read is followed by the
+ * conversation-bound signal its observation sends, exactly as after the workflow's own read.
+ */
+export const BindingSeenSchema = z.strictObject({ conversation: CanonicalConversationSchema.nullable() });
+export type BindingSeen = z.infer<typeof BindingSeenSchema>;
+
 const NewOwnerFields = {
   ...Addressed,
+  binding: BindingSeenSchema.optional(),
   leaseTtlMs: LeaseTtlMs.optional(),
   executionSessionId: IdString,
   runtime: IdString,

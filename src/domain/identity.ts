@@ -84,6 +84,13 @@ export const ConversationSchema = z.strictObject({
   observedAt: IsoTime,
 });
 export type Conversation = z.infer<typeof ConversationSchema>;
+/**
+ * A conversation as the service stores it (canonicalConversation: `https://chatgpt.com/c/<uuid>`),
+ * the shape messages carry to workflows: checkable by a plain pattern, without a URL parser.
+ */
+export const CanonicalConversationSchema = ConversationSchema.extend({
+  conversationUrl: z.string().regex(/^https:\/\/chatgpt\.com\/c\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/),
+});
 
 /** The orchestrator's logical worker (docs/identities.md#agent-worker). Called AgentWorkerRef in code: Worker/runId already mean Temporal things. */
 export const AgentWorkerRefSchema = z.strictObject({

@@ -1,6 +1,7 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { setHandler, uuid4 } from '@temporalio/workflow';
 import { Checks, type AcceptHandoffInput, type ClaimInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
+import type { Conversation } from '../domain/identity';
 import {
   checkForce,
   checkReclaim,
@@ -37,6 +38,8 @@ import { livenessView, view, type RunState } from './run-state';
 import { refuseUnsealedUpdate } from './seal';
 import { conversationSummary } from './summaries';
 
+type NewOwnerInput = ClaimInput | AcceptHandoffInput | ReclaimInput;
+
 /**
  * Updates: each validator refuses before anything enters history (decide.ts on the record as it
  * is); the handler decides again after its awaits (state may have moved) and answers once the
@@ -66,6 +69,15 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       validator(raw);
     };
   const handoffId = () => `hof_${uuid4().replace(/-/g, '')}`;
+  /**
+   * The new owner's conversation: what the binding said as the service sent the message, when it
+   * says (commands.ts BindingSeenSchema); else read here. Which of the two is in the message's
+   * history, so a replay takes the same path.
+   */
+  const conversationOf = async (input: NewOwnerInput): Promise<Conversation | null> =>
+    input.binding !== undefined
+      ? input.binding.conversation
+      : await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [input.worker.workerId]);
 
   setHandler(
     claimUpdate,
@@ -76,9 +88,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
         // Verified once per branch named: another claim's branch is checked again.
         const verified = s.verifiedOnHost && s.verifiedBranch === input.branch;
         if (s.worktree.verified === false && !verified) await verifyOnHost(s, hosts.hostNow, input.branch);
-        const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
-          input.worker.workerId,
-        ]);
+        const conversation = await conversationOf(input);
         return await act(
           s,
           () => decideClaim(s.record, input, conversation),
@@ -103,9 +113,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     acceptHandoffUpdate,
     counted(s, async (raw) => {
       const input = raw as AcceptHandoffInput;
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
-        input.worker.workerId,
-      ]);
+      const conversation = await conversationOf(input);
       return await act(
         s,
         () => decideAcceptHandoff(s.record, input, conversation),
@@ -154,9 +162,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       if (isReclaimReplay(s.record, input)) return view(s)!;
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);
-      const conversation = await store.readExecutorConversation.executeWithOptions({ summary: conversationSummary(input.worker.workerId) }, [
-        input.worker.workerId,
-      ]);
+      const conversation = await conversationOf(input);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;
       const prevSession = r.owner?.executionSessionId ?? input.executionSessionId;

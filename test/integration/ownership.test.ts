@@ -1,6 +1,6 @@
 import { OwnershipError, type BindRequest, type OwnershipView } from '../../src/client';
 import { project } from '../../src/domain/projection';
-import { recordObservation } from '../../src/store/bindings';
+import { readExecutorConversation, recordObservation } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
 import { getOwnership } from '../../src/store/lookups';
 import { writeFileSync } from 'node:fs';
@@ -146,6 +146,85 @@ test('a non-ChatGPT executor works with conversation = null, never a guess', asy
   expect(view.owner?.runtime).toBe('codex-cli');
   expect(view.lane).toBeNull();
   await expectLogMatchesProjection(view);
+});
+
+/** The activity types a workflow's history scheduled, in order. */
+async function activitiesOf(workflowId: string): Promise<string[]> {
+  const events = (await h.temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  return events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? '?'] : []));
+}
+
+test('the service reads the binding as it sends a claim, an accept and a reclaim: the messages carry it and the workflow reads nothing', async () => {
+  const CARRIED = '0b6f7d2e-3c4a-4f5b-9a8c-1d2e3f4a5b6c';
+  const observed = await recordObservation(
+    h.pool,
+    { workerId: 'worker-carried', runId: 'run-worker-carried' },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-carried',
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: { conversationId: CARRIED, conversationUrl: `https://chatgpt.com/c/${CARRIED}`, title: 'Carried', observedAt: new Date().toISOString() },
+    },
+  );
+  expect('code' in observed).toBe(false);
+  const reads: string[] = [];
+  const conversationOf = async (workerId: string) => {
+    reads.push(workerId);
+    return readExecutorConversation(h.pool, workerId);
+  };
+  const fresh = makeRepo(1);
+  const wt = fresh.worktrees[0];
+  const ref = { worktreePath: wt.path };
+  const bound = await h.client.bind({ ...bindReq(wt, 'carried-1', 'worker-carried'), repoRoot: fresh.repoRoot }, { conversationOf });
+  expect(bound.owner?.conversation).toMatchObject({ conversationId: CARRIED, title: 'Carried' });
+
+  // A caller cannot name the binding: a bind request with one is refused, and an accept's input
+  // with one has it replaced by what the binding says (here by the workflow's own read: no reader given).
+  await expectRefused(
+    h.client.bind({ ...bindReq(wt, 'carried-x', 'worker-carried'), repoRoot: fresh.repoRoot, binding: { conversation: null } } as BindRequest),
+    'unknown_field',
+  );
+  const offer = await h.client.handoff(ref, {
+    executionSessionId: 'carried-1',
+    epoch: 1,
+    principal: executor('worker-carried'),
+    toExecutionSessionId: 'carried-2',
+    toWorkerId: 'worker-carried',
+  });
+  const forged = {
+    conversationId: '11111111-2222-4333-8444-555555555555',
+    conversationUrl: 'https://chatgpt.com/c/11111111-2222-4333-8444-555555555555',
+    observedAt: new Date().toISOString(),
+  };
+  const accepted = await h.client.acceptHandoff(ref, {
+    handoffId: offer.handoff!.handoffId,
+    executionSessionId: 'carried-2',
+    runtime: 'chatgpt-web',
+    worker: { runId: 'run-worker-carried', workerId: 'worker-carried' },
+    principal: executor('worker-carried'),
+    binding: { conversation: { provider: 'chatgpt-web', ...forged } },
+  });
+  expect(accepted.owner?.conversation?.conversationId).toBe(CARRIED);
+
+  const reclaimed = await h.client.reclaim(
+    ref,
+    {
+      executionSessionId: 'carried-3',
+      runtime: 'chatgpt-web',
+      worker: { runId: 'run-worker-carried', workerId: 'worker-carried' },
+      principal: { kind: 'admin', id: 'ops' },
+      force: true,
+      reason: 'carried binding',
+    },
+    { conversationOf },
+  );
+  expect(reclaimed.owner?.conversation?.conversationId).toBe(CARRIED);
+  expect(reads).toEqual(['worker-carried', 'worker-carried']);
+  // Only the accept, sent without a reader, had the workflow read the binding.
+  const reading = (await activitiesOf(await h.client.workflowIdOf(ref))).filter((a) => a === 'readExecutorConversation');
+  expect(reading).toHaveLength(1);
+  await expectLogMatchesProjection(reclaimed);
 });
 
 test('heartbeats, handoff, accept, plan, submit, landing and removal: every step durable and the log folds to the projection', async () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
-import { recordObservation } from '../../src/store/bindings';
+import { readExecutorConversation, recordObservation } from '../../src/store/bindings';
 import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
@@ -50,6 +50,7 @@ const SCENARIOS = [
   'log-ahead',
   'sequence-gap',
   'log-ahead-of-batch',
+  'binding-carried',
 ];
 
 let h: Harness;
@@ -370,11 +371,49 @@ async function logScenarios(): Promise<Recorded[]> {
   return out;
 }
 
+/** A claim, an accept and a forced reclaim whose messages carry the binding as the service read it (no read in the workflow). */
+async function carriedScenarios(): Promise<Recorded[]> {
+  const repo = makeRepo(1);
+  const workerId = 'replay-carried';
+  const conversationId = '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a';
+  const obs = await recordObservation(
+    h.pool,
+    { workerId, runId: `run-${workerId}` },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId: 'ext-carried',
+      sessionGeneration: 'gen-1',
+      sequence: 1,
+      conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title: 'Carried', observedAt: new Date().toISOString() },
+    },
+  );
+  expect('code' in obs).toBe(false);
+  const conversationOf = (w: string) => readExecutorConversation(h.pool, w);
+  const wt = repo.worktrees[0]!;
+  const ref = { worktreePath: wt.path };
+  const worker = { runId: `run-${workerId}`, workerId };
+  const principal = executor(workerId);
+  await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-40', runtime: 'chatgpt-web', worker, principal }, { conversationOf });
+  const offer = await h.client.handoff(ref, { executionSessionId: 's-40', epoch: 1, principal, toExecutionSessionId: 's-41', toWorkerId: workerId });
+  await h.client.acceptHandoff(
+    ref,
+    { handoffId: offer.handoff!.handoffId, executionSessionId: 's-41', runtime: 'chatgpt-web', worker, principal },
+    { conversationOf },
+  );
+  const last = await h.client.reclaim(
+    ref,
+    { executionSessionId: 's-42', runtime: 'chatgpt-web', worker, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'carried' },
+    { conversationOf },
+  );
+  expect(last.owner?.conversation?.conversationId).toBe(conversationId);
+  return [{ name: 'binding-carried', workflowId: await h.client.workflowIdOf(ref), on: h }];
+}
+
 // Defined only in record mode, so a normal run reports no skipped test.
 if (RECORD)
   test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
     const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
-    const later = [...(await laterScenarios()), ...(await logScenarios())];
+    const later = [...(await laterScenarios()), ...(await logScenarios()), ...(await carriedScenarios())];
     mkdirSync(FIXTURES, { recursive: true });
     const ids = workflowIds();
     for (const x of [...earlier, ...later]) {
