@@ -164,6 +164,7 @@ function remember<K, V>(m: Map<K, V>, k: K, v: V): void {
 export function clearIdentityCache(): void {
   identities.clear();
   repoRoots.clear();
+  cache.clear();
 }
 
 /**
@@ -207,6 +208,9 @@ export async function identifyWorktree(worktreePath: string): Promise<WorktreeId
   const r = await resolveGitDirs(worktreePath);
   const top = r.top ?? r.privateDir;
   const before = real !== null && r.top === real ? await worktreeStamp(real, r) : null;
+  // The same answer worktreeDirs would get from git for this top (a projection of it in this process follows a bind).
+  if (r.top !== null && r.top === real)
+    cache.set(key, { worktreePath: r.top, privateDir: r.privateDir, commonDir: r.commonDir, isMain: r.privateDir === r.commonDir });
   const repo = await repoRootOfCommonDir(r.commonDir, top);
   const id: WorktreeIdentity = {
     worktreePath: top,

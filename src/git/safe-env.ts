@@ -95,6 +95,8 @@ const SUBCOMMANDS: Readonly<Record<string, (rest: readonly string[]) => string |
   'rev-parse': () => null,
   'rev-list': noSignatures,
   'for-each-ref': () => null,
+  // Lists refs (and HEAD): reads refs only, starts nothing (status.ts).
+  'show-ref': () => null,
   'symbolic-ref': () => null,
   'merge-base': () => null,
   'update-ref': () => null,

@@ -6,7 +6,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { clearIdentityCache, identifyWorktree } from '../../src/git/repo';
+import { clearIdentityCache, identifyWorktree, worktreeDirs } from '../../src/git/repo';
 import { g, makeRepo, run, type Fixture } from './git-fixture';
 
 let fx: Fixture;
@@ -53,6 +53,20 @@ test('a worktree asked again costs no git process; another worktree of the same 
     expect(sub.value.worktreePath).toBe(fx.wt1);
     expect(sub.gits).toBe(1);
   }
+});
+
+test("a worktree identified costs its git dirs no process: worktreeDirs answers what git would (a bind's projection in the same process)", async () => {
+  const id = await identifyWorktree(fx.wt1);
+  const dirs = await counted(() => worktreeDirs(fx.wt1));
+  expect(dirs).toEqual({ value: { worktreePath: id.worktreePath, privateDir: id.privateDir, commonDir: id.commonDir, isMain: false }, gits: 0 });
+  // What git itself says, asked afresh.
+  clearIdentityCache();
+  const asked = await counted(() => worktreeDirs(fx.wt1));
+  expect(asked).toEqual({ value: dirs.value, gits: 1 });
+  // A subdirectory's identity primes nothing: worktreeDirs refuses it as before.
+  mkdirSync(path.join(fx.wt2, 'deep'), { recursive: true });
+  await identifyWorktree(path.join(fx.wt2, 'deep'));
+  await expect(worktreeDirs(path.join(fx.wt2, 'deep'))).rejects.toMatchObject({ code: 'not_a_worktree' });
 });
 
 test('a worktree removed and added again at the same path from another repository: the new repository', async () => {
