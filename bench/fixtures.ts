@@ -78,8 +78,8 @@ export async function makeWorktrees(
 export const executor = (workerId: string): Principal => ({ kind: 'executor', id: `exec-${workerId}`, workerId });
 
 /** The bind an agent worker's session makes for a fresh worktree. */
-/** A bind's options as the API sends it: the new owner's conversation read from its worker's binding, carried in the message. */
-export function bindOptions(pool: Pool): BindOptions {
+/** An owner change's options as the API sends it (bind, reclaim): the new owner's conversation read from its worker's binding, carried in the message. */
+export function asTheApi(pool: Pool): BindOptions {
   return { conversationOf: (workerId) => readExecutorConversation(pool, workerId) };
 }
 

@@ -22,7 +22,7 @@ import { Cleanup } from '../stack/cleanup';
 import { bareClaims, claimGrowthRow, claimRow } from './cases/claims';
 import { cpuNow, cpuPerOp } from './cpu';
 import { readScale, sizesFor, type BenchContext, type LiveOwnership } from './context';
-import { bindOptions, bindRequest, executor, makeWorktrees } from './fixtures';
+import { asTheApi, bindRequest, executor, makeWorktrees } from './fixtures';
 import { machineInfo, renderTable, writeResults, type Row } from './report';
 import { log, maxCached, startStack, waitIdle } from './stack';
 import { mapLimit, progressLine, summarize } from './stats';
@@ -173,7 +173,7 @@ async function main(): Promise<number> {
           const tStart = performance.now();
           const more = await mapLimit(part, 8, async ({ wt, i }) => {
             const t0 = performance.now();
-            const view = await stack.ownership.bind(bindRequest(wt, i), bindOptions(stack.pool));
+            const view = await stack.ownership.bind(bindRequest(wt, i), asTheApi(stack.pool));
             took.push(performance.now() - t0);
             progress(++done, rest.length);
             return {

@@ -4,7 +4,7 @@ import { noopUpdateWithStart } from '../noop-client';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';
-import { bindOptions, bindRequest, executor, type Worktree } from '../fixtures';
+import { asTheApi, bindRequest, executor, type Worktree } from '../fixtures';
 import { latencyRow, type Row } from '../report';
 import { mapLimit, progressLine, runPair, summarize, wallMs } from '../stats';
 
@@ -32,7 +32,7 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
     },
     ours: async (i) => {
       const t0 = wallMs();
-      const view = await stack.ownership.bind(bindRequest(worktrees[i], i), bindOptions(stack.pool));
+      const view = await stack.ownership.bind(bindRequest(worktrees[i], i), asTheApi(stack.pool));
       const t1 = wallMs();
       const workflowId = ownershipWorkflowId(view.hostId, view.worktreePath);
       if (view.seq !== 1 || view.owner?.executionSessionId !== `bench-session-${i}`) throw new Error(`bind ${i}: unexpected answer (seq ${view.seq})`);

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import type { BenchContext } from '../context';
-import { bindRequest, executor, type Worktree } from '../fixtures';
+import { asTheApi, bindRequest, executor, type Worktree } from '../fixtures';
 import { judge, type Row } from '../report';
 import { bind as apiBind, heartbeat as apiHeartbeat } from '../../src/api/service/ownerships';
 import { keyringOf } from '../../src/infra/payload-codec';
@@ -30,14 +30,18 @@ export async function benchLifecycleHistory(ctx: BenchContext, wt: Worktree, hea
     await apiHeartbeat(api, req.principal, view.ownershipId, { executionSessionId: req.executionSessionId, epoch: view.epoch });
     await new Promise((r) => setTimeout(r, 50));
   }
-  const reclaimed = await stack.ownership.reclaim(ref, {
-    executionSessionId: 'bench-reclaimer',
-    runtime: 'bench',
-    worker: { workerId: 'bench-reclaim-worker', runId: null },
-    principal: { kind: 'admin', id: 'bench-admin' },
-    force: true,
-    reason: 'bench lifecycle',
-  });
+  const reclaimed = await stack.ownership.reclaim(
+    ref,
+    {
+      executionSessionId: 'bench-reclaimer',
+      runtime: 'bench',
+      worker: { workerId: 'bench-reclaim-worker', runId: null },
+      principal: { kind: 'admin', id: 'bench-admin' },
+      force: true,
+      reason: 'bench lifecycle',
+    },
+    asTheApi(stack.pool),
+  );
   await stack.ownership.submit(ref, { executionSessionId: 'bench-reclaimer', epoch: reclaimed.epoch, principal: executor('bench-reclaim-worker') });
   const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: wt.path, encoding: 'utf8' }).trim();
   await stack.ownership.landed(ref, {
