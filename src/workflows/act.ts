@@ -63,6 +63,20 @@ export async function act(s: RunState, decide: () => Decision, onEvents?: (draft
 }
 
 /**
+ * The record as it stands, answered once every event it holds is durable; null when the log
+ * overrode one of them (a message settled refused, a lost task's events adopted), and the caller
+ * decides afresh. For an answer taken from the record before any decision (a retry recognised as
+ * such): act() waits the same way for the decisions it makes.
+ */
+export async function durableView(s: RunState): Promise<OwnershipView | null> {
+  const basis = s.recentEvents.filter((e) => e.seq > s.sync.durableSeq);
+  const upTo = s.record?.seq ?? 0;
+  const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
+  await condition(() => s.sync.durableSeq >= upTo || overridden());
+  return overridden() ? null : view(s);
+}
+
+/**
  * The message an update carries: Temporal's update id, which the API sets to its idempotency key,
  * so every retry of one request is one message. Its events record it.
  */

@@ -1,5 +1,5 @@
 import type { UpdateDefinition } from '@temporalio/common';
-import { setHandler, uuid4 } from '@temporalio/workflow';
+import { patched, setHandler, uuid4 } from '@temporalio/workflow';
 import { Checks, type AcceptHandoffInput, type ClaimInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
 import type { Conversation } from '../domain/identity';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, counted, knownToLog, orFail, validated } from './act';
+import { act, counted, durableView, knownToLog, orFail, validated } from './act';
 import { fail, store, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
@@ -39,6 +39,9 @@ import { refuseUnsealedUpdate } from './seal';
 import { conversationSummary } from './summaries';
 
 type NewOwnerInput = ClaimInput | AcceptHandoffInput | ReclaimInput;
+
+/** Patch (docs/workflow-versioning.md, step 1): a reclaim's retry is answered once the reclaim it rests on is durable. */
+const RECLAIM_REPLAY_DURABLE = 'reclaim-replay-durable-v1';
 
 /**
  * Updates: each validator refuses before anything enters history (decide.ts on the record as it
@@ -158,8 +161,15 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       // A forced reclaim without an admin or a reason is no retry of anything: refused first.
       const improper = checkForce(input);
       if (improper) fail(improper);
-      // A retry of a reclaim that took effect: answered with the record, nothing preserved again.
-      if (isReclaimReplay(s.record, input)) return view(s)!;
+      // A retry of a reclaim that took effect: answered with the record, nothing preserved again;
+      // once the reclaim it rests on is in the log. One still on its way there may yet be dropped
+      // (its first message settled refused by the API): then this one is decided afresh below.
+      // Runs recorded before the wait answered at once, durable or not (replayed as they were).
+      if (isReclaimReplay(s.record, input)) {
+        if (s.sync.durableSeq >= (s.record?.seq ?? 0) || !patched(RECLAIM_REPLAY_DURABLE)) return view(s)!;
+        const answered = await durableView(s);
+        if (answered) return answered;
+      }
       const denied = checkReclaim(s.record, input, livenessView(s));
       if (denied) fail(denied);
       const conversation = await conversationOf(input);

@@ -220,3 +220,72 @@ test('HTTP: every write answer names its message; a retried Idempotency-Key is o
   expect(bad.status).toBe(400);
   expect((bad.body as { code: string }).code).toBe('invalid_input');
 });
+
+test('a reclaim retried as a new message while the first is still on its way to the log: answered only once the log holds a reclaim, never from the pending record', async () => {
+  const fresh = makeRepo(1);
+  const wt = fresh.worktrees[0]!;
+  const principal = executorPrincipal(s.workerId);
+  const bound = await s.h.client.bind({
+    repoRoot: fresh.repoRoot,
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: 'rr-owner',
+    runtime: 'codex-cli',
+    worker: { workerId: s.workerId, runId: null },
+    principal,
+  });
+  const ref = { workflowId: await s.h.client.workflowIdOf({ worktreePath: wt.path }), ownershipId: bound.ownershipId };
+  const reclaim = {
+    ownershipId: bound.ownershipId,
+    executionSessionId: 'rr-new',
+    runtime: 'codex-cli',
+    worker: { workerId: s.workerId, runId: null },
+    principal: { kind: 'admin' as const, id: 'ops' },
+    force: true,
+    reason: 'retried reclaim',
+  };
+  const first = `msg-rr-1-${bound.ownershipId}`;
+  const second = `msg-rr-2-${bound.ownershipId}`;
+  // The log's writer for this ownership is held: the first reclaim is decided and waits to be written.
+  const holder = await s.h.pool.connect();
+  let held = true;
+  const release = async () => {
+    if (!held) return;
+    held = false;
+    await holder.query('COMMIT');
+    holder.release();
+  };
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [bound.ownershipId]);
+    const r1 = s.h.client.reclaim(ref, reclaim, { messageId: first }).then(
+      (v) => ({ ok: v }),
+      (err: unknown) => ({ err }),
+    );
+    // The run's events (the log's plus what it has decided, not yet durable) show it.
+    const pending = async () => (await s.h.client.events(ref)).some((e) => e.type === 'ownership.reclaimed' && e.messageId === first);
+    for (let i = 0; i < 200 && !(await pending()); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await pending()).toBe(true);
+    // The API gave up on the first (its deadline): settled refused, so its events are never written.
+    expect(await settleRefused(s.h.pool, first, bound.ownershipId, 'unavailable')).toMatchObject({ outcome: 'refused' });
+    // The caller tries again, as a new message: the run's record already shows its reclaim, not yet in the log.
+    let answeredEarly = false;
+    const r2 = s.h.client.reclaim(ref, reclaim, { messageId: second }).then(
+      (v) => ((answeredEarly = held), { ok: v }),
+      (err: unknown) => ({ err }),
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    await release();
+    const [a, b] = await Promise.all([r1, r2]);
+    expect(a).toMatchObject({ err: { code: 'unavailable' } });
+    expect(b).toMatchObject({ ok: { owner: { executionSessionId: 'rr-new' }, state: 'active' } });
+    expect(answeredEarly).toBe(false);
+    // The answer is the log's: one reclaim by the new session, under the second message.
+    const reclaims = (await readEvents(s.h.pool, bound.ownershipId)).filter((e) => e.type === 'ownership.reclaimed');
+    expect(reclaims.map((e) => ({ messageId: e.messageId, session: (e.data as { owner: { executionSessionId: string } }).owner.executionSessionId }))).toEqual([
+      { messageId: second, session: 'rr-new' },
+    ]);
+  } finally {
+    await release().catch(() => undefined);
+  }
+});

@@ -36,6 +36,22 @@ function bindReq(wt: { path: string; branch: string }, session: string, workerId
   };
 }
 
+/** An executor's observation of its worker's conversation (canonical URL), recorded as the API records it. */
+async function observe(workerId: string, executorInstanceId: string, sequence: number, conversationId: string, title: string): Promise<void> {
+  const observed = await recordObservation(
+    h.pool,
+    { workerId, runId: `run-${workerId}` },
+    {
+      executor: 'chatgpt-web',
+      executorInstanceId,
+      sessionGeneration: 'gen-1',
+      sequence,
+      conversation: { conversationId, conversationUrl: `https://chatgpt.com/c/${conversationId}`, title, observedAt: new Date().toISOString() },
+    },
+  );
+  expect('code' in observed).toBe(false);
+}
+
 /** The invariant: folding the events read back from PostgreSQL gives exactly the live projection. */
 async function expectLogMatchesProjection(view: OwnershipView): Promise<void> {
   const live = await h.client.projection({ repoRoot: view.repoRoot, worktreePath: view.worktreePath });
@@ -112,18 +128,7 @@ test('a later observation of the same conversation refreshes its title where `wh
   const wt = repo.worktrees[0];
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
   const before = (await h.client.projection(ref))!;
-  const observed = await recordObservation(
-    h.pool,
-    { workerId: 'worker-chat', runId: 'run-worker-chat' },
-    {
-      executor: 'chatgpt-web',
-      executorInstanceId: 'ext-1',
-      sessionGeneration: 'gen-1',
-      sequence: 2,
-      conversation: { conversationId: CONV, conversationUrl: `https://chatgpt.com/c/${CONV}`, title: 'Renamed lane', observedAt: new Date().toISOString() },
-    },
-  );
-  expect('code' in observed).toBe(false);
+  await observe('worker-chat', 'ext-1', 2, CONV, 'Renamed lane');
   await h.client.conversationBound(await h.client.workflowIdOf(ref), 'worker-chat');
   const after = await waitForView(h.client, ref, (v) => v.owner?.conversation?.title === 'Renamed lane' && v.projectionSync.durableSeq >= v.seq);
   expect(after.seq).toBe(before.seq + 1);
@@ -156,18 +161,7 @@ async function activitiesOf(workflowId: string): Promise<string[]> {
 
 test('the service reads the binding as it sends a claim, an accept and a reclaim: the messages carry it and the workflow reads nothing', async () => {
   const CARRIED = '0b6f7d2e-3c4a-4f5b-9a8c-1d2e3f4a5b6c';
-  const observed = await recordObservation(
-    h.pool,
-    { workerId: 'worker-carried', runId: 'run-worker-carried' },
-    {
-      executor: 'chatgpt-web',
-      executorInstanceId: 'ext-carried',
-      sessionGeneration: 'gen-1',
-      sequence: 1,
-      conversation: { conversationId: CARRIED, conversationUrl: `https://chatgpt.com/c/${CARRIED}`, title: 'Carried', observedAt: new Date().toISOString() },
-    },
-  );
-  expect('code' in observed).toBe(false);
+  await observe('worker-carried', 'ext-carried', 1, CARRIED, 'Carried');
   const reads: string[] = [];
   const conversationOf = async (workerId: string) => {
     reads.push(workerId);

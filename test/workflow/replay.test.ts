@@ -9,7 +9,7 @@ import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/dec
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { newOwnershipId } from '../../src/ids/workflow-id';
-import { appendEvents, readEvents } from '../../src/store/event-store';
+import { appendEvents, readEvents, settleRefused } from '../../src/store/event-store';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
 
@@ -51,6 +51,7 @@ const SCENARIOS = [
   'sequence-gap',
   'log-ahead-of-batch',
   'binding-carried',
+  'reclaim-retry-pending',
 ];
 
 let h: Harness;
@@ -409,11 +410,56 @@ async function carriedScenarios(): Promise<Recorded[]> {
   return [{ name: 'binding-carried', workflowId: await h.client.workflowIdOf(ref), on: h }];
 }
 
+/**
+ * A forced reclaim decided while the log's writer is held, its message settled refused (the API
+ * gave up on it), and its retry as a new message: answered once the retry's own reclaim is in the
+ * log (patch reclaim-replay-durable-v1).
+ */
+async function pendingRetryScenario(): Promise<Recorded[]> {
+  const repo = makeRepo(1);
+  const wt = repo.worktrees[0]!;
+  const workerId = 'replay-retry';
+  const bound = await h.client.bind({
+    worktreePath: wt.path,
+    branch: wt.branch,
+    executionSessionId: 's-50',
+    runtime: 'codex-cli',
+    worker: { workerId, runId: null },
+    principal: executor(workerId),
+  });
+  const ref = { workflowId: await h.client.workflowIdOf({ worktreePath: wt.path }), ownershipId: bound.ownershipId };
+  const input = {
+    ownershipId: bound.ownershipId,
+    executionSessionId: 's-51',
+    runtime: 'codex-cli',
+    worker: { workerId, runId: null },
+    principal: { kind: 'admin' as const, id: 'ops' },
+    force: true,
+    reason: 'retried',
+  };
+  const holder = await h.pool.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [bound.ownershipId]);
+    const first = h.client.reclaim(ref, input, { messageId: `replay-rr-1-${bound.ownershipId}` }).catch(() => null);
+    for (let i = 0; i < 200 && !(await h.client.events(ref)).some((e) => e.type === 'ownership.reclaimed'); i++) await new Promise((r) => setTimeout(r, 25));
+    await settleRefused(h.pool, `replay-rr-1-${bound.ownershipId}`, bound.ownershipId, 'unavailable');
+    const second = h.client.reclaim(ref, input, { messageId: `replay-rr-2-${bound.ownershipId}` });
+    await new Promise((r) => setTimeout(r, 1_000));
+    await holder.query('COMMIT');
+    await first;
+    expect((await second).owner?.executionSessionId).toBe('s-51');
+  } finally {
+    holder.release();
+  }
+  return [{ name: 'reclaim-retry-pending', workflowId: ref.workflowId, on: h }];
+}
+
 // Defined only in record mode, so a normal run reports no skipped test.
 if (RECORD)
   test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
     const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
-    const later = [...(await laterScenarios()), ...(await logScenarios()), ...(await carriedScenarios())];
+    const later = [...(await laterScenarios()), ...(await logScenarios()), ...(await carriedScenarios()), ...(await pendingRetryScenario())];
     mkdirSync(FIXTURES, { recursive: true });
     const ids = workflowIds();
     for (const x of [...earlier, ...later]) {
