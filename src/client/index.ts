@@ -4,6 +4,7 @@ import { WorkflowNotFoundError, type SignalDefinition, type UpdateDefinition } f
 import { z } from 'zod';
 import {
   AcceptHandoffInputSchema,
+  BindingSeenSchema,
   BindPlanInputSchema,
   CancelHandoffInputSchema,
   ClaimInputSchema,
@@ -94,7 +95,9 @@ export interface NewOwnerOptions extends MessageOptions {
 async function withBinding<I extends { worker: { workerId: string }; binding?: BindingSeen }>(input: I, opts: NewOwnerOptions): Promise<I> {
   const { binding: _ignored, ...rest } = input;
   if (!opts.conversationOf) return rest as I;
-  return { ...rest, binding: { conversation: await opts.conversationOf(input.worker.workerId) } } as I;
+  const binding = { conversation: await opts.conversationOf(input.worker.workerId) };
+  // A stored conversation the message's check would not take (a URL kept in another spelling): the workflow reads it itself.
+  return (BindingSeenSchema.safeParse(binding).success ? { ...rest, binding } : rest) as I;
 }
 /**
  * An update as service processes send it: its id (the message id, or a fresh one per attempt) and

@@ -219,6 +219,17 @@ test('the service reads the binding as it sends a claim, an accept and a reclaim
   const reading = (await activitiesOf(await h.client.workflowIdOf(ref))).filter((a) => a === 'readExecutorConversation');
   expect(reading).toHaveLength(1);
   await expectLogMatchesProjection(reclaimed);
+
+  // A binding read in a spelling the message's check would not take is not sent: the workflow reads it, the claim goes on.
+  const other = makeRepo(1);
+  const owt = other.worktrees[0];
+  const spelled = async (workerId: string) => {
+    const c = (await readExecutorConversation(h.pool, workerId))!;
+    return { ...c, conversationUrl: `https://chatgpt.com/g/g-x/c/${c.conversationId}` };
+  };
+  const view = await h.client.bind({ ...bindReq(owt, 'carried-4', 'worker-carried'), repoRoot: other.repoRoot }, { conversationOf: spelled });
+  expect(view.owner?.conversation).toMatchObject({ conversationId: CARRIED, conversationUrl: `https://chatgpt.com/c/${CARRIED}` });
+  expect((await activitiesOf(await h.client.workflowIdOf({ worktreePath: owt.path }))).filter((a) => a === 'readExecutorConversation')).toHaveLength(1);
 });
 
 test('heartbeats, handoff, accept, plan, submit, landing and removal: every step durable and the log folds to the projection', async () => {
