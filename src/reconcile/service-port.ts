@@ -7,7 +7,7 @@ import type { AgentWorkerRef, Principal } from '../domain/identity';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
 import { getOwnership, heldOwnershipOf } from '../store/lookups';
-import { readExecutorConversation } from '../store/bindings';
+import { executorConversationsOf } from '../store/bindings';
 import { logReconciliation } from '../store/reconciliations';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
@@ -60,7 +60,7 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
             // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
             // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
           },
-          { heldOwnership: (where) => heldOwnershipOf(opts.pool, where), conversationOf: (workerId) => readExecutorConversation(opts.pool, workerId) },
+          { heldOwnership: (where) => heldOwnershipOf(opts.pool, where), conversationOf: executorConversationsOf(opts.pool) },
         );
         const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = view;
         return { ok: true, record };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
-import { readExecutorConversation, recordObservation } from '../../src/store/bindings';
+import { executorConversationsOf, recordObservation } from '../../src/store/bindings';
 import type { ClaimInput } from '../../src/domain/commands';
 import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
@@ -389,7 +389,7 @@ async function carriedScenarios(): Promise<Recorded[]> {
     },
   );
   expect('code' in obs).toBe(false);
-  const conversationOf = (w: string) => readExecutorConversation(h.pool, w);
+  const conversationOf = executorConversationsOf(h.pool);
   const wt = repo.worktrees[0]!;
   const ref = { worktreePath: wt.path };
   const worker = { runId: `run-${workerId}`, workerId };

@@ -7,7 +7,7 @@ import { settleRefused } from '../../store/event-store';
 import { getOwnership, heldOwnershipOf } from '../../store/lookups';
 import { checkNamedBranch } from '../../domain/branch';
 import { recordHeartbeat } from '../../store/heartbeats';
-import { readExecutorConversation } from '../../store/bindings';
+import { executorConversationsOf } from '../../store/bindings';
 import { signalAndAwait } from './signalled';
 import { isUnavailable } from '../errors';
 import type {
@@ -33,8 +33,6 @@ import { resolveWorker, runtimeFor } from './workers';
 import { notHolding, withTenure } from './tenure';
 import { withEnforcement, type HostAgentSeen } from './host-presence';
 
-/** The new owner's conversation, from its worker's executor binding: the message carries it to the workflow. */
-const conversationOf = (deps: ServiceDeps) => (workerId: string) => readExecutorConversation(deps.pool, workerId);
 /** The worktree's host agent as seen now, when the service watches hosts (./host-presence.ts). */
 const seenHost = (deps: ServiceDeps, hostId: string): Promise<HostAgentSeen | null> => deps.hostPresence?.of(hostId) ?? Promise.resolve(null);
 /** An owner change waits for its enforcement only on a host whose agent is there: nothing would write it meanwhile. */
@@ -77,7 +75,13 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
             planRef: body.planRef ?? null,
             requestId: body.requestId ?? null,
           },
-          { messageId: m.id, heldOwnership: (where) => heldOwnershipOf(deps.pool, where), hostAway, conversationOf: conversationOf(deps), ...waitFor(seen) },
+          {
+            messageId: m.id,
+            heldOwnership: (where) => heldOwnershipOf(deps.pool, where),
+            hostAway,
+            conversationOf: executorConversationsOf(deps.pool),
+            ...waitFor(seen),
+          },
         ),
       // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
       // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
@@ -338,7 +342,7 @@ export async function acceptHandoff(
         deps.client.acceptHandoff(
           ref,
           { ...fields, runtime, handoffId: body.handoffId },
-          { messageId, conversationOf: conversationOf(deps), ...waitFor(seen) },
+          { messageId, conversationOf: executorConversationsOf(deps.pool), ...waitFor(seen) },
         ),
       ),
     );
@@ -375,7 +379,9 @@ export async function reclaim(
     const reclaimed = await withTemporal(
       deps,
       () =>
-        againstTheLog(deps, ref, row, m, (messageId) => deps.client.reclaim(ref, input, { messageId, conversationOf: conversationOf(deps), ...waitFor(seen) })),
+        againstTheLog(deps, ref, row, m, (messageId) =>
+          deps.client.reclaim(ref, input, { messageId, conversationOf: executorConversationsOf(deps.pool), ...waitFor(seen) }),
+        ),
       temporalDeadlineOf(deps) * 2,
     );
     return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
