@@ -21,16 +21,39 @@ import { failedRemoval, projectedOwnership, removalResult, removeWorktree } from
 import { mergeOwnership } from '../domain/removal';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
-import type { HostActivities, InspectedWorktree, StoreActivities } from './types';
+import type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
 
-export type { HostActivities, InspectedWorktree, StoreActivities } from './types';
+export type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
+
+/**
+ * The log write's shortcut to the worktree: in a process that is also the host agent of the
+ * worktree's host (npm start, a one-host deployment), the write projects the record it made
+ * durable before it answers, so the workflow schedules no projection activity of its own (one
+ * workflow task and one activity less per change). Anything but a clean write of the run's batch,
+ * a worktree of another host, or a projection that fails or is slow leaves it to the workflow's
+ * projection loop on the host agent's queue, as before.
+ */
+export interface LocalProjector {
+  hostId: string;
+  project(record: OwnershipRecord): Promise<ProjectionWritten>;
+}
+
+/** How long the log write waits for its shortcut projection before it answers without it. */
+const INLINE_PROJECTION_MS = 1_000;
+/** The shortcut never queues behind another writer for long: the projection loop is patient instead. */
+const INLINE_LOCK_WAIT_MS = 250;
 
 /** Store activities: the durable log and the executor bindings, on the main task queue. */
-export function createStoreActivities(deps: { pool: Pool; settings?: Partial<OwnershipSettings> | null }): StoreActivities {
+export function createStoreActivities(deps: { pool: Pool; settings?: Partial<OwnershipSettings> | null; local?: LocalProjector | null }): StoreActivities {
   const settings = deps.settings ?? null;
+  const local = deps.local ?? null;
   return {
     async persistEvents(workflowId, events) {
-      return appendEvents(deps.pool, workflowId, events);
+      const { record, ...appended } = await appendEvents(deps.pool, workflowId, events);
+      const clean = !appended.gap && !appended.settled && appended.replaced.length === 0 && record !== null && record.seq === events.at(-1)?.seq;
+      if (!local || !clean || record.hostId !== local.hostId) return appended;
+      const projected = await projectWithin(local, record, INLINE_PROJECTION_MS);
+      return projected ? { ...appended, projected } : appended;
     },
     async readHeartbeat(ownershipId) {
       return readHeartbeat(deps.pool, ownershipId);
@@ -45,6 +68,18 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
       return settings;
     },
   };
+}
+
+/** The shortcut's projection, or null when it failed or took longer than `ms` (the projection loop then writes it). */
+async function projectWithin(local: LocalProjector, record: OwnershipRecord, ms: number): Promise<Persisted['projected'] | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    const out = await Promise.race([local.project(record).catch(() => null), late]);
+    return out === null ? null : { localSeq: out.localSeq, ...(out.branch !== undefined ? { branch: out.branch } : {}) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The activity's failure for an error of the git side: reason codes as ApplicationFailure types. */
@@ -86,25 +121,18 @@ async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Git activities for the worktrees of one host. Each checks the path given against the allowed
- * roots, then (in src/git) that the worktree's private and common git dirs resolve under them too,
- * and writes only through those resolved directories.
+ * The local projection's write, with the checks every path to it makes: what the host agent's
+ * applyLocalProjection runs, and the log write's shortcut (createLocalProjector).
  */
-export function createHostActivities(deps: {
+function projectionWriter(deps: {
   allowedRoots: string[];
-  authority: LivenessAuthority;
-  /**
-   * The deployment's service key: every live owner's projection carries the hashes of its tenure
-   * secret under each key (src/keys/tenure.ts), which the API derives from the same keys.
-   */
   keyring: MessageKeyring;
-  /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */
-  projectionLockWaitMs?: number;
-}): HostActivities {
+  lockWaitMs?: number | undefined;
+}): (record: OwnershipRecord) => Promise<ProjectionWritten> {
   const roots = deps.allowedRoots;
   const keys = keyringKeys(deps.keyring);
   const tenureHashes: TenureHashes = (t) => tenureHashWords(keys, t);
-  const lockWait = deps.projectionLockWaitMs === undefined ? {} : { lockWaitMs: deps.projectionLockWaitMs };
+  const lockWait = deps.lockWaitMs === undefined ? {} : { lockWaitMs: deps.lockWaitMs };
   /**
    * An older tenure's late work is kept before a newer projection ends it (src/git/late.ts). A
    * failure fails the write (retried) for the first attempts; after that the projection goes on
@@ -127,7 +155,7 @@ export function createHostActivities(deps: {
       });
     }
   };
-  const applyProjection = async (record: OwnershipRecord) => {
+  return async (record: OwnershipRecord) => {
     try {
       const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
       // Observability only (a failure to describe the branch never fails the projection), and
@@ -143,6 +171,48 @@ export function createHostActivities(deps: {
       throw hostFailure(err);
     }
   };
+}
+
+/**
+ * This host's projection writer for the log write's shortcut (createStoreActivities): the host
+ * agent's checks and write, a short wait for the worktree's writer lock, then `afterWrite` (the
+ * journal shipper, as after the agent's own writes).
+ */
+export function createLocalProjector(deps: {
+  hostId: string;
+  allowedRoots: string[];
+  keyring: MessageKeyring;
+  afterWrite?: (record: OwnershipRecord) => void;
+}): LocalProjector {
+  const write = projectionWriter({ allowedRoots: deps.allowedRoots, keyring: deps.keyring, lockWaitMs: INLINE_LOCK_WAIT_MS });
+  return {
+    hostId: deps.hostId,
+    async project(record) {
+      const out = await write(record);
+      deps.afterWrite?.(record);
+      return out;
+    },
+  };
+}
+
+/**
+ * Git activities for the worktrees of one host. Each checks the path given against the allowed
+ * roots, then (in src/git) that the worktree's private and common git dirs resolve under them too,
+ * and writes only through those resolved directories.
+ */
+export function createHostActivities(deps: {
+  allowedRoots: string[];
+  authority: LivenessAuthority;
+  /**
+   * The deployment's service key: every live owner's projection carries the hashes of its tenure
+   * secret under each key (src/keys/tenure.ts), which the API derives from the same keys.
+   */
+  keyring: MessageKeyring;
+  /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */
+  projectionLockWaitMs?: number;
+}): HostActivities {
+  const roots = deps.allowedRoots;
+  const applyProjection = projectionWriter({ allowedRoots: roots, keyring: deps.keyring, lockWaitMs: deps.projectionLockWaitMs });
   return {
     async applyLocalProjection(record: OwnershipRecord) {
       return heartbeating(() => applyProjection(record));

@@ -6,13 +6,27 @@ import type { OwnershipSettings } from '../domain/settings';
 import type { BranchStatus } from '../git/status';
 import type { Appended } from '../store/event-store';
 
+/** A local projection written: the seq it holds now, and the branch's status beside it (null once cleared). */
+export interface ProjectionWritten {
+  localSeq: number;
+  result: 'written' | 'skipped' | 'cleared';
+  branch?: BranchStatus | null;
+}
+
+/**
+ * The log write's answer. `projected`: the worker is also the worktree's host agent and wrote the
+ * record it made durable into the worktree before answering (src/activities createLocalProjector),
+ * so the run has no projection of that record left to ask its host for.
+ */
+export type Persisted = Appended & { projected?: { localSeq: number; branch?: BranchStatus | null } };
+
 /** Activities on the workflow's own task queue (ordinary activities, never local: src/workflows/activities.ts): the durable store. */
 export interface StoreActivities {
   /**
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
    * `replaced`: events already recorded under the same seq with other content; the log wins.
    */
-  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Appended>;
+  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Persisted>;
   /**
    * The log after `afterSeq`, at most `limit` events: what the workflow adopts when the log is
    * ahead of it (an event written by a workflow task Temporal never recorded).
@@ -48,7 +62,7 @@ export interface HostActivities {
    * disk, `worktree_missing` when the worktree is gone; retryable `projection_busy` when another
    * writer held the worktree's lock past the bounded wait.
    */
-  applyLocalProjection(record: OwnershipRecord): Promise<{ localSeq: number; result: 'written' | 'skipped' | 'cleared'; branch?: BranchStatus | null }>;
+  applyLocalProjection(record: OwnershipRecord): Promise<ProjectionWritten>;
   /** Heartbeats while git runs and kills git when cancelled; non-retryable `worktree_missing` for a worktree that is gone. */
   preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string; files?: number; bytes?: number } | null>;
   /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { NativeConnection, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import type { Pool } from '../store/db';
 import type { Logger } from 'pino';
-import { createHostActivities, createStoreActivities } from '../activities';
+import { createHostActivities, createLocalProjector, createStoreActivities } from '../activities';
 import { authorityFromConfig, type LivenessAuthority } from '../activities/liveness';
 import { ownershipSettingsOf, type Config } from '../config';
 import type { OwnershipSettings } from '../domain/settings';
@@ -124,15 +124,14 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   // A worker's heap makes every process it starts slow to create: git goes through a small helper.
   useGitSpawner();
   // This host's git activities, on the host agent's queue only: the workflows reach them there, whichever host runs the workflow.
-  const host = withShipping(
-    // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
-    createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }),
+  const shipper =
     deps.shipper !== undefined
       ? deps.shipper
       : deps.pool
         ? new JournalShipper({ pool: deps.pool, hostId: deps.hostId, allowedRoots: deps.allowedRoots })
-        : null,
-  );
+        : null;
+  // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
+  const host = withShipping(createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }), shipper);
   if (deps.pool) {
     // From the sources, the bundle of these very sources made by an earlier start, else made now (workflow-bundle-cache.ts).
     const workflowBundle =
@@ -148,7 +147,17 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         workflowBundle,
         // Messages refused for want of a seal are recorded for people (refused_messages), never in history.
         sinks: auditSinks(deps.pool, (msg, meta) => Runtime.instance().logger.warn(msg, meta)),
-        activities: createStoreActivities({ pool: deps.pool, settings: deps.settings ?? null }),
+        activities: createStoreActivities({
+          pool: deps.pool,
+          settings: deps.settings ?? null,
+          // This process is also this host's agent: the log write projects its own host's worktrees.
+          local: createLocalProjector({
+            hostId: deps.hostId,
+            allowedRoots: deps.allowedRoots,
+            keyring,
+            ...(shipper ? { afterWrite: (r) => void shipper.afterProjection(r) } : {}),
+          }),
+        }),
         ...(deps.maxCachedWorkflows ? { maxCachedWorkflows: deps.maxCachedWorkflows } : {}),
         ...(deps.identity ? { identity: deps.identity } : {}),
         // A worker that died holds its cached ownerships' next tasks on its sticky queue until this

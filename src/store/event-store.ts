@@ -31,6 +31,9 @@ export interface Appended {
   settled?: { messageId: string; seq: number } & ({ outcome: 'refused'; code: string } | { outcome: 'applied'; firstSeq: number });
 }
 
+/** What appendEvents wrote, with the record the log folds to once it committed (for the writer's own use, never sent back whole). */
+export type AppendedWithRecord = Appended & { record: OwnershipRecord | null };
+
 /**
  * One worktree, one live owner (migrations/1700000000010_one-live-owner.sql): PostgreSQL refuses a
  * projection row that would make a second ownership of one (host, path) hold it, whichever workflow
@@ -39,7 +42,7 @@ export interface Appended {
  * again: its events before that message go in, and the run answers the message with the refusal
  * (settled, as for any message the API refused). Bounded: each round settles one message.
  */
-export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
+export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<AppendedWithRecord> {
   for (let round = 0; ; round++) {
     try {
       return await appendOnce(pool, workflowId, events);
@@ -87,8 +90,8 @@ async function refuseSecondLiveOwner(pool: Pool, events: OwnershipEvent[], viola
   if (outcome.outcome !== 'refused') throw new Error(`${second}; message ${messageId} is ${outcome.outcome}`);
 }
 
-async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<Appended> {
-  if (events.length === 0) return { durableSeq: 0, replaced: [] };
+async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<AppendedWithRecord> {
+  if (events.length === 0) return { durableSeq: 0, replaced: [], record: null };
   const ownershipId = events[0].ownershipId;
   if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');
   const client = await pool.connect();
@@ -102,7 +105,7 @@ async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent
       // Retrying this can never succeed (the fold refuses a gap): answer with the log instead.
       const record = await foldProjection(client, workflowId, ownershipId);
       await client.query('COMMIT');
-      return { durableSeq: record?.seq ?? 0, replaced: [], gap: { record } };
+      return { durableSeq: record?.seq ?? 0, replaced: [], gap: { record }, record };
     }
     const replaced: OwnershipEvent[] = [];
     let settled: Appended['settled'];
@@ -146,7 +149,7 @@ async function appendOnce(pool: Pool, workflowId: string, events: OwnershipEvent
     }
     const record = await foldProjection(client, workflowId, ownershipId);
     await client.query('COMMIT');
-    return { durableSeq: record?.seq ?? 0, replaced, ...(settled ? { settled } : {}) };
+    return { durableSeq: record?.seq ?? 0, replaced, ...(settled ? { settled } : {}), record };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;

@@ -29,8 +29,9 @@ export function validated<T>(accepts: (x: unknown) => x is T, x: unknown): T {
  * Decides, emits and answers once the events are durable (read-your-writes). If the log turns
  * out to hold another decision at those seqs, the message is decided again on the adopted
  * record: the answer is always about what the log holds. The answer's `projection` says whether
- * the worktree's hooks enforce it yet; the host agent writes it, and the client waits for the
- * live memo when it must (OwnershipClient.enforced), nothing the worker sees.
+ * the worktree's hooks enforce it yet: `applied` at once when the log write projected it (its
+ * worker is the worktree's host agent); else the host agent writes it, and the client waits for
+ * the live memo when it must (OwnershipClient.enforced), nothing the worker sees.
  */
 export async function act(s: RunState, decide: () => Decision, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
   const messageId = messageIdOf();

@@ -1,6 +1,7 @@
 import { condition, log, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
+import type { Persisted } from '../activities/types';
 import { store } from './activities';
 import { adopt, type Adopted } from './adoption';
 import { publish } from './publish';
@@ -56,7 +57,7 @@ export async function persistLoop(s: RunState): Promise<never> {
     }
     const batch = s.pending;
     s.pending = [];
-    const { durableSeq, replaced, gap, settled } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
+    const { durableSeq, replaced, gap, settled, projected } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
       workflowInfo().workflowId,
       batch,
     ]);
@@ -99,10 +100,22 @@ export async function persistLoop(s: RunState): Promise<never> {
         s.resync.wanted = true;
       } else {
         s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
+        // Written into the worktree by the same activity (a worker that is its host's agent):
+        // nothing left for the projection loop. Only ever with a clean write of this batch.
+        if (projected && !changed(adopted, replaced)) followProjected(s, projected);
       }
     }
     for (const e of batch) s.redoOf.delete(e);
   }
+}
+
+const changed = (a: Adopted, replaced: OwnershipEvent[]): boolean => replaced.length > 0 || a.lost.length > 0;
+
+/** The local projection the log write made itself, recorded as the projection loop records its own. */
+function followProjected(s: RunState, p: NonNullable<Persisted['projected']>): void {
+  s.sync.localSeq = Math.max(s.sync.localSeq, p.localSeq);
+  s.sync.error = null;
+  if (p.branch !== undefined) s.sync.branch = p.branch;
 }
 
 const TAIL_PAGE = 200;

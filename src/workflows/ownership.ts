@@ -25,7 +25,8 @@ export { SA } from './publish';
  *   signals are decided the same way and answer nothing.
  * - durable-log.ts: decisions become events (emit) and go to PostgreSQL in order; the log wins
  *   over a re-executed decision (adoption.ts), and the messages behind it are decided again.
- * - projection-loop.ts: each durable record is written into the worktree (what its hooks enforce).
+ * - projection-loop.ts: each durable record is written into the worktree (what its hooks enforce),
+ *   by the host agent, or already by the log write when the worker is that host's agent.
  * - liveness.ts: heartbeats renew the owner's lease; a lease that runs out asks the liveness
  *   authority, and a dead verdict on the tenure asked about marks it stale (domain/liveness.ts).
  * - publish.ts: search attributes and the one-line summary follow every change.

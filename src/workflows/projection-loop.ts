@@ -6,8 +6,10 @@ import { projectionSummary } from './summaries';
 
 /**
  * The worktree's local projection (what its hooks enforce) follows the durable record: once a
- * seq is in PostgreSQL, the host agent writes it. A refusal is kept in `sync.error` and not retried
- * until the record changes again; owner-changing answers report it (`projection`).
+ * seq is in PostgreSQL, the host agent writes it, unless the log write already did (a worker that
+ * is the worktree's host agent projects its own writes: durable-log.ts). A refusal is kept in
+ * `sync.error` and not retried until the record changes again; owner-changing answers report it
+ * (`projection`).
  */
 export async function projectionLoop(s: RunState, host: HostQueue): Promise<never> {
   const { sync } = s;

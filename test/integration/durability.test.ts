@@ -190,7 +190,8 @@ test('a signal during the drain before continue-as-new does not cut its wait for
     // Every projection the run asked the host for was written before it continued as new.
     const completed = new Set(ended.map((e) => String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? '')));
     const projections = ended.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'applyLocalProjection');
-    expect(projections.length).toBeGreaterThan(1);
+    // The bind's log write projected the worktree itself; the plan's, held off by the lock, is the host agent's.
+    expect(projections.length).toBeGreaterThanOrEqual(1);
     expect(projections.filter((e) => !completed.has(String(e.eventId))).map((e) => String(e.eventId))).toEqual([]);
     expect(await h.client.projection(ref)).toMatchObject({ lane: 'drain', projection: 'applied' });
   } finally {
