@@ -374,6 +374,7 @@ export class OwnershipClient {
             worktree: { repoRoot, worktreePath, branch, hostId, ...(local ? {} : { verified: false }) },
             settings: this.settings,
             carried: null,
+            liveMemo: 'durable',
           },
         ],
       });

@@ -45,9 +45,6 @@ export function emit(s: RunState, drafts: EventDraft[], redo?: () => void, messa
   return out;
 }
 
-/** Whether the record has an event emitted here that PostgreSQL does not hold yet. */
-export const drainedToLog = (s: RunState): boolean => s.pending.length === 0 && s.sync.durableSeq >= (s.record?.seq ?? 0);
-
 export async function persistLoop(s: RunState): Promise<never> {
   for (;;) {
     await condition(() => s.pending.length > 0 || s.resync.wanted);

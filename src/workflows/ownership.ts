@@ -66,5 +66,12 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     log.info('ownership lifecycle ended', { ownershipId: s.ownershipId, state: s.record?.state ?? 'never_claimed' });
     return s.record;
   }
-  return continueAsNew<typeof ownershipWorkflow>({ ownershipId: s.ownershipId, worktree: s.worktree, settings: nextSettings, carried: carry(s, s.record) });
+  // The next run is a history of this code's from its start: it takes the current memo rule whatever this run's was.
+  return continueAsNew<typeof ownershipWorkflow>({
+    ownershipId: s.ownershipId,
+    worktree: s.worktree,
+    settings: nextSettings,
+    carried: carry(s, s.record),
+    liveMemo: 'durable',
+  });
 }

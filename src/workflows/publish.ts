@@ -2,7 +2,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { condition, setCurrentDetails, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTE_NAMES, type SearchAttributeField } from '../domain/search-attributes';
 import { LIVE_MEMO, type LiveState } from './messages';
-import { view, type RunState } from './run-state';
+import { drainedToLog, view, type RunState } from './run-state';
 
 /** Publication: search attributes (names: src/domain/search-attributes.ts) and the UI's one-line summary follow every change. */
 
@@ -61,9 +61,13 @@ function liveOf(s: RunState): LiveState | null {
  */
 export async function liveLoop(s: RunState): Promise<never> {
   let published = '';
+  // A run started with liveMemo 'durable' publishes only what the log holds whole: the state a
+  // message's events leave before they are durable (the owner's new liveness beside the old
+  // record) is never a reader's to see, and each message changes the memo once, not twice.
+  const ready = () => !s.liveMemoDurable || drainedToLog(s);
   for (;;) {
     // Not while the run drains to continue as new: the next run publishes its own at once.
-    await condition(() => !s.draining && s.record !== null && JSON.stringify(liveOf(s)) !== published);
+    await condition(() => !s.draining && s.record !== null && ready() && JSON.stringify(liveOf(s)) !== published);
     const live = liveOf(s)!;
     published = JSON.stringify(live);
     upsertMemo({ [LIVE_MEMO]: live });

@@ -2,9 +2,9 @@ import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio
 import type { HostQueue } from './activities';
 import { decideHandoffTimeout } from '../domain/decide';
 import { orFail } from './act';
-import { drainedToLog, emit } from './durable-log';
+import { emit } from './durable-log';
 import { checkLease, leaseDeadline } from './liveness';
-import { now, type RunState } from './run-state';
+import { drainedToLog, now, type RunState } from './run-state';
 import { deadlineSummary } from './summaries';
 
 /**

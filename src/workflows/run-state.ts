@@ -29,12 +29,21 @@ export interface OwnershipWorkflowInput {
   worktree: WorktreeRef;
   settings: OwnershipSettings;
   carried?: CarriedState | null;
+  /**
+   * 'durable': the live memo is published only while the log holds the whole record (publish.ts
+   * liveLoop), one memo change per message instead of two. Absent in runs started before it
+   * (docs/workflow-versioning.md, changes keyed on what a message carries): those publish on every
+   * change, as their histories hold.
+   */
+  liveMemo?: 'durable';
 }
 
 export interface RunState {
   readonly ownershipId: string;
   readonly worktree: WorktreeRef;
   readonly settings: OwnershipSettings;
+  /** the live memo follows the durable record only (OwnershipWorkflowInput.liveMemo) */
+  readonly liveMemoDurable: boolean;
   readonly startedMs: number;
   record: OwnershipRecord | null;
   durableRecord: OwnershipRecord | null;
@@ -92,6 +101,7 @@ export function startRun(input: OwnershipWorkflowInput): RunState {
     ownershipId: input.ownershipId,
     worktree,
     settings,
+    liveMemoDurable: input.liveMemo === 'durable',
     startedMs: Date.now(),
     record: carried?.record ?? null,
     durableRecord: carried?.durableRecord ?? carried?.record ?? null,
@@ -131,6 +141,9 @@ export function carry(s: RunState, record: OwnershipRecord): CarriedState {
 }
 
 export const now = (): string => new Date(Date.now()).toISOString();
+
+/** Whether the log holds the whole record: nothing emitted here that PostgreSQL does not hold yet. */
+export const drainedToLog = (s: RunState): boolean => s.pending.length === 0 && s.sync.durableSeq >= (s.record?.seq ?? 0);
 
 export const livenessView = (s: RunState): LivenessView => ({ status: s.liveness.status, verdict: s.liveness.verdict });
 
