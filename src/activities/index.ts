@@ -141,6 +141,12 @@ function projectionWriter(deps: {
   allowedRoots: string[];
   keyring: MessageKeyring;
   lockWaitMs?: number | undefined;
+  /**
+   * Never write past late work that could not be preserved. The host agent's activity goes on
+   * without it after its first attempts; the log write's shortcut runs inside another activity,
+   * whose attempts say nothing of the snapshot's, so it gives the write to the agent instead.
+   */
+  lateWorkFirstAlways?: boolean;
 }): (record: OwnershipRecord, opts?: ProjectOptions) => Promise<ProjectionWritten> {
   const roots = deps.allowedRoots;
   const keys = keyringKeys(deps.keyring);
@@ -161,7 +167,7 @@ function projectionWriter(deps: {
         ...(ctx === null ? {} : { signal: ctx.cancellationSignal }),
       });
     } catch (err) {
-      if (ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
+      if (deps.lateWorkFirstAlways || ctx === null || ctx.info.attempt < LATE_PRESERVE_ATTEMPTS || ctx.cancellationSignal.aborted) throw err;
       ctx.log.warn('late work of the older tenure not preserved; writing the projection without it', {
         worktreePath,
         error: err instanceof Error ? err.message : String(err),
@@ -199,7 +205,7 @@ export function createLocalProjector(deps: {
   keyring: MessageKeyring;
   afterWrite?: (record: OwnershipRecord) => void;
 }): LocalProjector {
-  const write = projectionWriter({ allowedRoots: deps.allowedRoots, keyring: deps.keyring, lockWaitMs: INLINE_LOCK_WAIT_MS });
+  const write = projectionWriter({ allowedRoots: deps.allowedRoots, keyring: deps.keyring, lockWaitMs: INLINE_LOCK_WAIT_MS, lateWorkFirstAlways: true });
   return {
     hostId: deps.hostId,
     async project(record, opts) {

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { createHostActivities } from '../../src/activities';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createHostActivities, createLocalProjector } from '../../src/activities';
 import { noAuthority } from '../../src/activities/liveness';
 import type { ClaimResponse, HistoryResponse, WireRecord } from '../../src/contract/http';
 import { cleanGitEnv } from '../../src/git/exec';
@@ -46,6 +47,7 @@ interface Bound {
 }
 let late: Bound;
 let retried: Bound;
+let unkept: Bound;
 
 async function startAgent(): Promise<void> {
   const shipper = new JournalShipper({ pool: s.h.pool, hostId, allowedRoots: [TMP()] });
@@ -155,29 +157,57 @@ const reclaim = (id: string, session: string) =>
 beforeAll(async () => {
   s = await startApiStack();
   connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-  repo = makeRepo(2);
+  repo = makeRepo(3);
   await installHooks(repo.repoRoot);
   await startAgent();
   const a = await bindOn(0, `late-a-${suffix}`);
   const c = await bindOn(1, `late-c-${suffix}`);
+  const e = await bindOn(2, `late-e-${suffix}`);
   // The reflog dates a move by the committer's clock: this one is an hour before the newer tenure, without the test waiting.
   const hourAgo = { GIT_COMMITTER_DATE: new Date(Date.now() - 3_600_000).toISOString() };
   const early = commitWith(a.wt, a.old.tenure, 'a0.txt', hourAgo);
   const earlyC = commitWith(c.wt, c.old.tenure, 'c0.txt', hourAgo);
+  const earlyE = commitWith(e.wt, e.old.tenure, 'e0.txt', hourAgo);
   await agent!.shipper.ship(a.wt);
   await agent!.shipper.ship(c.wt);
 
   // The host is cut off: its agent stops; an admin takes both worktrees over without it.
   await stopAgent();
-  const [b, d] = await Promise.all([reclaim(a.id, `late-b-${suffix}`), reclaim(c.id, `late-d-${suffix}`)]);
+  const [b, d, f] = await Promise.all([reclaim(a.id, `late-b-${suffix}`), reclaim(c.id, `late-d-${suffix}`), reclaim(e.id, `late-f-${suffix}`)]);
   late = { ...a, next: await ok<ClaimResponse>(b), early };
   retried = { ...c, next: await ok<ClaimResponse>(d), early: earlyC };
+  unkept = { ...e, next: await ok<ClaimResponse>(f), early: earlyE };
 }, 180_000);
 
 afterAll(async () => {
   await stopAgent();
   await connection?.close();
   await s?.stop();
+});
+
+test("late work that cannot be kept: the host agent writes past it after its first attempts, the log write's shortcut never does", async () => {
+  const { id, wt, old } = unkept;
+  commitWith(wt, old.tenure, 'e1.txt');
+  const record = (await getOwnership(s.h.pool, { ownershipId: id }))!;
+  expect(record.epoch).toBe(2);
+  // The late ref cannot be made: a file stands where its directory would be (root ignores modes).
+  const common = git(wt, 'rev-parse', '--git-common-dir');
+  const blocker = path.join(path.isAbsolute(common) ? common : path.join(wt, common), path.dirname(lateRef(id, 1)));
+  execFileSync('mkdir', ['-p', path.dirname(blocker)]);
+  writeFileSync(blocker, 'not a directory\n');
+  try {
+    // Inside an activity on its third attempt: the agent's own rule would write past the snapshot now.
+    const third = new MockActivityEnvironment({ attempt: 3 });
+    const shortcut = createLocalProjector({ hostId, allowedRoots: [TMP()], keyring: testKeyring() });
+    await expect(third.run(() => shortcut.project(record))).rejects.toThrow();
+    expect(projected(wt, 'epoch')).toBe('1');
+    const host = createHostActivities({ allowedRoots: [TMP()], authority: noAuthority, keyring: testKeyring() });
+    const written = (await third.run(() => host.applyLocalProjection(record))) as Awaited<ReturnType<typeof host.applyLocalProjection>>;
+    expect(written.result).toBe('written');
+    expect(projected(wt, 'epoch')).toBe('2');
+  } finally {
+    rmSync(blocker, { force: true });
+  }
 });
 
 test('a retried projection write preserves the late work once: one ref, one journal line', async () => {
