@@ -1,12 +1,15 @@
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { BenchStack } from './stack';
-import { noopUpdate, type noopWorkflow } from './workflows/noop';
+import { floorUpdate, noopUpdate } from './workflows/noop';
 
-/** The baseline of a bind: a bare update-with-start of a new no-op workflow. */
-export async function noopUpdateWithStart(stack: BenchStack, workflowId: string): Promise<void> {
-  await stack.temporal.workflow.executeUpdateWithStart(noopUpdate, {
+/**
+ * The baselines of a bind: a bare update-with-start of a new no-op workflow; with `floor`, the
+ * floor of a claim (bench/workflows/noop.ts floorWorkflow), answered after one no-op activity.
+ */
+export async function noopUpdateWithStart(stack: BenchStack, workflowId: string, kind: 'noop' | 'floor' = 'noop'): Promise<void> {
+  await stack.temporal.workflow.executeUpdateWithStart(kind === 'noop' ? noopUpdate : floorUpdate, {
     args: [1],
-    startWorkflowOperation: new WithStartWorkflowOperation<typeof noopWorkflow>('noopWorkflow', {
+    startWorkflowOperation: new WithStartWorkflowOperation(kind === 'noop' ? 'noopWorkflow' : 'floorWorkflow', {
       workflowId,
       taskQueue: stack.taskQueue,
       workflowIdConflictPolicy: 'USE_EXISTING',

@@ -19,7 +19,7 @@ import { measureParts } from './cases/parts';
 import { benchProjection } from './cases/projection';
 import { benchUpdate } from './cases/update';
 import { Cleanup } from '../stack/cleanup';
-import { bareClaims, claimGrowthRow, claimRow } from './cases/claims';
+import { bareClaims, claimFloorRow, claimGrowthRow, claimRow } from './cases/claims';
 import { cpuNow, cpuPerOp } from './cpu';
 import { readScale, sizesFor, type BenchContext, type LiveOwnership } from './context';
 import { asTheApi, bindRequest, executor, makeWorktrees } from './fixtures';
@@ -164,6 +164,7 @@ async function main(): Promise<number> {
         const stretches: Row[] = [];
         // The primitive's figure, only when there are claims to set beside it.
         const bare = rest.length > 0 ? await bareClaims(stack, Math.min(200, Math.max(40, Math.round(n / 5)))) : null;
+        const floor = rest.length > 0 ? await bareClaims(stack, Math.min(200, Math.max(40, Math.round(n / 5))), 'floor') : null;
         for (let e = 0; e + 1 < edges.length; e++) {
           const from = edges[e]!;
           const to = edges[e + 1]!;
@@ -191,6 +192,7 @@ async function main(): Promise<number> {
         }
         await waitIdle(stack, 1_000);
         rows.push(...stretches);
+        if (floor && bare && stretches.length > 0) rows.push(claimFloorRow(floor, bare));
         const growth = claimGrowthRow(stretches);
         if (growth) rows.push(growth);
       });
@@ -240,6 +242,7 @@ async function main(): Promise<number> {
       'bind',
       'claim-at-scale',
       'claim-growth',
+      'claim-floor',
       'update',
       'heartbeat-throughput',
       'heartbeat-latency',

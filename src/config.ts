@@ -55,7 +55,7 @@ export const ENV = {
   OD_TOKENS: { default: '', doc: 'Principals JSON inline (same format as OD_TOKENS_FILE); merged with the file, ids and hashes unique across both.' },
   OD_MAX_CACHED_WORKFLOWS: {
     default: '0',
-    doc: 'Cap on ownership workflows kept in the worker cache (each costs ~1.7 MiB; evicted ones replay on their next message). 0: the SDK default, sized from memory.',
+    doc: 'Cap on ownership workflows kept in the worker cache (each costs about 0.3 MiB of worker memory, bench/README.md; evicted ones replay on their next message). 0: the SDK default, sized from memory.',
   },
   OD_LANDINGS_SCAN_INTERVAL_MS: {
     default: '0',

@@ -41,6 +41,28 @@ export function claimRow(
   };
 }
 
+/**
+ * What the shape of a claim costs on this machine with nothing of ours in it: update-with-start
+ * answered after one ordinary activity (two workflow tasks), 8 in flight, beside the bare
+ * update-with-start. A claim answers after its log write, an ordinary activity: no claim can
+ * be faster here than this row's p50.
+ */
+export function claimFloorRow(floor: { summary: Summary; cpuPerOpMs: CpuSplit }, bare: { summary: Summary; cpuPerOpMs: CpuSplit }): Row {
+  return {
+    id: 'claim-floor',
+    name: 'floor of a claim: update-with-start answered after one no-op activity (8 in flight)',
+    unit: 'ms',
+    ours: { p50: floor.summary.p50, p99: floor.summary.p99 },
+    base: { p50: bare.summary.p50, p99: bare.summary.p99 },
+    baseLabel: 'bare update-with-start of no-op workflows, 8 in flight',
+    ratio: floor.summary.p50 / bare.summary.p50,
+    goal: null,
+    met: null,
+    samples: { ours: floor.summary.n, base: bare.summary.n },
+    details: { cpuPerOpMs: floor.cpuPerOpMs, bareCpuPerOpMs: bare.cpuPerOpMs },
+  };
+}
+
 /** "a → b ownerships are live", from a stretch's row name. */
 const spanOf = (r: Row): string => r.name.replace(/^claims while | \(8 in flight\)$/g, '');
 
@@ -67,14 +89,14 @@ export function claimGrowthRow(stretches: Row[]): Row | null {
  * The primitive under the claims, the same way: bare update-with-start of no-op workflows, 8 in
  * flight, with the CPU each cost; the workflows are stopped after, so they never count as live.
  */
-export async function bareClaims(stack: BenchStack, count: number): Promise<{ summary: Summary; cpuPerOpMs: CpuSplit }> {
+export async function bareClaims(stack: BenchStack, count: number, kind: 'bare' | 'floor' = 'bare'): Promise<{ summary: Summary; cpuPerOpMs: CpuSplit }> {
   const run = Math.random().toString(36).slice(2, 8);
-  const ids = Array.from({ length: count }, (_, i) => `bench-noop-claim-${run}-${i}`);
+  const ids = Array.from({ length: count }, (_, i) => `bench-${kind}-claim-${run}-${i}`);
   const took: number[] = [];
   const cpu0 = cpuNow();
   await mapLimit(ids, 8, async (workflowId) => {
     const t0 = performance.now();
-    await noopUpdateWithStart(stack, workflowId);
+    await noopUpdateWithStart(stack, workflowId, kind === 'bare' ? 'noop' : 'floor');
     took.push(performance.now() - t0);
   });
   const cpuPerOpMs = cpuPerOp(cpu0, cpuNow(), took.length);
