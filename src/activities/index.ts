@@ -1,6 +1,5 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Pool } from '../store/db';
-import type { OwnershipEvent } from '../domain/events';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
 import { appendEvents, readEvents } from '../store/event-store';
@@ -36,19 +35,8 @@ export type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, S
  */
 export interface LocalProjector {
   hostId: string;
-  project(record: OwnershipRecord, opts?: ProjectOptions): Promise<ProjectionWritten>;
+  project(record: OwnershipRecord): Promise<ProjectionWritten>;
 }
-
-export interface ProjectOptions {
-  /** false: write without describing the branch (the answer has no `branch`; the run keeps the last report) */
-  branchReport?: boolean;
-}
-
-/**
- * Events that leave the branch's story as it was (who holds the worktree, its state): a batch of
- * only these is projected without a new branch report, which is two git processes.
- */
-const NO_BRANCH_NEWS = new Set<OwnershipEvent['type']>(['ownership.plan_bound', 'ownership.heartbeat', 'ownership.conversation_bound']);
 
 /** How long the log write waits for its shortcut projection before it answers without it. */
 const INLINE_PROJECTION_MS = 1_000;
@@ -64,8 +52,7 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
       const { record, ...appended } = await appendEvents(deps.pool, workflowId, events);
       const clean = !appended.gap && !appended.settled && appended.replaced.length === 0 && record !== null && record.seq === events.at(-1)?.seq;
       if (!local || !clean || record.hostId !== local.hostId) return appended;
-      const branchReport = !events.every((e) => NO_BRANCH_NEWS.has(e.type));
-      const projected = await projectWithin(local, record, { branchReport }, INLINE_PROJECTION_MS);
+      const projected = await projectWithin(local, record, INLINE_PROJECTION_MS);
       return projected ? { ...appended, projected } : appended;
     },
     async readHeartbeat(ownershipId) {
@@ -84,11 +71,11 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
 }
 
 /** The shortcut's projection, or null when it failed or took longer than `ms` (the projection loop then writes it). */
-async function projectWithin(local: LocalProjector, record: OwnershipRecord, opts: ProjectOptions, ms: number): Promise<Persisted['projected'] | null> {
+async function projectWithin(local: LocalProjector, record: OwnershipRecord, ms: number): Promise<Persisted['projected'] | null> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    const out = await Promise.race([local.project(record, opts).catch(() => null), late]);
+    const out = await Promise.race([local.project(record).catch(() => null), late]);
     return out === null ? null : { localSeq: out.localSeq, ...(out.branch !== undefined ? { branch: out.branch } : {}) };
   } finally {
     clearTimeout(timer);
@@ -147,7 +134,7 @@ function projectionWriter(deps: {
    * whose attempts say nothing of the snapshot's, so it gives the write to the agent instead.
    */
   lateWorkFirstAlways?: boolean;
-}): (record: OwnershipRecord, opts?: ProjectOptions) => Promise<ProjectionWritten> {
+}): (record: OwnershipRecord) => Promise<ProjectionWritten> {
   const roots = deps.allowedRoots;
   const keys = keyringKeys(deps.keyring);
   const tenureHashes: TenureHashes = (t) => tenureHashWords(keys, t);
@@ -174,18 +161,16 @@ function projectionWriter(deps: {
       });
     }
   };
-  return async (record: OwnershipRecord, opts: ProjectOptions = {}) => {
+  return async (record: OwnershipRecord) => {
     try {
       const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
       // Observability only (a failure to describe the branch never fails the projection), and
       // independent of the write: asked beside it, so its git processes add no time of their own;
       // only once the worktree's git dirs are known to be under the roots (git reads their config).
-      const report = opts.branchReport !== false;
-      const dirs = report ? await worktreeDirs(worktreePath).catch(() => null) : null;
+      const dirs = await worktreeDirs(worktreePath).catch(() => null);
       const described = (dirs === null ? Promise.resolve(null) : confineDirs(dirs, roots).then(() => describeBranch(worktreePath))).catch(() => null);
       await preserveLateFirst(worktreePath, record);
       const result = await applyRecord(worktreePath, record, tenureHashes, { allowedRoots: roots, ...lockWait });
-      if (!report) return { localSeq: record.seq, result, ...(result === 'cleared' ? { branch: null } : {}) };
       const branch = result === 'cleared' ? null : await described;
       return { localSeq: record.seq, result, branch };
     } catch (err) {
@@ -208,8 +193,8 @@ export function createLocalProjector(deps: {
   const write = projectionWriter({ allowedRoots: deps.allowedRoots, keyring: deps.keyring, lockWaitMs: INLINE_LOCK_WAIT_MS, lateWorkFirstAlways: true });
   return {
     hostId: deps.hostId,
-    async project(record, opts) {
-      const out = await write(record, opts);
+    async project(record) {
+      const out = await write(record);
       deps.afterWrite?.(record);
       return out;
     },
