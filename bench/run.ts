@@ -163,8 +163,9 @@ async function main(): Promise<number> {
         const edges = [...new Set([bound.length, Math.max(bound.length, Math.round(n / 10)), Math.max(bound.length, Math.round(n / 2)), n])];
         const stretches: Row[] = [];
         // The primitive's figure, only when there are claims to set beside it.
-        const bare = rest.length > 0 ? await bareClaims(stack, Math.min(200, Math.max(40, Math.round(n / 5)))) : null;
-        const floor = rest.length > 0 ? await bareClaims(stack, Math.min(200, Math.max(40, Math.round(n / 5))), 'floor') : null;
+        const primitives = Math.min(200, Math.max(40, Math.round(n / 5)));
+        const bare = rest.length > 0 ? await bareClaims(stack, primitives) : null;
+        const floor = rest.length > 0 ? await bareClaims(stack, primitives, 'floor') : null;
         for (let e = 0; e + 1 < edges.length; e++) {
           const from = edges[e]!;
           const to = edges[e + 1]!;

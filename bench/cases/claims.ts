@@ -89,14 +89,14 @@ export function claimGrowthRow(stretches: Row[]): Row | null {
  * The primitive under the claims, the same way: bare update-with-start of no-op workflows, 8 in
  * flight, with the CPU each cost; the workflows are stopped after, so they never count as live.
  */
-export async function bareClaims(stack: BenchStack, count: number, kind: 'bare' | 'floor' = 'bare'): Promise<{ summary: Summary; cpuPerOpMs: CpuSplit }> {
+export async function bareClaims(stack: BenchStack, count: number, kind: 'noop' | 'floor' = 'noop'): Promise<{ summary: Summary; cpuPerOpMs: CpuSplit }> {
   const run = Math.random().toString(36).slice(2, 8);
   const ids = Array.from({ length: count }, (_, i) => `bench-${kind}-claim-${run}-${i}`);
   const took: number[] = [];
   const cpu0 = cpuNow();
   await mapLimit(ids, 8, async (workflowId) => {
     const t0 = performance.now();
-    await noopUpdateWithStart(stack, workflowId, kind === 'bare' ? 'noop' : 'floor');
+    await noopUpdateWithStart(stack, workflowId, kind);
     took.push(performance.now() - t0);
   });
   const cpuPerOpMs = cpuPerOp(cpu0, cpuNow(), took.length);

@@ -1,9 +1,9 @@
 import { condition, log, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
-import type { Persisted } from '../activities/types';
 import { store } from './activities';
 import { adopt, type Adopted } from './adoption';
+import { followProjected } from './projection-loop';
 import { publish } from './publish';
 import { persistSummary, tailSummary } from './summaries';
 import { followOwnerChange, now, type RunState } from './run-state';
@@ -99,7 +99,7 @@ export async function persistLoop(s: RunState): Promise<never> {
         s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
         // Written into the worktree by the same activity (a worker that is its host's agent):
         // nothing left for the projection loop. Only ever with a clean write of this batch.
-        if (projected && !changed(adopted, replaced)) followProjected(s, projected);
+        if (projected && !changed(adopted, replaced)) followProjected(s.sync, projected.localSeq, projected.branch);
       }
     }
     for (const e of batch) s.redoOf.delete(e);
@@ -107,13 +107,6 @@ export async function persistLoop(s: RunState): Promise<never> {
 }
 
 const changed = (a: Adopted, replaced: OwnershipEvent[]): boolean => replaced.length > 0 || a.lost.length > 0;
-
-/** The local projection the log write made itself, recorded as the projection loop records its own. */
-function followProjected(s: RunState, p: NonNullable<Persisted['projected']>): void {
-  s.sync.localSeq = Math.max(s.sync.localSeq, p.localSeq);
-  s.sync.error = null;
-  if (p.branch !== undefined) s.sync.branch = p.branch;
-}
 
 const TAIL_PAGE = 200;
 

@@ -1,6 +1,7 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import type { HostQueue } from './activities';
 import { failureType } from './activities';
+import type { ProjectionSync } from './messages';
 import type { RunState } from './run-state';
 import { projectionSummary } from './summaries';
 
@@ -18,9 +19,7 @@ export async function projectionLoop(s: RunState, host: HostQueue): Promise<neve
     const target = s.record!;
     try {
       const res = await host.applyLocalProjection.executeWithOptions({ summary: projectionSummary(target) }, [target]);
-      sync.localSeq = Math.max(sync.localSeq, res.localSeq, target.seq);
-      sync.error = null;
-      if (res.branch !== undefined) sync.branch = res.branch;
+      followProjected(sync, Math.max(res.localSeq, target.seq), res.branch);
     } catch (err) {
       if (isCancellation(err)) throw err;
       sync.error = failureType(err) ?? 'projection_failed';
@@ -28,4 +27,14 @@ export async function projectionLoop(s: RunState, host: HostQueue): Promise<neve
       sync.localSeq = target.seq;
     }
   }
+}
+
+/**
+ * A projection written, by the host agent's activity or by the log write itself (durable-log.ts):
+ * the worktree holds `localSeq`, nothing refused, and the branch's report when one came with it.
+ */
+export function followProjected(sync: ProjectionSync, localSeq: number, branch: ProjectionSync['branch'] | undefined): void {
+  sync.localSeq = Math.max(sync.localSeq, localSeq);
+  sync.error = null;
+  if (branch !== undefined) sync.branch = branch;
 }
