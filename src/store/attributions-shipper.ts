@@ -25,6 +25,8 @@ export interface ShipperLog {
 export class JournalShipper {
   private readonly running = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** The newest record a caller brought while its worktree was being shipped: the next pass records its landings. */
+  private readonly waiting = new Map<string, OwnershipRecord>();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private warnedFailure = false;
@@ -58,18 +60,23 @@ export class JournalShipper {
     const current = this.running.get(worktreePath);
     if (current) {
       this.again.add(worktreePath);
+      const held = this.waiting.get(worktreePath);
+      if (record && (!held || record.seq >= held.seq)) this.waiting.set(worktreePath, record);
       return current;
     }
     const run = (async () => {
+      // The pass that runs again for a later caller takes that caller's record: a landing that
+      // arrived while a pass without one ran (the periodic one) still has its commits recorded.
+      let rec = record;
       do {
         this.again.delete(worktreePath);
         try {
-          if (record || !(await this.nothingNew(worktreePath))) {
+          if (rec || !(await this.nothingNew(worktreePath))) {
             const shipped = await shipJournal(pool, worktreePath, { hostId: this.deps.hostId, allowedRoots: this.deps.allowedRoots });
             this.shipped.set(worktreePath, { privateDir: shipped.privateDir, inode: shipped.inode, offset: shipped.offset });
           }
-          for (const receipt of record?.landings ?? []) {
-            await recordLandedCommits(pool, worktreePath, record!.repoRoot, receipt);
+          for (const receipt of rec?.landings ?? []) {
+            await recordLandedCommits(pool, worktreePath, rec!.repoRoot, receipt);
             // After the rows: the note carries the authors those rows give.
             if (this.deps.provenanceNotes) await writeProvenanceNote(pool, worktreePath, receipt.landedHead);
           }
@@ -83,6 +90,8 @@ export class JournalShipper {
             );
           }
         }
+        rec = this.waiting.get(worktreePath);
+        this.waiting.delete(worktreePath);
       } while (this.again.has(worktreePath) && !this.stopped);
     })().finally(() => this.running.delete(worktreePath));
     this.running.set(worktreePath, run);
