@@ -120,3 +120,45 @@ export function claimedProcessProblem(claimed: { pid: number; bootId: string; st
   if (typeof seen.sessionInEnviron === 'string' && seen.sessionInEnviron !== session) return `process ${claimed.pid} runs for another session`;
   return null;
 }
+
+/** The liveness part of a view, as the workflow publishes it (its memo) and the API serves it. */
+export interface LivenessFacts {
+  status: LivenessStatus;
+  verdict: Verdict | null;
+  lastHeartbeatAt: string | null;
+  checkedAt: string | null;
+  leaseTtlMs: number;
+}
+
+/**
+ * The liveness a view shows beside the durable record: one moment, never the record of one seq
+ * beside the liveness of another (docs/ownership-record.md#one-moment). The workflow's memo can
+ * lag the log by the workflow task that learns its write is durable; every event the memo has not
+ * seen moves it as it moves the workflow (livenessAfter), so `stale` always carries the dead
+ * verdict that made it stale, and a reclaimed worktree the new owner's fresh lease. No memo at
+ * all (Temporal away, a run that has published nothing yet): null, unless the record itself says
+ * stale, which only a dead verdict makes. `unseen` are the log's events after `memo.seq`, in order.
+ */
+export function livenessOfRecord(
+  memo: { seq: number; liveness: LivenessFacts } | null,
+  unseen: readonly OwnershipEvent[],
+  record: OwnershipRecord,
+): LivenessFacts | null {
+  if (memo === null) {
+    return record.state === 'stale' ? { status: 'stale', verdict: 'dead', lastHeartbeatAt: null, checkedAt: null, leaseTtlMs: 0 } : null;
+  }
+  let out: LivenessFacts = memo.liveness;
+  for (const e of unseen) {
+    if (e.seq <= memo.seq || e.seq > record.seq) continue;
+    const move = livenessAfter(e, record);
+    if (!move) continue;
+    out = {
+      ...out,
+      status: move.status,
+      verdict: move.verdict,
+      ...(move.heardAt !== undefined ? { lastHeartbeatAt: move.heardAt } : {}),
+      ...(e.type === 'ownership.stale' ? { checkedAt: e.at } : {}),
+    };
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import type { ClaimInput } from '../../src/domain/commands';
 import { decideClaim, decideRelease } from '../../src/domain/decide';
 import type { EventDraft, OwnershipEvent } from '../../src/domain/events';
-import { decideHeartbeat, decideStale, livenessAfter } from '../../src/domain/liveness';
+import { decideHeartbeat, decideStale, livenessAfter, livenessOfRecord } from '../../src/domain/liveness';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 
 /** The workflow's liveness rules, pure: which heartbeat counts and is logged, when a verdict marks stale. */
@@ -64,4 +64,21 @@ test('only a dead verdict on the tenure asked about, still active, marks it stal
   expect(livenessAfter(e, after)).toEqual({ status: 'stale', verdict: 'dead' });
   const hb = decideHeartbeat(after, OWNERSHIP, { executionSessionId: 'a', epoch: 1 }, clock);
   expect(hb).toMatchObject({ accepted: true, event: { data: { transition: 'revived' } } });
+});
+
+test('a view moves a memo that trails the log by the events it has not seen: stale carries its verdict, a new owner its lease', () => {
+  const r = claimed();
+  const memo = { seq: 1, liveness: { status: 'live' as const, verdict: null, lastHeartbeatAt: 't0', checkedAt: null, leaseTtlMs: 3000 } };
+  const stale = decideStale(r, { executionSessionId: 'a', epoch: 1 }, 'dead', 'gone');
+  const after = apply(r, stale);
+  const e = { ...base, seq: 2, at: 't1', actor: { executionSessionId: null, principal: null }, ...stale[0]! } as unknown as OwnershipEvent;
+  expect(livenessOfRecord(memo, [e], after)).toEqual({ status: 'stale', verdict: 'dead', lastHeartbeatAt: 't0', checkedAt: 't1', leaseTtlMs: 3000 });
+  // a memo already at the record's seq is the view; events it has seen move nothing
+  expect(livenessOfRecord({ ...memo, seq: 2 }, [e], after)).toEqual(memo.liveness);
+  // no memo: null, but a stale record still says it was proven dead
+  expect(livenessOfRecord(null, [], r)).toBeNull();
+  expect(livenessOfRecord(null, [], after)).toMatchObject({ status: 'stale', verdict: 'dead' });
+  // a reclaim's owner is live, heard at the reclaim
+  const reclaim = { ...e, seq: 3, at: 't2', type: 'ownership.reclaimed' } as unknown as OwnershipEvent;
+  expect(livenessOfRecord(memo, [e, reclaim], { ...after, seq: 3, state: 'active' })).toMatchObject({ status: 'live', verdict: null, lastHeartbeatAt: 't2' });
 });

@@ -58,13 +58,10 @@ export function registerLookupRoutes(app: App, svc: OwnershipService): void {
         if (err instanceof OwnershipError && err.code === 'not_found') return null;
         throw err;
       });
-      return {
-        ...record,
-        liveness: live?.liveness ?? null,
-        branchStatus: live?.projectionSync?.branch ?? null,
-        enforcement: live?.enforcement ?? null,
-        observers,
-      };
+      if (!live) return { ...record, liveness: null, branchStatus: null, enforcement: null, observers };
+      // One moment: the record the liveness was read beside, never the first read's (the log may have moved between the two).
+      const { liveness, projectionSync, projection: _projection, enforcement, ...seen } = live;
+      return { ...seen, liveness, branchStatus: projectionSync?.branch ?? null, enforcement: enforcement ?? null, observers };
     },
   );
 

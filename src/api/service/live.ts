@@ -1,5 +1,8 @@
 import { OwnershipError } from '../../client/errors';
 import { getOwnership } from '../../store/lookups';
+import { readEvents } from '../../store/event-store';
+import { livenessOfRecord } from '../../domain/liveness';
+import type { OwnershipRecord } from '../../domain/projection';
 import { heardOf, withHeard } from '../../store/heartbeats';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { projectionOf, type LiveState } from '../../workflows/messages';
@@ -42,11 +45,20 @@ export async function ownershipView(deps: ServiceDeps, ownershipId: string): Pro
   const record = row ? await getOwnership(deps.pool, { ownershipId }) : null;
   if (!row || !record) return null;
   const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
-  if (!live) return { ...record, liveness: null, projectionSync: null };
+  if (!live) return { ...record, liveness: await livenessOfView(deps, null, record), projectionSync: null };
   const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
   const branch = newerBranch(live.projectionSync.branch, moved);
-  const liveness = withHeard(live.liveness, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
+  const liveness = withHeard((await livenessOfView(deps, live, record))!, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
   const projectionSync = branch ? { ...live.projectionSync, branch } : live.projectionSync;
   // And whether the worktree's host enforces it yet (a host that is away does not).
   return withEnforcement(deps.hostPresence, { ...record, liveness, projectionSync, projection: projectionOf(projectionSync, record.seq) });
+}
+
+/**
+ * The liveness to show beside `record` (src/domain/livenessOfRecord): the memo's, moved by the
+ * log's events it has not seen yet. Those are read only in the window where the memo lags the log.
+ */
+export async function livenessOfView(deps: Pick<ServiceDeps, 'pool'>, live: LiveState | null, record: OwnershipRecord): Promise<LiveState['liveness'] | null> {
+  const unseen = live !== null && live.seq < record.seq ? await readEvents(deps.pool, record.ownershipId, live.seq, record.seq - live.seq) : [];
+  return livenessOfRecord(live, unseen, record);
 }

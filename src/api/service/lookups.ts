@@ -15,6 +15,8 @@ import { workflowIdsOf } from '../../store/ownership-rows';
 import type { Enforcement, GetQuery, HistoryQuery, ListQuery, ListResponse, Liveness, WireRecord, HistoryResponse } from '../../contract/http';
 import { projectionOf } from '../../workflows/messages';
 import { enforcementOf } from './host-presence';
+import { livenessOfView } from './live';
+import { livenessOfRecord } from '../../domain/liveness';
 import { authorizeOp, redact, withTemporal, type ServiceDeps } from './context';
 import { headsOf, newerBranch } from '../../store/worktree-heads';
 import { heardOf, withHeard } from '../../store/heartbeats';
@@ -75,14 +77,15 @@ async function withLiveness(deps: ServiceDeps, items: OwnershipRecord[]): Promis
       try {
         const workflowId = ids.get(item.ownershipId) ?? ownershipWorkflowId(item.hostId, item.worktreePath);
         const v = await withTemporal(deps, () => deps.client.liveState({ workflowId, ownershipId: item.ownershipId }), LIVENESS_QUERY_MS);
+        item.liveness = await livenessOfView(deps, v, item);
         if (v) {
-          item.liveness = v.liveness;
           item.branchStatus = v.projectionSync.branch ?? null;
           // Whether the worktree's host enforces this record yet, and whether its agent is there to.
           if (deps.hostPresence) item.enforcement = enforcementOf(projectionOf(v.projectionSync, item.seq), await deps.hostPresence.of(item.hostId));
         }
       } catch {
-        // unknown stays null: rendered `unknown`, never guessed
+        // unknown stays null: rendered `unknown`, never guessed (a stale record says its verdict itself)
+        item.liveness = livenessOfRecord(null, [], item);
       }
     }
   };
