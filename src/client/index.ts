@@ -35,7 +35,7 @@ import type { OwnershipEvent } from '../domain/events';
 import { checkNamedBranch } from '../domain/branch';
 import { BranchName, IdString, PathString } from '../domain/identity';
 import { ownerSummary, type OwnershipRecord } from '../domain/projection';
-import { sealRequest } from '../domain/seal';
+import { sealRequest, startSealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
 import type { Conversation, ProcessIdentity } from '../domain/identity';
 import { ownershipWorkflowId, newOwnershipId } from '../ids/workflow-id';
@@ -106,13 +106,13 @@ async function withBinding<I extends { worker: { workerId: string }; binding?: B
  */
 function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [I]; updateId: string } {
   const updateId = opts.messageId ?? `upd_${randomUUID()}`;
-  return { args: [{ ...arg, seal: sealRequest(updateId, nowMs) }], updateId };
+  return { args: [{ ...arg, seal: sealRequest('update', updateId, nowMs) }], updateId };
 }
 
-/** A signal as service processes send it: sealed for its workflow (signals have no id). */
-const sealedSignalArg = <I>(arg: I, messageId?: string): I => ({
+/** A signal as service processes send it: sealed for its workflow, with an id of its own (a copy of it acts at most once) and an expiry. */
+const sealedSignalArg = <I>(arg: I, messageId: string | undefined, nowMs: number): I => ({
   ...arg,
-  seal: { ...sealRequest(null, Date.now()), ...(messageId !== undefined ? { messageId } : {}) },
+  seal: sealRequest('signal', messageId ?? `sig_${randomUUID()}`, nowMs),
 });
 
 export { OwnershipError } from './errors';
@@ -375,6 +375,7 @@ export class OwnershipClient {
             settings: this.settings,
             carried: null,
             liveMemo: 'durable',
+            seal: startSealRequest(this.now()),
           },
         ],
       });
@@ -496,7 +497,7 @@ export class OwnershipClient {
     const workflowId = await this.workflowIdOf(ref);
     await throughContinueAsNew(async () => {
       try {
-        await this.handle(workflowId).signal(def, sealedSignalArg(arg, messageId));
+        await this.handle(workflowId).signal(def, sealedSignalArg(arg, messageId, this.now()));
       } catch (err) {
         throw await this.atTheSeam(workflowId, err);
       }

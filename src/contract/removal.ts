@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BranchName, IdString, PathString } from '../domain/identity';
+import { SealSchema } from '../domain/seal';
 import { OwnershipFactSchema, RemovalFactsSchema, RemovalReceiptSchema } from '../domain/removal';
 
 /**
@@ -100,5 +101,7 @@ export const HostRemovalRequestSchema = z.strictObject({
   targets: Targets,
   dryRun: z.boolean(),
   deleteBranch: z.boolean(),
+  /** the API's seal on the removal's start (src/workflows/seal.ts startRefused) */
+  seal: SealSchema.optional(),
 });
 export type HostRemovalRequest = z.infer<typeof HostRemovalRequestSchema>;

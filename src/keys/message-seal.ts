@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 
@@ -35,28 +35,56 @@ export interface MessageKey {
   key: Buffer;
 }
 
-/** The keys of one deployment: the first seals, all verify. */
+/** The keys of one deployment: the first seals, all verify; a key with a window proves nothing sent after it. */
 export interface MessageKeyring {
   sealing: MessageKey;
   verifying: ReadonlyMap<string, Buffer>;
+  /** kid -> the end of the key's window (ms since the epoch): a retired key, kept so that what it sealed before still replays */
+  notAfter?: ReadonlyMap<string, number>;
 }
 
 /** A key's public id: the first 16 hex digits of its SHA-256 (never the key). */
 export const messageKeyId = (key: Buffer): string => createHash('sha256').update(DOMAIN).update(key).digest('hex').slice(0, 16);
 
-/** A keyring from the key file's text: one base64 key of 32 bytes per line, the sealing key first; `#` lines are comments. */
-export function parseKeyring(text: string, source: string): MessageKeyring {
+/**
+ * A keyring from the key file's text: one base64 key of 32 bytes per line, the sealing key first;
+ * `#` lines are comments. A key may end its line with `not-after=<ISO 8601 time>`: it is retired
+ * (a leaked key, say) and a message it sealed counts only when its workflow task ran before then,
+ * so histories recorded before still replay as they ran (docs/operations.md#the-service-key).
+ */
+export function parseKeyring(text: string, source: string, nowMs = Date.now()): MessageKeyring {
+  const notAfter = new Map<string, number>();
   const keys = text
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'))
     .map((l, i) => {
-      const key = Buffer.from(l, 'base64');
+      const [b64 = '', ...options] = l.split(/\s+/);
+      const key = Buffer.from(b64, 'base64');
       if (key.length !== 32) throw new Error(`${source}: key ${i + 1} must be 32 bytes, base64 (openssl rand -base64 32); got ${key.length}`);
-      return { kid: messageKeyId(key), key };
+      const kid = messageKeyId(key);
+      for (const o of options) {
+        const m = /^not-after=(.+)$/.exec(o);
+        const at = m ? Date.parse(m[1]!) : NaN;
+        if (!m || Number.isNaN(at)) throw new Error(`${source}: key ${i + 1}: unknown option ${JSON.stringify(o)} (only not-after=<ISO 8601 time>)`);
+        notAfter.set(kid, at);
+      }
+      return { kid, key };
     });
   if (keys.length === 0) throw new Error(`${source}: no key (one base64 key of 32 bytes per line, the sealing key first)`);
-  return { sealing: keys[0]!, verifying: new Map(keys.map((k) => [k.kid, k.key])) };
+  const sealing = keys[0]!;
+  const end = notAfter.get(sealing.kid);
+  if (end !== undefined && end <= nowMs)
+    throw new Error(`${source}: the first key (the one that seals) was retired at ${new Date(end).toISOString()}: put a new key first`);
+  return { sealing, verifying: new Map(keys.map((k) => [k.kid, k.key])), notAfter };
+}
+
+/** A key file anyone but its owner can read or write is a key every local user holds: refused, with the fix. */
+export function assertPrivateKeyFile(file: string): void {
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new Error(`${file}: the service key file is readable or writable by others (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 ${file}`);
+  }
 }
 
 /**
@@ -69,6 +97,7 @@ export function loadKeyring(cfg: { serviceKeyFile: string; dataDir: string }): M
   const named = cfg.serviceKeyFile !== '';
   const file = named ? cfg.serviceKeyFile : path.join(cfg.dataDir, 'service.key');
   if (!named) createKeyFileIfMissing(file);
+  assertPrivateKeyFile(file);
   return parseKeyring(readFileSync(file, 'utf8'), file);
 }
 
@@ -128,39 +157,77 @@ function mac(key: Buffer, ctx: { namespace: string; workflowId: string }, encodi
   return createHmac('sha256', key).update(`${DOMAIN}\0${ctx.namespace}\0${ctx.workflowId}\0`).update(encoding).update('\0').update(data).digest();
 }
 
-const isJson = (p: Payload): boolean => p.metadata?.encoding !== undefined && td.decode(p.metadata.encoding) === 'json/plain';
+const JSON_PLAIN = te.encode('json/plain');
+const encodingOf = (p: Payload): string | null => (p.metadata?.encoding ? td.decode(p.metadata.encoding) : null);
+/** `null`, as the JSON converter writes it: what a payload the workflow must not read becomes. */
+const jsonNull = (): Payload => ({ metadata: { encoding: JSON_PLAIN }, data: te.encode('null') });
 
-/** The top-level object of a JSON payload when it has a `seal` field, else null (cheap for the payloads that have none). */
-function sealedObject(p: Payload): Record<string, unknown> | null {
-  if (!isJson(p) || !p.data || Buffer.from(p.data.buffer, p.data.byteOffset, p.data.byteLength).indexOf('"seal"') < 0) return null;
-  const value: unknown = JSON.parse(td.decode(p.data));
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, 'seal') ? (value as Record<string, unknown>) : null;
+type Judged = { kind: 'object'; value: Record<string, unknown> } | { kind: 'other'; value: unknown } | { kind: 'unreadable' };
+
+/**
+ * A payload's value as the workflow's JSON converter will see it, judged here on the parsed value
+ * and never on its bytes: a key spelled with an escape (`"se\u0061l"`), written twice, or hidden
+ * in bytes another decoder reads otherwise all parse to the same object, and it is that object,
+ * re-serialised, that the workflow receives.
+ */
+function judge(p: Payload): Judged {
+  const encoding = encodingOf(p);
+  if (encoding === 'binary/null') return { kind: 'other', value: undefined };
+  if (encoding !== 'json/plain' || !p.data) return { kind: 'unreadable' };
+  let value: unknown;
+  try {
+    value = JSON.parse(td.decode(p.data));
+  } catch {
+    return { kind: 'unreadable' };
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? { kind: 'object', value: value as Record<string, unknown> }
+    : { kind: 'other', value };
 }
+
+/** A key's window: when it stops proving anything (ms since the epoch), from the key file. */
+const notAfterOf = (keys: MessageKeyring, kid: string): number | undefined => keys.notAfter?.get(kid);
 
 export class MessageSealCodec implements PayloadCodec {
   /** `keys` is readable: the workers derive the tenure hashes (src/keys/tenure.ts) from the very keys that prove their seals. */
   constructor(readonly keys: MessageKeyring) {}
 
+  /** Seals what a service process asks to seal: a JSON object addressed to a workflow whose `seal` is a request (no `ok`: a proven seal is never sealed again). */
   async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     if (context?.type !== 'workflow') return payloads;
     return payloads.map((p) => {
-      if (sealedObject(p) === null) return p;
+      const j = judge(p);
+      if (j.kind !== 'object' || !Object.hasOwn(j.value, 'seal')) return p;
+      const request = j.value.seal;
+      if (typeof request !== 'object' || request === null || Object.hasOwn(request, 'ok')) return p;
       const seal = mac(this.keys.sealing.key, context, p.metadata!.encoding!, p.data!);
       return { ...p, metadata: { ...p.metadata, [SEAL]: te.encode(seal.toString('base64')), [SEAL_KID]: te.encode(this.keys.sealing.kid) } };
     });
   }
 
+  /**
+   * Every payload addressed to a workflow leaves here as what was proven, whatever its spelling or
+   * encoding: a JSON object with a `seal` gets the seal this codec proved (`ok: true` and the
+   * key's id and window, or `{ ok: false }`), re-serialised so the workflow reads exactly what was
+   * judged; any other JSON value is re-serialised as parsed; a payload the JSON converter would
+   * read otherwise than this codec (an unknown encoding, bytes that do not parse) becomes `null`,
+   * which no handler takes for a message. Only `binary/null` (undefined) passes as it is.
+   */
   async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     if (context?.type !== 'workflow') return payloads;
     return payloads.map((p) => {
-      const value = sealedObject(p);
-      if (value === null) return p;
-      const proven = this.verify(p, context);
-      const claimed = typeof value.seal === 'object' && value.seal !== null ? (value.seal as Record<string, unknown>) : {};
-      // What was proven replaces whatever the sender wrote: an `ok: true` written by hand is never believed.
-      const seal = proven ? { ...claimed, ok: true, kid: proven } : { ok: false };
+      const j = judge(p);
       const { [SEAL]: _s, [SEAL_KID]: _k, ...metadata } = p.metadata ?? {};
-      return { ...p, metadata, data: te.encode(JSON.stringify({ ...value, seal })) };
+      if (j.kind === 'unreadable') return jsonNull();
+      if (j.kind === 'other') return j.value === undefined ? p : { metadata, data: te.encode(JSON.stringify(j.value)) };
+      if (!Object.hasOwn(j.value, 'seal')) return { metadata, data: te.encode(JSON.stringify(j.value)) };
+      const kid = this.verify(p, context);
+      const claimed = typeof j.value.seal === 'object' && j.value.seal !== null ? (j.value.seal as Record<string, unknown>) : {};
+      // What was proven replaces whatever the sender wrote: an `ok`, `kid` or `notAfter` written by hand is never believed.
+      const { ok: _ok, kid: _kid, notAfter: _na, ...asked } = claimed;
+      const notAfter = kid === null ? undefined : notAfterOf(this.keys, kid);
+      const seal = kid === null ? { ok: false } : { ...asked, ok: true, kid, ...(notAfter !== undefined ? { notAfter } : {}) };
+      return { metadata, data: te.encode(JSON.stringify({ ...j.value, seal })) };
     });
   }
 
@@ -169,9 +236,9 @@ export class MessageSealCodec implements PayloadCodec {
     const sealB64 = p.metadata?.[SEAL];
     const kid = p.metadata?.[SEAL_KID] ? td.decode(p.metadata[SEAL_KID]) : '';
     const key = this.keys.verifying.get(kid);
-    if (!sealB64 || !key) return null;
+    if (!sealB64 || !key || !p.metadata?.encoding || !p.data) return null;
     const given = Buffer.from(td.decode(sealB64), 'base64');
-    const want = mac(key, ctx, p.metadata!.encoding!, p.data!);
+    const want = mac(key, ctx, p.metadata.encoding, p.data);
     return given.length === want.length && timingSafeEqual(given, want) ? kid : null;
   }
 }

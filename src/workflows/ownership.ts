@@ -9,6 +9,7 @@ import { closed, drain, runUntilDone } from './run-loop';
 import { carry, startRun, type OwnershipWorkflowInput } from './run-state';
 import { installQueries, installSignals } from './signals';
 import { installUpdates } from './updates';
+import { continuedSeal, sealRulesOfRun, startRefused } from './seal';
 
 export { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
 export type { CarriedState, OwnershipWorkflowInput } from './run-state';
@@ -37,8 +38,12 @@ export { SA } from './publish';
  * command the run issues, follows docs/workflow-versioning.md.
  */
 export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<OwnershipRecord | null> {
+  // A run begins only from an input a service process sealed for it (seal.ts): a raw client's
+  // start, or a restart with a record of its own making, is refused before anything is decided.
+  const sealRules = sealRulesOfRun();
+  if (sealRules === 'v2' && startRefused(input, input.ownershipId, 'start') !== null) return null;
   const hosts = hostActivities(input.worktree.hostId);
-  const s = startRun(input);
+  const s = startRun(input, sealRules);
 
   installUpdates(s, hosts);
   installSignals(s);
@@ -73,5 +78,6 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     settings: nextSettings,
     carried: carry(s, s.record),
     liveMemo: 'durable',
+    ...(s.sealRules === 'v2' ? { seal: continuedSeal() } : {}),
   });
 }

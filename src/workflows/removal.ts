@@ -1,4 +1,5 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { startRefused } from './seal';
 import type { HostActivities } from '../activities/types';
 import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
@@ -16,10 +17,14 @@ import { REMOVAL_TIMEOUT_MS } from '../domain/removal';
  * success. Its bound is the caller's: the API waits for it and no longer.
  */
 export async function worktreeRemovalWorkflow(request: HostRemovalRequest): Promise<RemovalResult> {
+  // Only the API starts a removal, sealed (seal.ts): a raw client's `callerIsOwner` or made-up receipts remove nothing.
+  const problem = startRefused(request, request.ownership?.ownershipId ?? '', 'worktreeRemovalWorkflow');
+  if (problem !== null) throw ApplicationFailure.nonRetryable(`the removal's start is not sealed by a service process (${problem})`, 'message_unsealed');
   const { removeWorktree } = proxyActivities<Pick<HostActivities, 'removeWorktree'>>({
     taskQueue: hostTaskQueue(request.hostId),
     scheduleToCloseTimeout: REMOVAL_TIMEOUT_MS,
     retry: { maximumAttempts: 1, nonRetryableErrorTypes: [...FINAL_HOST_ERRORS] },
   });
-  return removeWorktree(request);
+  const { seal: _seal, ...asked } = request;
+  return removeWorktree(asked);
 }

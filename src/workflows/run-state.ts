@@ -4,6 +4,8 @@ import { livenessAfter } from '../domain/liveness';
 import type { WorktreeRef } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
+import type { Seal } from '../domain/seal';
+import type { SealRules } from './seal';
 import { projectionOf, type LivenessState, type OwnershipView, type ProjectionSync } from './messages';
 
 /**
@@ -22,6 +24,8 @@ export interface CarriedState {
   projectionSync: ProjectionSync;
   lastHeartbeatMs: number;
   lastHeartbeatLoggedMs: number;
+  /** the signal ids the previous run remembered, with their seals' expiry, and its floor (seal.ts): a copied signal acts once across runs too */
+  signals?: { ids: Array<[string, number]>; floorExp: number | null };
 }
 
 export interface OwnershipWorkflowInput {
@@ -36,6 +40,8 @@ export interface OwnershipWorkflowInput {
    * change, as their histories hold.
    */
   liveMemo?: 'durable';
+  /** sealed by the starting service process, or by the worker's codec for a continue-as-new (seal.ts startRefused) */
+  seal?: Seal;
 }
 
 export interface RunState {
@@ -84,9 +90,15 @@ export interface RunState {
   readonly refusedMessages: Map<string, string>;
   /** Messages the log holds as applied at a seq this run may not have among its recent events. */
   readonly appliedMessages: Set<string>;
+  /** the seal rules of this run (seal.ts sealRulesOfRun) */
+  readonly sealRules: SealRules;
+  /** signal ids seen in this run (and carried), each until its seal expires */
+  readonly signalIds: Map<string, number>;
+  /** a signal whose seal expires no later than this was forgotten to stay bounded: one no younger is refused */
+  signalFloorExp: number | null;
 }
 
-export function startRun(input: OwnershipWorkflowInput): RunState {
+export function startRun(input: OwnershipWorkflowInput, sealRules: SealRules): RunState {
   const { settings, worktree } = input;
   const carried = input.carried ?? null;
   const liveness: LivenessState = carried?.liveness ?? {
@@ -125,6 +137,9 @@ export function startRun(input: OwnershipWorkflowInput): RunState {
     abandonChecked: false,
     refusedMessages: new Map(),
     appliedMessages: new Set(),
+    sealRules,
+    signalIds: new Map(carried?.signals?.ids ?? []),
+    signalFloorExp: carried?.signals?.floorExp ?? null,
   };
 }
 
@@ -137,6 +152,7 @@ export function carry(s: RunState, record: OwnershipRecord): CarriedState {
     projectionSync: s.sync,
     lastHeartbeatMs: s.lastHeartbeatMs,
     lastHeartbeatLoggedMs: s.lastHeartbeatLoggedMs,
+    ...(s.sealRules === 'v2' ? { signals: { ids: [...s.signalIds].filter(([, e]) => e >= Date.now()), floorExp: s.signalFloorExp } } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
-import { currentUpdateInfo, proxySinks, type Sinks } from '@temporalio/workflow';
+import { currentUpdateInfo, patched, proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
 import type { Principal } from '../domain/identity';
 import { refusal } from '../domain/reasons';
-import { sealProblem, type SealProblem } from '../domain/seal';
+import { sealProblem, startSealRequest, type Seal, type SealProblem } from '../domain/seal';
 import { fail } from './activities';
 import type { RunState } from './run-state';
 
@@ -42,7 +42,7 @@ const claimedPrincipal = (raw: unknown): string | null => {
 /** An update's validator, first of all: refuses (and records) a message no service process sealed for this update. */
 export function refuseUnsealedUpdate(s: RunState, raw: unknown): void {
   const info = currentUpdateInfo();
-  const problem = sealProblem(raw, { updateId: info?.id ?? null, nowMs: Date.now() });
+  const problem = sealProblem(raw, { kind: 'update', updateId: info?.id ?? null, nowMs: Date.now() });
   if (problem === null) return;
   audit.refused({
     ownershipId: s.ownershipId,
@@ -73,10 +73,45 @@ export function recordRefusedSignal(s: RunState, name: string, raw: unknown, cod
   });
 }
 
+/**
+ * The seal rules a run follows, decided once at its start. 'v2' (every run started since): the
+ * start input is sealed and fresh, and a signal names an id of its own and an expiry, and acts at
+ * most once. 'v1': runs recorded before, replayed as they ran (their signals bound only the
+ * workflow). docs/workflow-versioning.md's ledger names the patch.
+ */
+export const SEALED_STARTS = 'sealed-starts-v1';
+export type SealRules = 'v1' | 'v2';
+export const sealRulesOfRun = (): SealRules => (patched(SEALED_STARTS) ? 'v2' : 'v1');
+
+/** How many signal ids a run remembers (each until its seal expires); past it, the oldest are forgotten and anything no younger refused. */
+export const REMEMBERED_SIGNALS = 512;
+
+/**
+ * Whether a run may begin from this input: sealed by a service process for this workflow (the API
+ * starting it, or the previous run continuing as new: the worker's codec seals that), and fresh
+ * against the run's own start time, so a start input copied out of a history starts nothing later.
+ */
+export function startRefused(raw: unknown, ownershipId: string, message: string): SealProblem | null {
+  const problem = sealProblem(raw, { kind: 'start', runStartMs: workflowInfo().runStartTime.getTime() });
+  if (problem === null) return null;
+  audit.refused({ ownershipId, message, messageId: null, code: 'message_unsealed', problem, claimedPrincipal: claimedPrincipal(raw) });
+  return problem;
+}
+
+/** The seal a run puts on the input of the run it continues as: the worker's codec proves it for the same workflow. */
+export const continuedSeal = (): Seal => startSealRequest(Date.now());
+
 /** A signal's handler: true when it may act. Runs on replay too, so the record is made once (sinks skip replay). */
 export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
-  const problem = sealProblem(raw, { updateId: null, nowMs: Date.now() });
-  if (problem === null) return true;
+  const nowMs = Date.now();
+  const problem =
+    s.sealRules === 'v1'
+      ? sealProblem(raw, { kind: 'legacy-signal' })
+      : sealProblem(raw, { kind: 'signal', nowMs, seen: (id) => s.signalIds.has(id) || (s.signalFloorExp !== null && exp(raw) <= s.signalFloorExp) });
+  if (problem === null) {
+    if (s.sealRules === 'v2') rememberSignal(s, signalMessageId(raw)!, exp(raw), nowMs);
+    return true;
+  }
   audit.refused({
     ownershipId: s.ownershipId,
     message: name,
@@ -86,4 +121,16 @@ export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
     claimedPrincipal: claimedPrincipal(raw),
   });
   return false;
+}
+
+const exp = (raw: unknown): number => (raw as { seal: Seal }).seal.exp ?? 0;
+
+/** Remembered until it expires (it is refused after that anyway); bounded, the oldest forgotten first and the floor raised past them. */
+function rememberSignal(s: RunState, id: string, expMs: number, nowMs: number): void {
+  for (const [k, e] of s.signalIds) if (e < nowMs) s.signalIds.delete(k);
+  s.signalIds.set(id, expMs);
+  if (s.signalIds.size <= REMEMBERED_SIGNALS) return;
+  const [oldest, oldestExp] = [...s.signalIds].reduce((a, b) => (b[1] < a[1] ? b : a));
+  s.signalIds.delete(oldest);
+  s.signalFloorExp = Math.max(s.signalFloorExp ?? 0, oldestExp);
 }

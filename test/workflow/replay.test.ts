@@ -11,6 +11,7 @@ import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { newOwnershipId } from '../../src/ids/workflow-id';
 import { appendEvents, readEvents, settleRefused } from '../../src/store/event-store';
 import { dataConverterOf } from '../../src/infra/payload-codec';
+import { parseKeyring } from '../../src/keys/message-seal';
 import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
@@ -31,7 +32,8 @@ const RECORD = process.env.OD_RECORD_HISTORIES;
  * replay through the same codec as the workers ran them. A seal binds the workflow id, so each
  * fixture's workflow id is kept in WORKFLOW_IDS.
  */
-const fixtureConverter = dataConverterOf({ payloadKeyFile: '', serviceKeyFile: path.join(FIXTURES, 'service.key'), dataDir: FIXTURES });
+// Read as text, not loaded as a deployment's key file: a committed test key is world-readable by design.
+const fixtureConverter = dataConverterOf({ payloadKeyFile: '', keyring: parseKeyring(readFileSync(path.join(FIXTURES, 'service.key'), 'utf8'), 'fixtures') });
 const WORKFLOW_IDS = path.join(FIXTURES, 'workflow-ids.json');
 const workflowIds = (): Record<string, string> => (existsSync(WORKFLOW_IDS) ? (JSON.parse(readFileSync(WORKFLOW_IDS, 'utf8')) as Record<string, string>) : {});
 

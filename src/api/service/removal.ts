@@ -5,6 +5,7 @@ import type { Principal } from '../../domain/identity';
 import { isFreeState } from '../../domain/states';
 import { holdsWorktree, REMOVAL_TIMEOUT_MS, removedReceipt, type OwnershipFact } from '../../domain/removal';
 import { removalWorkflowId } from '../../ids/workflow-id';
+import { startSealRequest } from '../../domain/seal';
 import { getOwnership, latestOwnershipAt } from '../../store/lookups';
 import type { worktreeRemovalWorkflow } from '../../workflows/removal';
 import { authorizeForWorker } from '../../auth/policy';
@@ -90,7 +91,7 @@ async function onHost(deps: ServiceDeps, request: HostRemovalRequest) {
       return await deps.temporal.workflow.start<typeof worktreeRemovalWorkflow>('worktreeRemovalWorkflow', {
         workflowId,
         taskQueue: deps.client.taskQueue,
-        args: [request],
+        args: [{ ...request, seal: startSealRequest(Date.now()) }],
         workflowExecutionTimeout: REMOVAL_TIMEOUT_MS + 10_000,
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         workflowIdConflictPolicy: 'FAIL',
