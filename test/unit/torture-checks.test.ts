@@ -1,10 +1,15 @@
 import { temporal } from '@temporalio/proto';
 import { buildLog, worktreeKey, type EventRow, type Log, type OwnershipRow } from '../../torture/checker/load';
+import { checkAcks } from '../../torture/checker/acks';
+import { checkLifecycles } from '../../torture/checker/lifecycles';
 import { withinSignal } from '../../torture/checker/match';
+import { checkProjections, type Quiesced } from '../../torture/checker/projection';
+import { localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
+import type { LocalProjection } from '../../src/git/projection';
 import { checkRefusals } from '../../torture/checker/refusals';
 import { checkAcknowledgedMessages, checkDuplicateMessages, checkRefusedMessages } from '../../torture/checker/messages';
 import { checkHistories, checkLiveVsLog, checkReplays, type History, type LiveView, type RunHistory } from '../../torture/checker/temporal';
-import type { Violation } from '../../torture/checker/types';
+import { CHECK_NAMES, type CheckName, type Violation } from '../../torture/checker/types';
 import type { CallRecord } from '../../torture/record';
 
 /**
@@ -139,6 +144,13 @@ function call(c: Partial<CallRecord> & Pick<CallRecord, 'op' | 'status'>): CallR
 }
 
 const checks = (vs: Violation[]) => vs.map((v) => v.check);
+/** Every kind some test below saw fire: the last test holds CHECK_NAMES to it. */
+const fired = new Set<CheckName>();
+/** The violations are exactly these kinds, in order (and each of them is counted as seen firing). */
+function expectChecks(vs: Violation[], kinds: CheckName[]): void {
+  expect(checks(vs)).toEqual(kinds);
+  for (const k of kinds) fired.add(k);
+}
 
 describe('buildLog', () => {
   test('keeps each event’s messageId beside it and indexes the log by message', () => {
@@ -154,7 +166,7 @@ describe('duplicate_message', () => {
   test('two events of one lifecycle with the same (messageId, type) are reported', () => {
     const out: Violation[] = [];
     checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm2'), planBound(200, 'lane-a', 'm2')]), out);
-    expect(checks(out)).toEqual(['duplicate_message']);
+    expectChecks(out, ['duplicate_message']);
     expect(out[0]!.message).toContain('m2');
     expect(out[0]!.seq).toBe(3);
   });
@@ -162,7 +174,7 @@ describe('duplicate_message', () => {
   test('a request applied under its own id and its successor id is applied twice', () => {
     const out: Violation[] = [];
     checkDuplicateMessages(logOf([claimed(0, 'm1'), planBound(100, 'lane-a', 'm2'), planBound(200, 'lane-b', 'm2.1')]), out);
-    expect(checks(out)).toEqual(['duplicate_message']);
+    expectChecks(out, ['duplicate_message']);
   });
 
   test('one message with events of different types, distinct messages, and events without a message id are clean', () => {
@@ -193,14 +205,14 @@ describe('refused_yet_logged and unavailable_took_effect', () => {
       ],
       out,
     );
-    expect(checks(out)).toEqual(['refused_yet_logged']);
+    expectChecks(out, ['refused_yet_logged']);
     expect(out[0]).toMatchObject({ ownershipId: OWN, seq: 2 });
   });
 
   test('a 503 whose message id an event carries is unavailable_took_effect', () => {
     const out: Violation[] = [];
     checkRefusedMessages(log, [call({ op: 'plan', status: 503, code: 'unavailable', messageId: 'm-plan' })], out);
-    expect(checks(out)).toEqual(['unavailable_took_effect']);
+    expectChecks(out, ['unavailable_took_effect']);
   });
 
   test('refusals and 5xx whose message is not in the log, and answers without a message id, are clean', () => {
@@ -231,7 +243,7 @@ describe('acknowledged_not_logged', () => {
       [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: { ...releasedAnswer, seq: 2 } })],
       out,
     );
-    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+    expectChecks(out, ['acknowledged_not_logged']);
     expect(f.withMessageId).toBe(1);
   });
 
@@ -251,7 +263,7 @@ describe('acknowledged_not_logged', () => {
       ],
       out,
     );
-    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+    expectChecks(out, ['acknowledged_not_logged']);
   });
 
   test('a request the API went on with under its successor id (`<id>.1`) is logged; a 409 whose successor applied is reported', () => {
@@ -273,7 +285,7 @@ describe('acknowledged_not_logged', () => {
     expect(out).toEqual([]);
     expect(f.ackLogged).toBe(1);
     checkRefusedMessages(log, [call({ op: 'cancel', status: 409, code: 'no_pending_handoff', messageId: 'm-cancel' })], out);
-    expect(checks(out)).toEqual(['refused_yet_logged']);
+    expectChecks(out, ['refused_yet_logged']);
   });
 
   test('a 2xx whose message is logged on another ownership is reported', () => {
@@ -282,7 +294,7 @@ describe('acknowledged_not_logged', () => {
     const other = 'own_01JTORTURE0000000000000002';
     const log = buildLog([...rows([claimed(0, 'm-bind')]), ...rows([claimed(0, 'm-b2'), released(1_200, 'm-rel')], other)], [], violations, (p) => p);
     checkAcknowledgedMessages(log, [call({ op: 'release', status: 200, messageId: 'm-rel', body: releaseBody, answer: releasedAnswer })], out);
-    expect(checks(out)).toEqual(['acknowledged_not_logged']);
+    expectChecks(out, ['acknowledged_not_logged']);
   });
 
   test('own event logged, replay of another message’s event, and replay of an event older than the call are clean', () => {
@@ -317,7 +329,7 @@ describe('live_vs_log', () => {
   test('a running workflow whose record differs from the fold of the log is reported', () => {
     const out: Violation[] = [];
     checkLiveVsLog(log, [live({ ownershipId: OWN, seq: 3, state: 'active', epoch: 2, ownerSession: 's2' })], out);
-    expect(checks(out)).toEqual(['live_vs_log']);
+    expectChecks(out, ['live_vs_log']);
     expect(out[0]!.message).toContain('"seq":2');
   });
 
@@ -332,7 +344,7 @@ describe('live_vs_log', () => {
       ],
       out,
     );
-    expect(checks(out)).toEqual(['live_vs_log', 'live_vs_log', 'live_vs_log']);
+    expectChecks(out, ['live_vs_log', 'live_vs_log', 'live_vs_log']);
   });
 
   test('a running workflow whose record is the fold of the log is clean', () => {
@@ -370,7 +382,7 @@ describe('failed_workflow_task', () => {
       },
     ];
     const f = checkHistories(histories, out);
-    expect(checks(out)).toEqual(['failed_workflow_task']);
+    expectChecks(out, ['failed_workflow_task']);
     expect(out[0]).toMatchObject({ workflowId: WF, runId: 'run-1' });
     expect(out[0]!.message).toContain('NON_DETERMINISTIC_ERROR');
     expect(out[0]!.message).toContain('TMPRL1100');
@@ -398,7 +410,7 @@ describe('replay', () => {
       ],
       out,
     );
-    expect(checks(out)).toEqual(['replay']);
+    expectChecks(out, ['replay']);
     expect(out[0]!.message).toContain(WF);
     expect(out[0]!.message).toContain('TMPRL1100');
   });
@@ -427,14 +439,14 @@ describe('explained_event across a worker outage (--kill-worker)', () => {
   };
 
   test('a signal applied long after its 202 with no outage is explained by no call', () => {
-    expect(checks(refusals([bind(), beat()], []))).toEqual(['explained_event']);
+    expectChecks(refusals([bind(), beat()], []), ['explained_event']);
   });
   test('a signal answered just before the worker was killed is applied once a worker takes its task again', () => {
     expect(refusals([bind(), beat()], [{ from: T0 + 1_600, to: T0 + 11_000 }])).toEqual([]);
   });
   test('an outage over before the signal was sent, or one its event is still too late for, does not explain it', () => {
-    expect(checks(refusals([bind(), beat()], [{ from: T0 - 20_000, to: T0 - 10_000 }]))).toEqual(['explained_event']);
-    expect(checks(refusals([bind(), beat()], [{ from: T0 + 1_600, to: T0 + 5_000 }]))).toEqual(['explained_event']);
+    expectChecks(refusals([bind(), beat()], [{ from: T0 - 20_000, to: T0 - 10_000 }]), ['explained_event']);
+    expectChecks(refusals([bind(), beat()], [{ from: T0 + 1_600, to: T0 + 5_000 }]), ['explained_event']);
   });
   test('withinSignal: the call’s own window, stretched to the end of an outage that began before it ran out', () => {
     const r = beat();
@@ -447,6 +459,234 @@ describe('explained_event across a worker outage (--kill-worker)', () => {
     const release = call({ op: 'release', status: 200, t0: T0 + 1_000, t1: T0 + 1_500, body: { executionSessionId: 's1', epoch: 1 } });
     const out: Violation[] = [];
     checkRefusals(logOf([claimed(500), released(12_000)]), [bind(), release], slots, out, [{ from: T0 + 1_600, to: T0 + 11_000 }]);
-    expect(checks(out)).toEqual(['explained_event']);
+    expectChecks(out, ['explained_event']);
   });
+});
+
+// ---- the log alone (lifecycles.ts), the answers (acks.ts), the worktrees (projection.ts) ----------
+
+const OWN2 = 'own_01JTORTURE0000000000000002';
+const claimedBy = (at: number, session: string, workerId: string, epoch: number, extra: Data = {}): Ev => ({
+  type: 'ownership.claimed',
+  session,
+  at,
+  data: {
+    owner: owner(session, workerId),
+    epoch,
+    via: 'bind',
+    handoffId: null,
+    previousExecutionSessionId: null,
+    lane: null,
+    planRef: null,
+    requestId: null,
+    ...extra,
+  },
+});
+const removed = (at: number): Ev => ({ type: 'ownership.worktree_removed', session: null, at, data: { reason: null } });
+const handoffTo = (at: number, toWorkerId: string): Ev => ({ ...handoffStarted(at), data: { ...handoffStarted(at).data, toWorkerId } });
+const acceptedBy = (at: number, session: string, workerId: string, handoffId = 'hof_1'): Ev =>
+  claimedBy(at, session, workerId, 2, { via: 'handoff', handoffId, previousExecutionSessionId: 's1' });
+
+/** The ownerships row that agrees with the fold of these events (what a healthy read projection holds). */
+function rowOf(events: Ev[], ownershipId = OWN, workflowId = WF): OwnershipRow {
+  const f = buildLog(rows(events, ownershipId), [], [], (p) => p)
+    .lifecycles.get(ownershipId)!
+    .folds.at(-1)!;
+  return {
+    ownership_id: ownershipId,
+    workflow_id: workflowId,
+    worktree_path: WT,
+    host_id: HOST,
+    state: f.state,
+    epoch: f.epoch,
+    seq: f.seq,
+    owner_session_id: f.owner?.executionSessionId ?? null,
+    owner_worker_id: f.worker?.workerId ?? null,
+  };
+}
+
+/** Lifecycles (each with the row that agrees with it unless given) through checkLifecycles; git says REPO. */
+function lifecycles(
+  lcs: { events: Ev[]; id?: string; row?: OwnershipRow | null; workflowId?: string }[],
+  homeWorker: Map<string, string> = new Map(),
+  opts: { canonicalize?: (p: string) => string; repoRootOf?: (p: string) => string | null; rows?: EventRow[] } = {},
+): Violation[] {
+  const out: Violation[] = [];
+  const eventRows = opts.rows ?? lcs.flatMap((l) => rows(l.events, l.id ?? OWN));
+  const ownershipRows = lcs.flatMap((l) => (l.row === null ? [] : [l.row ?? rowOf(l.events, l.id ?? OWN, l.workflowId)]));
+  const log = buildLog(eventRows, ownershipRows, out, opts.canonicalize ?? ((p) => p));
+  checkLifecycles(log, homeWorker, out, opts.repoRootOf ?? (() => REPO));
+  return out;
+}
+
+describe('the log alone (checkLifecycles, buildLog)', () => {
+  test('a clean log: a tenure, a handoff to the worker offered, a release, the worktree removed, then a new lifecycle', () => {
+    const first = [
+      claimed(0),
+      handoffTo(100, 'w2'),
+      acceptedBy(200, 's2', 'w2'),
+      { ...released(300), session: 's2', data: { executionSessionId: 's2', epoch: 2, reason: null } },
+      removed(400),
+    ];
+    const second = [claimedBy(1_000, 's3', 'w1', 1)];
+    expect(lifecycles([{ events: first }, { events: second, id: OWN2 }], new Map([['s2', 'w2']]))).toEqual([]);
+  });
+
+  test('one_live_ownership: two open lifecycles of one worktree at once', () => {
+    const vs = lifecycles([{ events: [claimed(0)] }, { events: [claimedBy(100, 's2', 'w1', 1)], id: OWN2 }]);
+    expectChecks(vs, ['one_live_ownership']);
+    expect(vs[0]!.message).toContain(OWN);
+    expect(vs[0]!.message).toContain(OWN2);
+  });
+
+  test('one_workflow_per_worktree: one after the other, but governed by two workflow ids', () => {
+    const vs = lifecycles([
+      { events: [claimed(0), released(100), removed(200)] },
+      { events: [claimedBy(1_000, 's2', 'w1', 1)], id: OWN2, workflowId: 'ownership/wt-0/ffffffffffff' },
+    ]);
+    expectChecks(vs, ['one_workflow_per_worktree']);
+  });
+
+  test('epochs: an owner change that is not +1, an event naming another epoch, and one naming a session that is not the owner', () => {
+    expectChecks(lifecycles([{ events: [claimedBy(0, 's1', 'w1', 2)] }]), ['epochs']);
+    expectChecks(lifecycles([{ events: [claimed(0), { ...released(100), data: { executionSessionId: 's1', epoch: 2, reason: null } }] }]), ['epochs']);
+    expectChecks(
+      lifecycles([
+        { events: [claimed(0), { ...planBound(50, 'a'), session: 's1' }, { ...released(100), data: { executionSessionId: 's9', epoch: 1, reason: null } }] },
+      ]),
+      ['epochs'],
+    );
+  });
+
+  test('session_foreign_worker: a session of one worker became owner under another', () => {
+    expectChecks(lifecycles([{ events: [claimed(0)] }], new Map([['s1', 'w2']])), ['session_foreign_worker']);
+  });
+
+  test('handoff_successor_worker: accepted by another worker than the one offered, or a handoff that was not pending for the session', () => {
+    expectChecks(lifecycles([{ events: [claimed(0), handoffTo(100, 'w2'), acceptedBy(200, 's2', 'w1')] }]), ['handoff_successor_worker']);
+    expectChecks(lifecycles([{ events: [claimed(0), handoffTo(100, 'w2'), acceptedBy(200, 's3', 'w2')] }]), ['handoff_successor_worker']);
+    expectChecks(lifecycles([{ events: [claimed(0), acceptedBy(200, 's2', 'w1', 'hof_never')] }]), ['handoff_successor_worker']);
+  });
+
+  test('seq_gap_free: a gap in the log, a row ahead of the log, a row without events', () => {
+    const gapped = rows([claimed(0), planBound(100, 'lane-a'), planBound(200, 'lane-b')]);
+    gapped.splice(1, 1); // seq 2 is lost: the log reads 1, 3
+    expectChecks(lifecycles([{ events: [claimed(0), planBound(100, 'lane-a')], row: { ...rowOf([claimed(0)]), seq: 2 } }], new Map(), { rows: gapped }), [
+      'seq_gap_free',
+    ]);
+    expectChecks(lifecycles([{ events: [claimed(0)], row: { ...rowOf([claimed(0)]), seq: 2 } }]), ['seq_gap_free']);
+    expectChecks(lifecycles([{ events: [claimed(0)] }, { events: [], id: OWN2, row: { ...rowOf([claimed(0)]), ownership_id: OWN2 } }]), ['seq_gap_free']);
+  });
+
+  test('read_projection_matches_log: a row that is not the fold of the log, and a lifecycle without a row', () => {
+    expectChecks(lifecycles([{ events: [claimed(0), released(100)], row: { ...rowOf([claimed(0), released(100)]), state: 'active' } }]), [
+      'read_projection_matches_log',
+    ]);
+    expectChecks(lifecycles([{ events: [claimed(0)], row: null }]), ['read_projection_matches_log']);
+  });
+
+  test('path_not_canonical: logged under a spelling that is not the realpath, or naming a repository git does not', () => {
+    expectChecks(lifecycles([{ events: [claimed(0)] }], new Map(), { canonicalize: (p) => p.replace('/tmp/', '/private/tmp/') }), ['path_not_canonical']);
+    expectChecks(lifecycles([{ events: [claimed(0)] }], new Map(), { repoRootOf: () => '/tmp/torture/other-repo' }), ['path_not_canonical']);
+  });
+
+  test('unparseable_event: a row of ownership_events that is no ownership event', () => {
+    const out: Violation[] = [];
+    const bad = rows([claimed(0), released(100)]);
+    bad[1]!.event = { ...(bad[1]!.event as Data), type: 'ownership.exploded' };
+    buildLog(bad, [], out, (p) => p);
+    expectChecks(out, ['unparseable_event']);
+    expect(out[0]).toMatchObject({ ownershipId: OWN, seq: 2 });
+  });
+});
+
+describe('the answers against the log (checkAcks)', () => {
+  const view = { ownershipId: OWN, state: 'active', epoch: 1, seq: 1, ownerSession: 's1', ownerWorker: 'w1', handoffId: null };
+  const bindCall = (answer: object = view) =>
+    call({ op: 'bind', status: 200, target: undefined, path: '/v1/bind', t0: T0, t1: T0 + 800, body: { executionSessionId: 's1' }, answer });
+  const acks = (events: Ev[], calls: CallRecord[]) => {
+    const out: Violation[] = [];
+    checkAcks(logOf(events), calls, out);
+    return out;
+  };
+
+  test('clean: a bind answered as logged, a heartbeat within its tenure, a refusal, an answered read', () => {
+    const beat = call({ op: 'heartbeat', status: 202, body: { executionSessionId: 's1', epoch: 1 } });
+    expect(acks([claimed(500)], [bindCall(), beat, call({ op: 'release', status: 409, mustRefuse: true }), call({ op: 'get', status: 200 })])).toEqual([]);
+  });
+
+  test('illegal_acknowledged: a call the contract refuses whatever the interleaving was answered 2xx', () => {
+    expectChecks(acks([claimed(500)], [call({ op: 'get', status: 200, variant: 'hijack', mustRefuse: true })]), ['illegal_acknowledged']);
+  });
+
+  test('acknowledged_in_log: an answer the log does not hold, as answered', () => {
+    expectChecks(acks([claimed(500)], [bindCall({ ...view, state: 'released' })]), ['acknowledged_in_log']);
+    expectChecks(acks([claimed(500)], [bindCall({ ...view, seq: 4 })]), ['acknowledged_in_log']);
+    expectChecks(acks([claimed(500)], [bindCall({ ...view, ownershipId: OWN2 })]), ['acknowledged_in_log']);
+    expectChecks(acks([claimed(500)], [call({ op: 'heartbeat', status: 202, body: { executionSessionId: 's1', epoch: 7 } })]), ['acknowledged_in_log']);
+    expectChecks(acks([claimed(500)], [call({ op: 'worktreeRemoved', status: 202 })]), ['acknowledged_in_log']);
+    expectChecks(acks([claimed(500)], [call({ op: 'landed', status: 202, body: { landedHead: 'a'.repeat(40) }, answer: { landingStatus: 'recorded' } })]), [
+      'acknowledged_in_log',
+    ]);
+  });
+});
+
+describe('the worktrees (checkProjections)', () => {
+  const log = logOf([claimed(0)], row('active', 1));
+  const q: Quiesced = { caughtUp: true, ms: 10, syncErrors: new Map(), lagging: [] };
+  const wts = [{ path: WT, key: worktreeKey(HOST, WT) }];
+  const want = localProjectionOf(log.lifecycles.get(OWN)!.folds.at(-1)!, NO_TENURE_HASHES).projection!;
+  const projections = async (disk: () => Promise<LocalProjection | null | undefined>, quiesced: Quiesced = q, l: Log = log) => {
+    const out: Violation[] = [];
+    await checkProjections(l, wts, quiesced, out, disk);
+    return out;
+  };
+
+  test('clean: the worktree shows its durable owner; a worktree that is gone is not read', async () => {
+    expect(await projections(async () => want)).toEqual([]);
+    expect(await projections(async () => undefined)).toEqual([]);
+  });
+
+  test('local_projection: not caught up, failed on the host, unreadable, another owner shown, a live owner shown after the end', async () => {
+    expectChecks(await projections(async () => want, { ...q, caughtUp: false, lagging: [OWN] }), ['local_projection']);
+    expectChecks(await projections(async () => want, { ...q, syncErrors: new Map([[OWN, 'projection_conflict']]) }), ['local_projection']);
+    expectChecks(
+      await projections(async () => {
+        throw new Error('git config exited 128');
+      }),
+      ['local_projection'],
+    );
+    expectChecks(await projections(async () => ({ ...want, epoch: 2 })), ['local_projection']);
+    expectChecks(await projections(async () => null), ['local_projection']);
+    const ended = logOf([claimed(0), released(100), removed(200)]);
+    expectChecks(await projections(async () => want, q, ended), ['local_projection']);
+    expect(await projections(async () => null, q, ended)).toEqual([]);
+  });
+});
+
+describe('refused_not_logged (checkRefusals)', () => {
+  const slots = new Map([[0, worktreeKey(HOST, WT)]]);
+  const bind = () => call({ op: 'bind', status: 200, t0: T0, t1: T0 + 800, path: '/v1/bind', body: { executionSessionId: 's1' } });
+  const release = (status: number, target = OWN) =>
+    call({ op: 'release', status, target, t0: T0 + 1_000, t1: T0 + 1_500, body: { executionSessionId: 's1', epoch: 1 } });
+  const refusals = (calls: CallRecord[]) => {
+    const out: Violation[] = [];
+    checkRefusals(logOf([claimed(500), released(1_200)]), calls, slots, out);
+    return out;
+  };
+
+  test('clean: every event is a 2xx call’s, addressed to its lifecycle', () => {
+    expect(refusals([bind(), release(200)])).toEqual([]);
+  });
+  test('an event only refused calls could have made', () => {
+    expectChecks(refusals([bind(), release(409)]), ['refused_not_logged']);
+  });
+  test('an event applied to a lifecycle by a call addressed to another', () => {
+    expectChecks(refusals([bind(), release(200, OWN2)]), ['refused_not_logged']);
+  });
+});
+
+test('every kind the torture checker can report is seen firing above (add a doctored input for a new kind)', () => {
+  expect(CHECK_NAMES.filter((k) => !fired.has(k))).toEqual([]);
+  expect([...fired].filter((k) => !(CHECK_NAMES as readonly string[]).includes(k))).toEqual([]);
 });

@@ -9,8 +9,14 @@ import type { Violation } from './types';
  * Checks on the log alone: seqs gap-free (6), epochs +1 exactly at each owner change (2), the read
  * projection row is the fold of the log, handoffs accepted only by the worker offered, sessions
  * owned only with their own worker, and one live ownership per (host, worktree) at every step (1).
+ * `repoRootOf` is git's answer for a worktree's repository (given by a unit test; git by default).
  */
-export function checkLifecycles(log: Log, homeWorker: ReadonlyMap<string, string>, out: Violation[]): void {
+export function checkLifecycles(
+  log: Log,
+  homeWorker: ReadonlyMap<string, string>,
+  out: Violation[],
+  repoRootOf: (worktree: string) => string | null = gitRepoRoot,
+): void {
   for (const l of log.lifecycles.values()) {
     checkSeqs(l, out);
     checkEpochs(l, homeWorker, out);
@@ -24,7 +30,7 @@ export function checkLifecycles(log: Log, homeWorker: ReadonlyMap<string, string
     }
   }
   for (const [, group] of log.worktrees) checkOneLive(group, out);
-  checkRepoRoots(log, out);
+  checkRepoRoots(log, out, repoRootOf);
 }
 
 function checkSeqs(l: Lifecycle, out: Violation[]): void {
@@ -123,10 +129,10 @@ function checkOneLive(group: Lifecycle[], out: Violation[]): void {
 }
 
 /** The repository a lifecycle names is the one git says the worktree belongs to (ids and provenance hang on it). */
-function checkRepoRoots(log: Log, out: Violation[]): void {
+function checkRepoRoots(log: Log, out: Violation[], repoRootOf: (worktree: string) => string | null): void {
   const truth = new Map<string, string | null>();
   for (const l of log.lifecycles.values()) {
-    if (!truth.has(l.path)) truth.set(l.path, gitRepoRoot(l.path));
+    if (!truth.has(l.path)) truth.set(l.path, repoRootOf(l.path));
     const real = truth.get(l.path);
     const named = l.events[0]?.repoRoot;
     if (real && named && named !== real) {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { isLiveState, readProjection } from '../../src/git/projection';
+import { isLiveState, readProjection, type LocalProjection } from '../../src/git/projection';
 import { localProjectionOf, NO_TENURE_HASHES } from '../../src/git/record';
 import { send } from '../../chaos/http';
 import type { Target } from '../target';
@@ -52,26 +52,35 @@ export async function quiesce(target: Target, timeoutMs = 60_000): Promise<Quies
 
 /**
  * (5) Each worktree's local projection (what the hooks read) names the durable owner of its open
- * ownership: ownership id, session, epoch, seq and state, as the host agent would write them.
+ * ownership: ownership id, session, epoch, seq and state, as the host agent would write them. `disk`
+ * reads a worktree's projection (undefined: the worktree is gone); a unit test gives it, git's
+ * config by default.
  */
-export async function checkProjections(log: Log, worktrees: readonly { path: string; key: string }[], q: Quiesced, out: Violation[]): Promise<void> {
+export async function checkProjections(
+  log: Log,
+  worktrees: readonly { path: string; key: string }[],
+  q: Quiesced,
+  out: Violation[],
+  disk: (worktree: string) => Promise<LocalProjection | null | undefined> = readWorktree,
+): Promise<void> {
   if (!q.caughtUp) out.push({ check: 'local_projection', message: `projections did not catch up within ${q.ms} ms: ${q.lagging.slice(0, 5).join(', ')}` });
   for (const [id, err] of q.syncErrors) out.push({ check: 'local_projection', message: `projection failed on the host: ${err}`, ownershipId: id });
   for (const wt of worktrees) {
-    if (!existsSync(wt.path)) continue;
-    let disk;
+    let shown0: LocalProjection | null | undefined;
     try {
-      disk = await readProjection(wt.path);
+      shown0 = await disk(wt.path);
     } catch (err) {
       out.push({ check: 'local_projection', message: `local projection unreadable: ${err instanceof Error ? err.message : String(err)}`, worktree: wt.path });
       continue;
     }
+    if (shown0 === undefined) continue;
+    const local = shown0;
     const open = (log.worktrees.get(wt.key) ?? []).map((l) => ({ l, last: l.folds.at(-1) })).filter((x) => x.last && x.last.state !== 'closed');
-    const shown = disk
-      ? { ownershipId: disk.ownershipId, executionSessionId: disk.executionSessionId, epoch: disk.epoch, seq: disk.seq, state: disk.state }
+    const shown = local
+      ? { ownershipId: local.ownershipId, executionSessionId: local.executionSessionId, epoch: local.epoch, seq: local.seq, state: local.state }
       : null;
     if (open.length === 0) {
-      if (disk && isLiveState(disk.state))
+      if (local && isLiveState(local.state))
         out.push({ check: 'local_projection', message: `no open ownership, the worktree still shows ${JSON.stringify(shown)}`, worktree: wt.path });
       continue;
     }
@@ -88,4 +97,9 @@ export async function checkProjections(log: Log, worktrees: readonly { path: str
       }
     }
   }
+}
+
+/** A worktree's local projection as the hooks read it; undefined when the worktree is gone. */
+async function readWorktree(worktree: string): Promise<LocalProjection | null | undefined> {
+  return existsSync(worktree) ? readProjection(worktree) : undefined;
 }
