@@ -8,6 +8,7 @@ import { unavailableProblem } from '../chaos/answer-rules';
 import { viewMismatch } from '../chaos/view-check';
 import type { HealthSample, Timeline } from './health';
 import type { CallRecord } from './http';
+import type { DeletionResult } from './injectors';
 import type { IntentRecord } from './load';
 import { API_DEADLINE_MS, RECLAIM_DEADLINE_MS, STACK_SETTINGS, type Component } from './stack';
 
@@ -45,26 +46,30 @@ import { API_DEADLINE_MS, RECLAIM_DEADLINE_MS, STACK_SETTINGS, type Component } 
  * - next message: checked by the run (probe) and reported here as `wedged`.
  */
 
-export type CheckName =
-  | 'lost'
-  | 'duplicated'
-  | 'refused_but_logged'
-  | 'unexplained_event'
-  | 'seq_gap'
-  | 'fold_failed'
-  | 'row_disagrees'
-  | 'view_disagrees'
-  | 'answer_not_in_log'
-  | 'rebuild_check'
-  | 'no_answer'
-  | 'slow_answer'
-  | 'bad_5xx'
-  | 'unsafe_body'
-  | 'workflow_unbounded'
-  | 'health_unanswered'
-  | 'health_lie'
-  | 'wedged'
-  | 'driver_error';
+/** Every kind of violation the checker (and the run's progress checks) can report; a unit test makes each fire. */
+export const CHECK_NAMES = [
+  'lost',
+  'duplicated',
+  'refused_but_logged',
+  'unexplained_event',
+  'seq_gap',
+  'fold_failed',
+  'row_disagrees',
+  'view_disagrees',
+  'answer_not_in_log',
+  'rebuild_check',
+  'no_answer',
+  'slow_answer',
+  'bad_5xx',
+  'unsafe_body',
+  'workflow_unbounded',
+  'health_unanswered',
+  'health_lie',
+  'wedged',
+  'driver_error',
+] as const;
+
+export type CheckName = (typeof CHECK_NAMES)[number];
 
 export interface Violation {
   check: CheckName;
@@ -80,27 +85,62 @@ export interface Log {
   /** recorded_at of each (ownershipId, seq) */
   recordedAt: Map<string, number>;
   /** ownerships rows */
-  rows: Map<string, { state: string; epoch: number; seq: number; owner_session_id: string | null; record: OwnershipRecord }>;
+  rows: Map<string, OwnershipRow>;
   events: number;
+  /** rows of ownership_events that do not parse as an ownership event: the log does not fold past them (fold_failed) */
+  unparseable?: { ownershipId: string; seq: number; recordedAt: number; error: string }[];
+}
+
+/** A row of ownership_events as the checker reads it (`event` is the raw JSON). */
+export interface EventRow {
+  ownership_id: string;
+  seq: number;
+  event: unknown;
+  recorded_at: Date;
+}
+
+/** A row of ownerships (the read projection). */
+export interface OwnershipRow {
+  ownership_id: string;
+  state: string;
+  epoch: number;
+  seq: number;
+  owner_session_id: string | null;
+  record: OwnershipRecord;
 }
 
 export async function loadLog(pool: Pool): Promise<Log> {
-  const ev = await pool.query<{ event: unknown; recorded_at: Date }>('SELECT event, recorded_at FROM ownership_events ORDER BY ownership_id, seq');
+  const ev = await pool.query<EventRow>('SELECT ownership_id, seq, event, recorded_at FROM ownership_events ORDER BY ownership_id, seq');
+  const rr = await pool.query<OwnershipRow>('SELECT ownership_id, state, epoch, seq, owner_session_id, record FROM ownerships');
+  return buildLog(ev.rows, rr.rows);
+}
+
+/** The log from its rows (ordered by ownership, seq), without I/O: what loadLog reads, and what a unit test feeds the checks. */
+export function buildLog(eventRows: readonly EventRow[], ownershipRows: readonly OwnershipRow[]): Log {
   const byOwnership = new Map<string, OwnershipEvent[]>();
   const recordedAt = new Map<string, number>();
-  for (const row of ev.rows) {
-    const e = parseEvent(row.event);
+  const unparseable: NonNullable<Log['unparseable']> = [];
+  for (const row of eventRows) {
+    let e: OwnershipEvent;
+    try {
+      e = parseEvent(row.event);
+    } catch (err) {
+      unparseable.push({
+        ownershipId: row.ownership_id,
+        seq: row.seq,
+        recordedAt: row.recorded_at.getTime(),
+        error: (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').slice(0, 300),
+      });
+      continue;
+    }
     const list = byOwnership.get(e.ownershipId) ?? [];
     list.push(e);
     byOwnership.set(e.ownershipId, list);
     recordedAt.set(`${e.ownershipId}#${e.seq}`, row.recorded_at.getTime());
   }
-  const rows = new Map<string, { state: string; epoch: number; seq: number; owner_session_id: string | null; record: OwnershipRecord }>();
-  const rr = await pool.query<{ ownership_id: string; state: string; epoch: number; seq: number; owner_session_id: string | null; record: OwnershipRecord }>(
-    'SELECT ownership_id, state, epoch, seq, owner_session_id, record FROM ownerships',
-  );
-  for (const r of rr.rows) rows.set(r.ownership_id, r);
-  return { byOwnership, recordedAt, rows, events: ev.rows.length };
+  const rows = new Map<string, OwnershipRow>();
+  for (const r of ownershipRows) rows.set(r.ownership_id, r);
+  return { byOwnership, recordedAt, rows, events: eventRows.length, unparseable };
 }
 
 /** The key an intent's event carries (unique per intent but for the removal, one per ownership). */
@@ -194,22 +234,21 @@ export function checkLog(log: Log, intents: readonly IntentRecord[], calls: read
         });
         break;
       }
-      try {
-        r = applyEvent(r, e);
-      } catch (err) {
-        out.push({
-          check: 'fold_failed',
-          phase: phaseOf(0),
-          ownershipId: id,
-          message: `${id} seq ${e.seq}: ${err instanceof Error ? err.message : String(err)}`,
-        });
-        break;
-      }
+      // applyEvent throws only on a seq gap, caught just above.
+      r = applyEvent(r, e);
       f.push(r);
       const k = eventKey(e);
       if (k) eventsByKey.set(k, [...(eventsByKey.get(k) ?? []), e]);
     }
     folds.set(id, f);
+  }
+  for (const u of log.unparseable ?? []) {
+    out.push({
+      check: 'fold_failed',
+      phase: phaseOf(u.recordedAt),
+      ownershipId: u.ownershipId,
+      message: `${u.ownershipId} seq ${u.seq} is no ownership event, the log does not fold past it: ${u.error}`,
+    });
   }
 
   const intentsByKey = new Map<string, IntentRecord[]>();
@@ -373,7 +412,7 @@ export async function checkAgreement(
     try {
       for (const e of events) fold = applyEvent(fold, e);
     } catch {
-      continue; // reported as fold_failed
+      continue; // a seq gap: reported as seq_gap
     }
     if (!fold) continue;
     const row = log.rows.get(id);
@@ -438,31 +477,31 @@ export function rebuildCheck(databaseUrl: string, phase: string): Promise<{ clea
       process.execPath,
       [path.join(PROJECT_ROOT, 'bin', 'od-worktree.js'), 'admin', 'rebuild-projection', '--check', '--json'],
       { cwd: PROJECT_ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }, encoding: 'utf8', timeout: 120_000 },
-      (err, stdout, stderr) => {
-        const output = `${stdout}${stderr}`.trim();
-        let consistent = false;
-        try {
-          consistent = (JSON.parse(stdout) as { consistent?: boolean }).consistent === true;
-        } catch {
-          /* not JSON: not clean */
-        }
-        const clean = err === null && consistent;
-        resolve({
-          clean,
-          output,
-          violations: clean
-            ? []
-            : [
-                {
-                  check: 'rebuild_check',
-                  phase,
-                  message: `rebuild-projection --check: exit ${err ? (err as { code?: unknown }).code : 0}: ${output.slice(0, 500)}`,
-                },
-              ],
-        });
-      },
+      (err, stdout, stderr) => resolve(judgeRebuild(err, stdout, stderr, phase)),
     );
   });
+}
+
+/** rebuild_check: clean only when the command exited 0 and said `{"consistent": true}` on stdout. */
+export function judgeRebuild(
+  err: { code?: unknown } | null,
+  stdout: string,
+  stderr: string,
+  phase: string,
+): { clean: boolean; violations: Violation[]; output: string } {
+  const output = `${stdout}${stderr}`.trim();
+  let consistent = false;
+  try {
+    consistent = (JSON.parse(stdout) as { consistent?: boolean }).consistent === true;
+  } catch {
+    /* not JSON: not clean */
+  }
+  const clean = err === null && consistent;
+  return {
+    clean,
+    output,
+    violations: clean ? [] : [{ check: 'rebuild_check', phase, message: `rebuild-projection --check: exit ${err ? err.code : 0}: ${output.slice(0, 500)}` }],
+  };
 }
 
 const DEADLINE_SLACK_MS = 5_000;
@@ -561,4 +600,48 @@ export function checkHealth(
     if (allUp && s.status !== 200) v(`everything up, answered ${s.status} ${JSON.stringify(s.body)}`);
   }
   return { violations: out, findings };
+}
+
+/** A probe: the next message sent to a worktree once a fault healed (faults/run.ts). */
+export interface Probe {
+  /** the worktree's name */
+  name: string;
+  op: string;
+  ok: boolean;
+  ms: number;
+  code?: string;
+}
+
+/**
+ * The run's progress after a fault: wedged, a worktree whose next message was not taken within
+ * the bound, or a deleted worktree whose reclaim was not acknowledged; driver_error, what the load
+ * itself could not do (a worktree it could not own before deleting it, a driver's own error).
+ */
+export function checkProgress(
+  phase: string,
+  probes: readonly Probe[],
+  probeBoundMs: number,
+  deletions: readonly Pick<DeletionResult, 'slot' | 'variant' | 'setupFailed' | 'result'>[],
+  driverErrors: readonly { name: string; error: string }[],
+): Violation[] {
+  const out: Violation[] = [];
+  for (const pr of probes) {
+    if (!pr.ok)
+      out.push({
+        check: 'wedged',
+        phase,
+        message: `${pr.name}: the next message (${pr.op}) was not taken within ${probeBoundMs} ms (${pr.code ?? 'no 2xx'} after ${pr.ms} ms)`,
+      });
+  }
+  for (const d of deletions) {
+    if (d.setupFailed) out.push({ check: 'driver_error', phase, message: `e: wt-${d.slot} could not be owned before its deletion` });
+    else if (d.result?.outcome !== 'acked')
+      out.push({
+        check: 'wedged',
+        phase,
+        message: `e: reclaim of wt-${d.slot} (deleted ${d.variant}) was not acknowledged: ${d.result?.outcome ?? 'not sent'} ${d.result?.code ?? ''}`,
+      });
+  }
+  for (const e of driverErrors) out.push({ check: 'driver_error', phase, message: `${e.name}: ${e.error}` });
+  return out;
 }

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cleanup } from '../stack/cleanup';
-import { checkAgreement, checkAnswers, checkHealth, checkLog, loadLog, rebuildCheck, type HealthFinding, type Violation } from './checker';
+import { checkAgreement, checkAnswers, checkHealth, checkLog, checkProgress, loadLog, rebuildCheck, type HealthFinding, type Violation } from './checker';
 import { diagnoseWedge } from './diagnose';
 import { makeWorktrees } from './git';
 import { HealthMonitor, Timeline } from './health';
@@ -276,26 +276,15 @@ async function checkPhase(p: PhaseInput): Promise<PhaseFigures> {
   );
   const rebuild = await rebuildCheck(stack.databaseUrl, fault.id);
   all.push(...rebuild.violations);
-  p.probes.forEach((pr, k) => {
-    if (!pr.ok)
-      all.push({
-        check: 'wedged',
-        phase: fault.id,
-        message: `${p.drivers[k]!.wt.name}: the next message (${pr.op}) was not taken within ${p.opts.probeBoundMs} ms (${pr.code ?? 'no 2xx'} after ${pr.ms} ms)`,
-      });
-  });
-  for (const d of p.deletions.filter((x) => x.phase === fault.id)) {
-    if (d.setupFailed) all.push({ check: 'driver_error', phase: fault.id, message: `e: wt-${d.slot} could not be owned before its deletion` });
-    else if (d.result?.outcome !== 'acked')
-      all.push({
-        check: 'wedged',
-        phase: fault.id,
-        message: `e: reclaim of wt-${d.slot} (deleted ${d.variant}) was not acknowledged: ${d.result?.outcome ?? 'not sent'} ${d.result?.code ?? ''}`,
-      });
-  }
-  p.drivers.forEach((d) => {
-    for (const e of d.errors.splice(0)) all.push({ check: 'driver_error', phase: fault.id, message: `${d.wt.name}: ${e}` });
-  });
+  all.push(
+    ...checkProgress(
+      fault.id,
+      p.probes.map((pr, k) => ({ ...pr, name: p.drivers[k]!.wt.name })),
+      p.opts.probeBoundMs,
+      p.deletions.filter((x) => x.phase === fault.id),
+      p.drivers.flatMap((d) => d.errors.splice(0).map((error) => ({ name: d.wt.name, error }))),
+    ),
+  );
 
   // Only what this phase newly found is its own.
   const fresh = all.filter((v) => {

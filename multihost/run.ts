@@ -850,6 +850,7 @@ class Context {
       ...log,
       byOwnership: new Map([...log.byOwnership].filter(([id]) => mine.has(id))),
       rows: new Map([...log.rows].filter(([id]) => mine.has(id))),
+      unparseable: (log.unparseable ?? []).filter((u) => mine.has(u.ownershipId)),
     };
     const starts = [{ t: 0, id: 'load' }];
     const checked = checkLog(only, intents.intents, calls.records, (t) => starts.find((s) => s.t <= t)?.id ?? 'load');
