@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Cleanup } from '../stack/cleanup';
-import { checkAnswers, checkLog, loadLog, rebuildCheck, type Log, type Violation } from '../faults/checker';
+import { loadLog, rebuildCheck } from '../faults/checker';
 import { git, landOnMain, makeWorktrees, type Worktree } from '../faults/git';
 import { Timeline } from '../faults/health';
 import { CallLog } from '../faults/http';
@@ -11,6 +11,20 @@ import { Rng } from '../chaos/rng';
 import { currentProcessIdentity } from '../src/activities/liveness';
 import { BEACON_STALE_MS } from '../src/infra/beacon';
 import { PROJECT_ROOT } from '../src/infra/tools';
+import {
+  awayCallAnswer,
+  bindAwayHost,
+  boundMissed,
+  forcedReclaimSaid,
+  hostsAgree,
+  judgeLateHistory,
+  judgeLoad,
+  lateListed,
+  lateWorkPreserved,
+  reclaimRefused,
+  refsHolding,
+  whoSaysPending,
+} from './judge';
 import { inHost } from './netns';
 import { MULTIHOST_SETTINGS, MultiHostStack, type Host } from './stack';
 
@@ -160,8 +174,9 @@ class Context {
 
   bound(name: string, boundMs: number, measuredMs: number): boolean {
     this.bounds.push({ name, boundMs, measuredMs });
-    this.log(`  bound: ${name}: ${measuredMs} ms (bound ${boundMs} ms) ${measuredMs <= boundMs ? 'met' : 'MISSED'}`);
-    return measuredMs <= boundMs;
+    const missed = boundMissed(name, boundMs, measuredMs);
+    this.log(`  bound: ${name}: ${measuredMs} ms (bound ${boundMs} ms) ${missed ? 'MISSED' : 'met'}`);
+    return missed === null;
   }
 
   /** `od-worktree …` run on a host (in its namespace), against the API over that host's link. */
@@ -367,13 +382,12 @@ class Context {
     lookups.push(['list --owners', ['list', '--owners', '--json']]);
     for (const [name, args] of lookups) {
       const answers = this.h.map((h) => this.cli(h, args));
-      const bad = answers.findIndex((a) => a.code !== 0);
-      if (bad >= 0) {
-        fail(`${name} on ${this.h[bad]!.net.name}: exit ${answers[bad]!.code} ${answers[bad]!.stderr.slice(0, 300)}`);
-        continue;
-      }
-      const norm = answers.map((a) => JSON.stringify(stable(JSON.parse(a.stdout))));
-      if (norm.some((n) => n !== norm[0])) fail(`${name}: the hosts answered differently`);
+      const differ = hostsAgree(
+        name,
+        this.h.map((h) => h.net.name),
+        answers,
+      );
+      if (differ) fail(differ.message);
       else d.push(`${name}: the same from h1, h2, h3`);
     }
     // A handoff between two workers whose sessions run on the same host (h2).
@@ -431,8 +445,8 @@ class Context {
       executionSessionId: `mh-${this.stack.tag}-nowhere`,
       runtime: 'multihost',
     });
-    if (nowhere.status !== 503 || nowhere.body.code !== 'host_unavailable')
-      fail(`bind for a host no agent serves: ${nowhere.status} ${JSON.stringify(nowhere.body).slice(0, 200)}`);
+    const away = bindAwayHost(nowhere);
+    if (away) fail(away.message);
     if (!this.bound('bind for a host no agent serves (503 host_unavailable)', BOUNDS.bindAwayHost, nowhere.ms)) ok = false;
     return { id: '1', title: 'owners on three hosts; the same answers from any host; a handoff on one host; a bind for a host nobody serves', ok, details: d };
   }
@@ -502,8 +516,8 @@ class Context {
       runtime: 'multihost',
       process: h2proc.process,
     });
-    if (refused.status !== 409 || refused.body.code !== 'liveness_unknown')
-      fail2(`successor's reclaim: ${refused.status} ${JSON.stringify(refused.body).slice(0, 200)}`);
+    const notRefused = reclaimRefused(refused);
+    if (notRefused) fail2(notRefused.message);
     else d2.push(`successor's reclaim from h2 refused ${refused.body.code}`);
     if (!this.bound("successor's reclaim of a cut-off owner refused (liveness_unknown)", BOUNDS.reclaimRefused, refused.ms)) ok2 = false;
     // Past the beacon's staleness the API knows h3 is away.
@@ -517,17 +531,17 @@ class Context {
       process: h2proc.process,
     });
     const enforcement = forced.body.enforcement as { state?: string; hostId?: string } | undefined;
-    if (forced.status !== 200) fail2(`admin's forced reclaim: ${forced.status} ${JSON.stringify(forced.body).slice(0, 300)}`);
-    else if (enforcement?.state !== 'not_enforced' || forced.body.projection !== 'pending')
-      fail2(`forced reclaim answered without saying it is not yet enforced: ${JSON.stringify({ projection: forced.body.projection, enforcement })}`);
+    const unsaid = forcedReclaimSaid(forced);
+    if (unsaid) fail2(unsaid.message);
     else
       d2.push(
-        `admin's forced reclaim recorded at epoch ${String(forced.body.epoch)}: projection ${String(forced.body.projection)}, enforcement ${enforcement.state} on ${enforcement.hostId}`,
+        `admin's forced reclaim recorded at epoch ${String(forced.body.epoch)}: projection ${String(forced.body.projection)}, enforcement ${enforcement?.state} on ${enforcement?.hostId}`,
       );
     if (!this.bound("admin's forced reclaim of a worktree on a cut-off host", BOUNDS.forcedReclaimAway, forced.ms)) ok2 = false;
     const newEpoch = forced.status === 200 ? Number(forced.body.epoch) : NaN;
     const who = this.cli(this.h[0]!, ['who', wt.branch, '--repo', wt.repoRoot]);
-    if (!/Enforced:\s+NOT YET on host/.test(who.stdout)) fail2(`who on h1 does not say the reclaim is not yet enforced:\n${who.stdout}`);
+    const whoUnsaid = whoSaysPending(who.stdout);
+    if (whoUnsaid) fail2(whoUnsaid.message);
     else
       d2.push(
         `who on h1: "${who.stdout
@@ -558,18 +572,16 @@ class Context {
     const lateShas = [late1.sha, late2.sha].filter((s): s is string => s !== null);
     const mine = [before.sha, ...lateShas].filter((s): s is string => s !== null);
     const refs = (await git(wt.repoRoot, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/overdeck/'])).split('\n').filter(Boolean);
-    const holding = [];
+    const reaches: { ref: string; reach: string }[] = [];
     for (const line of refs) {
       const [ref] = line.split(' ');
-      const reach = await git(wt.repoRoot, ['rev-list', ref!]).catch(() => '');
-      if (mine.every((s) => reach.includes(s))) holding.push(ref!);
+      reaches.push({ ref: ref!, reach: await git(wt.repoRoot, ['rev-list', ref!]).catch(() => '') });
     }
-    if (holding.length === 0) fail3(`no ref under refs/overdeck holds the commits made while cut off ${mine.map((s) => s.slice(0, 8)).join(', ')}`);
+    const holding = refsHolding(reaches, mine);
+    const notPreserved = lateWorkPreserved(holding, mine);
+    if (notPreserved) fail3(notPreserved.message);
     else d3.push(`commits made while cut off (${mine.map((s) => s.slice(0, 8)).join(', ')}) preserved under ${holding.join(', ')}`);
     // The host agent ships the journal's late_preserved line after its projection write (and every 5 s).
-    // The commits each late attempt lists as late (its `head` and snapshot are beside them, not among them).
-    const lateListed = (h: unknown): string[] =>
-      collect(collect(h, 'lateAttempts'), 'commits').flatMap((cs) => (Array.isArray(cs) ? cs.map((c) => String((c as { commit?: unknown }).commit)) : []));
     let history = this.cli(this.h[1]!, ['history', wt.branch, '--repo', wt.repoRoot, '--json']);
     await this.until(
       () => {
@@ -580,14 +592,8 @@ class Context {
       1_000,
     );
     const histJson = history.code === 0 ? (JSON.parse(history.stdout) as unknown) : null;
-    for (const sha of lateShas) if (!lateListed(histJson).includes(sha)) fail3(`history does not list ${sha.slice(0, 8)} among the late attempts`);
-    if (before.sha && lateListed(histJson).includes(before.sha)) fail3(`history lists ${before.sha.slice(0, 8)}, made before the reclaim, as late`);
-    for (const sha of mine) {
-      const who = sessionsNaming(histJson, sha);
-      if (lateShas.includes(sha) && !who.has(owner.session))
-        fail3(`history does not attribute ${sha.slice(0, 8)} to ${owner.session} (${[...who].join(', ') || 'nobody'})`);
-      if (who.has(succSession)) fail3(`history attributes ${sha.slice(0, 8)} to the new owner ${succSession}`);
-    }
+    for (const f of judgeLateHistory(histJson, { lateShas, beforeSha: before.sha, ownerSession: owner.session, successorSession: succSession }))
+      fail3(f.message);
     if (ok3)
       d3.push(
         `history lists the commits made after the reclaim as late attempts of the old tenure; the late ones attributed to ${owner.session}; none to ${succSession}`,
@@ -730,12 +736,8 @@ class Context {
       const answered =
         c.r.status === 200 ? `200 projection ${String(c.r.body.projection)}${enforcement ? `, ${enforcement}` : ''}` : `${c.r.status} ${String(c.r.body.code)}`;
       d.push(`${c.op}: ${answered} in ${c.r.ms} ms`);
-      const expected = c.op.startsWith('bind')
-        ? c.r.status === 503 && c.r.body.code === 'host_unavailable'
-        : c.op.startsWith('reclaim (not')
-          ? c.r.status === 409
-          : c.r.status === 200;
-      if (!expected) fail(`${c.op}: ${c.r.status} ${JSON.stringify(c.r.body).slice(0, 200)}`);
+      const unexpected = awayCallAnswer(c.op, c.r);
+      if (unexpected) fail(unexpected.message);
       if (c.known) worstKnown = Math.max(worstKnown, c.r.ms);
       else worstVanishing = Math.max(worstVanishing, c.r.ms);
     }
@@ -843,27 +845,13 @@ class Context {
     await calls.close();
     await intents.close();
     const log = await loadLog(this.stack.pool);
-    // Only the load's ownerships: the other checks' messages are not its intents.
-    const mine = new Set(intents.intents.map((i) => i.ownershipId).filter((x): x is string => x !== null));
-    for (const c of calls.records) if (c.answer?.ownershipId) mine.add(c.answer.ownershipId);
-    const only: Log = {
-      ...log,
-      byOwnership: new Map([...log.byOwnership].filter(([id]) => mine.has(id))),
-      rows: new Map([...log.rows].filter(([id]) => mine.has(id))),
-      unparseable: (log.unparseable ?? []).filter((u) => mine.has(u.ownershipId)),
-    };
-    const starts = [{ t: 0, id: 'load' }];
-    const checked = checkLog(only, intents.intents, calls.records, (t) => starts.find((s) => s.t <= t)?.id ?? 'load');
-    const violations: Violation[] = [...checked.violations, ...checkAnswers(calls.records, timeline)];
     const rebuild = await rebuildCheck(this.stack.databaseUrl, 'load');
-    violations.push(...rebuild.violations);
+    const { findings, violations } = judgeLoad(log, intents.intents, calls.records, timeline, rebuild.violations);
     const acked = intents.intents.filter((i) => i.outcome === 'acked').length;
     d.push(
       `${intents.intents.length} intents (${acked} acknowledged), ${calls.records.length} calls on 4 worktrees of h1 and h2, h3's worker killed for ${loadMs / 4} ms; rebuild ${rebuild.clean ? 'clean' : 'NOT clean'}`,
     );
-    for (const v of violations.slice(0, 20)) fail(`${v.check}: ${v.message}`);
-    if (violations.length > 20) fail(`… ${violations.length - 20} more violations`);
-    if (acked === 0) fail('no intent was acknowledged: the load did not run');
+    for (const f of findings) fail(f.message);
     const five = calls.records.filter((c) => c.status >= 500).length;
     d.push(`5xx answers: ${five}; violations: ${violations.length}`);
     return { id: '5', title: "a worker killed on one host mid-load: the other hosts' ownerships keep answering; nothing acknowledged lost", ok, details: d };
@@ -879,41 +867,4 @@ class Context {
   }
 }
 
-/** Every value under a key named `key`, anywhere in a JSON answer. */
-function collect(x: unknown, key: string, out: unknown[] = []): unknown[] {
-  if (Array.isArray(x)) x.forEach((v) => collect(v, key, out));
-  else if (x !== null && typeof x === 'object') {
-    for (const [k, v] of Object.entries(x)) {
-      if (k === key) out.push(v);
-      collect(v, key, out);
-    }
-  }
-  return out;
-}
-
-/** The sessions named beside `sha` in a JSON answer: executionSessionId / session fields of every object that holds the sha. */
-function sessionsNaming(x: unknown, sha: string, out = new Set<string>()): Set<string> {
-  if (Array.isArray(x)) x.forEach((v) => sessionsNaming(v, sha, out));
-  else if (x !== null && typeof x === 'object') {
-    const o = x as Record<string, unknown>;
-    if (Object.values(o).some((v) => v === sha || (Array.isArray(v) && v.includes(sha)))) {
-      for (const k of ['executionSessionId', 'session', 'sessionId', 'actorSessionId']) if (typeof o[k] === 'string') out.add(o[k] as string);
-    }
-    Object.values(o).forEach((v) => sessionsNaming(v, sha, out));
-  }
-  return out;
-}
-
 const firstLine = (s: string) => (s.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 160);
-
-/** An answer without what differs by the moment it was asked: ages, clocks of the last look, beacon ages. */
-function stable(x: unknown): unknown {
-  if (Array.isArray(x)) return x.map(stable);
-  if (x === null || typeof x !== 'object') return x;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(x)) {
-    if (['lastHeartbeatAt', 'checkedAt', 'hostAgentSeenAgoMs', 'at', 'status', 'verdict'].includes(k) && typeof v !== 'object') continue;
-    out[k] = stable(v);
-  }
-  return out;
-}
