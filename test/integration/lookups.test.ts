@@ -323,11 +323,7 @@ describe('listOwnerships over 100,000 ownerships', () => {
     }
     const repoState = await explain(buildListQuery(cases[1]!));
     expect(repoState.some((n) => n['Index Name'] === 'ownerships_repo_state_idx')).toBe(true);
-
-    const started = process.hrtime.bigint();
-    for (let i = 0; i < 20; i++) await listOwnerships(h.pool, { repoRoot, state: 'active', limit: 100, cursor });
-    const perCallMs = Number(process.hrtime.bigint() - started) / 1e6 / 20;
-    expect(perCallMs).toBeLessThan(100);
+    // Speed itself is the bench's to measure (bench/), never a test's to assert: the plans above are the property.
   });
 });
 
