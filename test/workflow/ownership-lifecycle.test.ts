@@ -73,7 +73,7 @@ test('a handoff accepted by the named successor makes it the owner at the next e
     toWorkerId: 'w-b',
   });
   expect({ state: offered.state, to: offered.handoff?.toExecutionSessionId }).toEqual({ state: 'handoff_pending', to: 's-to' });
-  // Only the worker the offer names may accept it.
+  // Only the worker the offer names may accept it: another worker's accept does not match the pending handoff.
   expect(
     await refusal(
       o.client.acceptHandoff(ref(2), {
@@ -84,7 +84,7 @@ test('a handoff accepted by the named successor makes it the owner at the next e
         principal: executor('w-a'),
       }),
     ),
-  ).not.toBeNull();
+  ).toBe('handoff_mismatch');
   const accepted = await o.client.acceptHandoff(ref(2), {
     handoffId: offered.handoff!.handoffId,
     executionSessionId: 's-to',
@@ -98,7 +98,8 @@ test('a handoff accepted by the named successor makes it the owner at the next e
     owner: 's-to',
     handoff: null,
   });
-  expect(await refusal(o.client.release(ref(2), { executionSessionId: 's-from', epoch: 1, principal: executor('w-a') }))).not.toBeNull();
+  // The old owner is fenced out: it is no longer the owner.
+  expect(await refusal(o.client.release(ref(2), { executionSessionId: 's-from', epoch: 1, principal: executor('w-a') }))).toBe('not_owner');
   expect(o.fakes.log(bound.ownershipId).map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.handoff_started', 'ownership.claimed']);
 });
 
@@ -134,7 +135,7 @@ test('a handoff nobody accepts expires at its timeout, not before, and the owner
         principal: executor('w-a'),
       }),
     ),
-  ).not.toBeNull();
+  ).toBe('no_pending_handoff');
 });
 
 test('a release frees the worktree (projected free) and another session may claim it after', async () => {
