@@ -19,6 +19,7 @@ import type { DataConverter } from '@temporalio/common';
 import os from 'node:os';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { loadKeyring, type MessageKeyring } from '../../src/keys/message-seal';
+import { startSealRequest } from '../../src/domain/seal';
 import { type Tenure } from '../../src/domain/tenure';
 import { tenureSecret } from '../../src/keys/tenure';
 
@@ -235,6 +236,8 @@ export function startBelieving(
         ownershipId: run.ownershipId,
         worktree: { repoRoot: run.repoRoot, worktreePath: run.worktree.path, branch: run.worktree.branch, hostId: h.hostId },
         settings: DEFAULT_SETTINGS,
+        // sealed as the service's own starts are (the harness's client holds the service key)
+        seal: startSealRequest(Date.now()),
         carried: {
           record: run.record,
           durableRecord: run.record,
