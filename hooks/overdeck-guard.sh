@@ -228,13 +228,22 @@ od_code_of() {
 # od_holders REF GD: sets od_holders to the private git dirs (one per line) of the worktrees for
 # which a move of REF is a move of their checked-out history: every worktree of the repository
 # that has the branch REF checked out (a commit made in a second worktree of an owned branch moves
-# the owner's branch too), and this worktree (GD) for HEAD. Other refs (tags, remote-tracking
-# refs, refs/overdeck/wip/..., refs/stash) belong to no worktree.
+# the owner's branch too), and this worktree (GD) for HEAD. A replace ref (refs/replace/<sha>)
+# makes every git of the repository read other content for an object, an owned HEAD too: every
+# worktree with a projection. Other refs (tags, remote-tracking refs, refs/overdeck/wip/...,
+# refs/stash) belong to no worktree.
 od_holders() {
   od_holders=
   case $1 in
     HEAD) od_holders=$2; return 0 ;;
     refs/heads/*) ;;
+    refs/replace/*)
+      od_common_of "$2"
+      for od_cand in "$od_common" "$od_common"/worktrees/*; do
+        [ -f "$od_cand/overdeck.config" ] && od_holders="$od_holders$od_cand
+"
+      done
+      return 0 ;;
     *) return 0 ;;
   esac
   od_common_of "$2"
