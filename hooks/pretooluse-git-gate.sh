@@ -32,7 +32,9 @@
 #   child's environment), `env [-i] [-u VAR] [-C dir] [-S str] [VAR=v]`, `exec -c`, `sudo`/`doas`/`su`
 #   (which reset the environment unless told to keep it); child shells see only the exported part.
 #   Forwarded to the gate: OVERDECK_*, and git's own redirections (GIT_DIR, GIT_WORK_TREE,
-#   GIT_INDEX_FILE, GIT_COMMON_DIR, GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS, ...);
+#   GIT_INDEX_FILE, GIT_COMMON_DIR, GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS, ...)
+#   and the variables that name a program git runs (GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND,
+#   GIT_SSH, GIT_PROXY_COMMAND, GIT_EXEC_PATH, GIT_PAGER, GIT_EDITOR, GIT_SEQUENCE_EDITOR);
 # - the directory: `cd`, `pushd`, `popd`, `env -C`, `sudo -D`, `find -execdir`; a `cd` or a `git -C`
 #   to what only a command's output says (`"$(git rev-parse --show-toplevel)"`) keeps the directory;
 # - prefixes: `command`, `builtin`, `exec`, `nohup`, `time`, `timeout`, `nice`, `ionice`, `stdbuf`,
@@ -491,7 +493,7 @@ function expand_heredoc(t,   out, i, m, c, c2, j) {
 
 # ---- commands -------------------------------------------------------------------------------
 function tracked(k) {
-  return k ~ /^OVERDECK_[A-Za-z0-9_]*$/ || k ~ /^GIT_(DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|CONFIG|CONFIG_COUNT|CONFIG_KEY_[0-9]+|CONFIG_VALUE_[0-9]+|CONFIG_PARAMETERS|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|NAMESPACE)$/
+  return k ~ /^OVERDECK_[A-Za-z0-9_]*$/ || k ~ /^GIT_(DIR|WORK_TREE|INDEX_FILE|COMMON_DIR|OBJECT_DIRECTORY|CONFIG|CONFIG_COUNT|CONFIG_KEY_[0-9]+|CONFIG_VALUE_[0-9]+|CONFIG_PARAMETERS|CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|NAMESPACE|EXTERNAL_DIFF|SSH_COMMAND|SSH|PROXY_COMMAND|EXEC_PATH|PAGER|EDITOR|SEQUENCE_EDITOR)$/
 }
 function q(s,   out, k) {
   out = ""

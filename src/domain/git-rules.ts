@@ -27,7 +27,7 @@ export interface Attempt {
   committed?: true;
 }
 
-export type Target = 'here' | 'branches' | 'path' | 'stash' | 'missing';
+export type Target = 'here' | 'branches' | 'path' | 'stash' | 'missing' | 'owned';
 
 export interface GitRule {
   commands: readonly string[];
@@ -63,23 +63,30 @@ export const GIT_RULES: readonly GitRule[] = [
   },
   {
     commands: ['checkout'],
-    judged: 'with any argument (`<branch>`, `-- <paths>`, `.`, `-b`, `-B`, `-f`, ...)',
-    targets: ['here'],
-    sh: '[ $# -eq 0 ] && od_verdict=pass',
+    judged:
+      'with any argument (`<branch>`, `-- <paths>`, `.`, `-b`, `-B`, `-f`, ...); `-B <branch>` also as every worktree that has it checked out (`--ignore-other-worktrees` lets git reset it there)',
+    targets: ['here', 'branches'],
+    sh: '[ $# -eq 0 ] && od_verdict=pass; od_checkout_resets "$@"',
     refused: [
       o('none', 'checkout', '--', '.'),
       o('none', 'checkout', '.'),
       o('none', 'checkout', '{other}'),
       clean(o('reference-transaction', 'checkout', '-B', '{branch}', 'HEAD~1')),
+      m('reference-transaction', 'checkout', '-q', '--ignore-other-worktrees', '-B', '{branch}', 'HEAD~1'),
     ],
     passes: [['checkout']],
   },
   {
     commands: ['switch', 'restore'],
-    judged: 'always',
-    targets: ['here'],
-    sh: '',
-    refused: [o('none', 'switch', '--discard-changes', '{other}'), o('none', 'restore', '.'), o('none', 'restore', '--staged', '--worktree', '.')],
+    judged: 'always; `switch -C <branch>` also as every worktree that has it checked out',
+    targets: ['here', 'branches'],
+    sh: 'od_checkout_resets "$@"',
+    refused: [
+      o('none', 'switch', '--discard-changes', '{other}'),
+      o('none', 'restore', '.'),
+      o('none', 'restore', '--staged', '--worktree', '.'),
+      m('reference-transaction', 'switch', '-q', '--ignore-other-worktrees', '-C', '{branch}', 'HEAD~1'),
+    ],
     passes: [],
   },
   {
@@ -139,14 +146,16 @@ export const GIT_RULES: readonly GitRule[] = [
   },
   {
     commands: ['push'],
-    judged: 'always but `--dry-run`, where it runs and as every worktree that has a branch it names (`<src>:<dst>`, `--all`) checked out',
-    targets: ['here', 'branches'],
+    judged:
+      'always but `--dry-run`, where it runs and as every worktree that has a branch it names (`<src>:<dst>`, `heads/<b>`, a glob, `--all`) checked out; into a repository on this machine with owned worktrees, with the refs git resolves there (`push --dry-run --porcelain`); `--receive-pack`, `--exec` as every owned worktree',
+    targets: ['here', 'branches', 'owned'],
     sh: 'od_classify_push "$@"',
     refused: [
       o('pre-push', 'push', '-q', 'origin', '{branch}'),
       m('pre-push', 'push', '-q', '--force', 'origin', '{other}:{branch}'),
       m('pre-push', 'push', '-q', 'origin', '+{other}:refs/heads/{branch}'),
       m('pre-push', 'push', '-q', 'origin', ':{branch}'),
+      m('git', 'push', '-q', '--force', '--no-verify', '.', '{other}:heads/{branch}'),
     ],
     passes: [['push', '--dry-run', 'origin', '{branch}']],
   },
@@ -241,13 +250,15 @@ export const GIT_RULES: readonly GitRule[] = [
   },
   {
     commands: ['update-ref'],
-    judged: 'as the worktree whose branch (or `HEAD`, `worktrees/<id>/HEAD`, `refs/stash`) it writes; `--stdin` where it runs and as every owned branch',
-    targets: ['branches', 'stash'],
+    judged:
+      'as the worktree whose branch (or `HEAD`, `worktrees/<id>/HEAD`, `refs/stash`) it writes; a replace ref (`refs/replace/...`) as every owned worktree; `--stdin` where it runs and as every owned worktree',
+    targets: ['branches', 'stash', 'owned'],
     sh: 'od_classify_update_ref "$@"',
     refused: [
       m('reference-transaction', 'update-ref', 'refs/heads/{branch}', 'HEAD'),
       m('reference-transaction', 'update-ref', '-d', 'refs/heads/{branch}'),
       m('none', 'update-ref', '-d', 'refs/stash'),
+      m('reference-transaction', 'update-ref', 'refs/replace/{other}', '{other}'),
     ],
     passes: [['update-ref', 'refs/tags/anyone', 'HEAD']],
   },
@@ -262,12 +273,13 @@ export const GIT_RULES: readonly GitRule[] = [
   {
     commands: ['worktree'],
     judged:
-      '`remove`, `move`, `lock`, `unlock`, `repair` as the worktree they name; `prune` as every owned worktree whose directory is gone; `add -B` and `add --force` as the branch they take',
+      '`remove`, `move`, `lock`, `unlock`, `repair` as the worktree they name (its path, or the end of its path as git matches it: `remove wt1`); `prune` as every owned worktree whose directory is gone; `add -B` and `add --force` as the branch they take',
     targets: ['path', 'missing', 'branches'],
     sh: 'od_classify_worktree "$@"',
     refused: [
       m('none', 'worktree', 'remove', '--force', '{wt}'),
       m('none', 'worktree', 'remove', '--force', '--force', '{wt}'),
+      m('none', 'worktree', 'remove', '--force', '--force', 'wt1'),
       m('none', 'worktree', 'move', '{wt}', '{wt}-moved'),
       m('none', 'worktree', 'add', '-q', '--force', '{wt}-twin', '{branch}'),
       m('git', 'worktree', 'add', '-q', '--force', '-B', '{branch}', '{wt}-reset', 'HEAD~1'),
@@ -279,15 +291,38 @@ export const GIT_RULES: readonly GitRule[] = [
   },
   {
     commands: ['config'],
-    judged: 'writes (`<key> <value>`, `--unset`, `--add`, `--replace-all`, `--edit`, `set`, `unset`, sections), where it runs',
-    targets: ['here'],
+    judged:
+      'writes (`<key> <value>`, `--unset`, `--add`, `--replace-all`, `--edit`, `set`, `unset`, sections), where it runs; to a shared scope (the repository, `--global`, `--system`, `--file`), or with `--worktree` of a key that switches the hooks off or names a program, also as every owned worktree',
+    targets: ['here', 'owned'],
     sh: 'od_classify_config "$@"',
-    refused: [o('none', 'config', 'core.hooksPath', '/dev/null'), o('none', 'config', '--worktree', 'overdeck.owner.state', 'released')],
+    refused: [
+      o('none', 'config', 'core.hooksPath', '/dev/null'),
+      o('none', 'config', '--worktree', 'overdeck.owner.state', 'released'),
+      m('none', 'config', 'core.hooksPath', '/dev/null'),
+      m('none', 'config', '--worktree', 'core.fsmonitor', '/bin/true'),
+    ],
     passes: [
       ['config', 'user.name'],
       ['config', '--get', 'user.name'],
       ['config', '-l'],
     ],
+  },
+  {
+    commands: ['fast-import'],
+    judged: 'always (it writes whatever refs its stream names), as every owned worktree',
+    targets: ['owned'],
+    sh: 'od_verdict=elsewhere; od_add_target owned -',
+    refused: [m('none', 'fast-import', '--quiet')],
+    passes: [],
+  },
+  {
+    commands: ['replace'],
+    judged:
+      'but `-l` / `--list` (a replace ref makes every git of the repository read other content for an object, an owned HEAD too), as every owned worktree',
+    targets: ['owned'],
+    sh: 'od_classify_replace "$@"',
+    refused: [m('reference-transaction', 'replace', '{branch}', '{other}')],
+    passes: [['replace'], ['replace', '-l']],
   },
 ];
 
@@ -350,7 +385,6 @@ export const HARMLESS: readonly string[] = [
   'range-diff',
   'remote',
   'repack',
-  'replace',
   'rerere',
   'rev-list',
   'rev-parse',
@@ -440,6 +474,7 @@ const TARGET_WORDS: Readonly<Record<Target, string>> = {
   path: 'the worktree it names',
   stash: "each stash entry's maker",
   missing: 'owned worktrees whose directory is gone',
+  owned: 'every owned worktree of the repository',
 };
 
 /** The table of docs/agent-gate.md ("What is judged"), between its generated markers. */

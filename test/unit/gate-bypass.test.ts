@@ -101,6 +101,16 @@ beforeAll(async () => {
     );
     chmodSync(path.join(evilBin, tool), 0o755);
   }
+  // A program git runs for the caller (a diff driver, an editor, ssh, an ext:: helper, a shell
+  // alias): git puts its own exec-path first on the child's PATH, so `git` in it is the real git,
+  // never the gate. It resets the owner's files.
+  writeFileSync(
+    path.join(evilBin, 'reset-owner'),
+    `#!/bin/sh\nunset GIT_DIR GIT_INDEX_FILE GIT_WORK_TREE GIT_PREFIX\ngit -C '${fx.wt1}' reset -q --hard\ngit -C '${fx.wt1}' clean -fdxq\nexit 0\n`,
+  );
+  chmodSync(path.join(evilBin, 'reset-owner'), 0o755);
+  // A config file that switches the hooks off, for an include.
+  writeFileSync(path.join(fx.root, 'hooks-off.cfg'), '[core]\n\thooksPath = /dev/null\n');
 });
 afterAll(() => fx.cleanup());
 
@@ -112,6 +122,8 @@ function expand(line: string): string {
     .replaceAll('{common}', path.join(fx.repo, '.git'))
     .replaceAll('{attacker}', attacker)
     .replaceAll('{root}', fx.root)
+    .replaceAll('{repo}', fx.repo)
+    .replaceAll('{reset}', path.join(evilBin, 'reset-owner'))
     .replaceAll('{evil}', evilBin)
     .replaceAll('{hash}', tenureSecretHash(SECRET));
 }
@@ -122,7 +134,7 @@ function expand(line: string): string {
  */
 interface Way {
   name: string;
-  cwd: 'wt' | 'main' | 'root' | 'attacker' | 'shortcut';
+  cwd: 'wt' | 'main' | 'wt2' | 'root' | 'attacker' | 'shortcut';
   prefix: string;
   env?: Record<string, string>;
 }
@@ -222,11 +234,87 @@ for (const [way, line, cwd] of [
   ['a stale epoch with the owner session', 'OVERDECK_EXECUTION_SESSION_ID=session_B OVERDECK_EPOCH=1 git reset --hard', 'wt'],
   ['xargs git', 'echo clean -fdx | xargs git', 'wt'],
   ['sh -c behind env -i', 'env -i PATH="$PATH" sh -c \'git reset --hard\'', 'wt'],
+  // The security review's forms (docs/agent-gate.md#the-forms-a-review-found).
+  // 1. A worktree named as git resolves it: the end of its path, not only the path itself.
+  ["worktree remove --force --force by the worktree's name", 'git worktree remove --force --force wt1', 'main'],
+  ["worktree move by the worktree's name", 'git worktree move wt1 {root}/moved-by-name', 'main'],
+  // 2. The hooks switched off for one command, then a ref write the hooks would have refused.
+  ['-c core.hooksPath=/dev/null on a fetch into the owned branch', 'git -c core.hooksPath=/dev/null fetch -q --update-head-ok . +other:wt1', 'main'],
+  [
+    '--config-env core.hooksPath on a fetch into the owned branch',
+    'OFF=/dev/null git --config-env=core.hooksPath=OFF fetch -q --update-head-ok . +other:wt1',
+    'main',
+  ],
+  ['GIT_CONFIG_PARAMETERS switching the hooks off', `GIT_CONFIG_PARAMETERS="'core.hookspath'='/dev/null'" git fetch -q --update-head-ok . +other:wt1`, 'main'],
+  [
+    'GIT_CONFIG_COUNT/KEY/VALUE switching the hooks off',
+    'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git fetch -q --update-head-ok . +other:wt1',
+    'main',
+  ],
+  ['-c include.path of a file that switches the hooks off', 'git -c include.path={root}/hooks-off.cfg fetch -q --update-head-ok . +other:wt1', 'main'],
+  // 3. Shared configuration written from a free worktree.
+  ['config core.hooksPath from a free worktree, then a fetch', 'git config core.hooksPath /dev/null && git fetch -q --update-head-ok . +other:wt1', 'wt2'],
+  [
+    'config --local include.path from a free worktree, then a fetch',
+    'git config --local include.path {root}/hooks-off.cfg && git fetch -q --update-head-ok . +other:wt1',
+    'wt2',
+  ],
+  [
+    'config --worktree core.hooksPath in a free worktree, then a fetch',
+    'git config --worktree core.hooksPath /dev/null && git fetch -q --update-head-ok . +other:wt1',
+    'wt2',
+  ],
+  ['config core.fsmonitor from a free worktree, then a status there', 'git config core.fsmonitor {reset} && git status -s', 'wt2'],
+  // 4. fast-import writes any ref it is told to.
+  [
+    'fast-import of a replace ref for the owned HEAD',
+    'printf "reset refs/replace/$(git rev-parse wt1)\\nfrom refs/heads/other\\n\\n" | git fast-import --quiet',
+    'main',
+  ],
+  // 5. checkout -B / switch -C of the owned branch from another worktree, hooks off.
+  [
+    'checkout --ignore-other-worktrees -B of the owned branch, hooks off',
+    'git -c core.hooksPath=/dev/null checkout -q --ignore-other-worktrees -B wt1 HEAD~1',
+    'main',
+  ],
+  [
+    'switch --ignore-other-worktrees -C of the owned branch, hooks off',
+    'git -c core.hooksPath=/dev/null switch -q --ignore-other-worktrees -C wt1 HEAD~1',
+    'main',
+  ],
+  // 6. A push into a repository with owned worktrees, its receive-pack told to skip the hooks.
+  ...(['HEAD:heads/wt1', 'HEAD:refs/heads/wt1', ':heads/wt1', "'refs/heads/*:refs/heads/*'"] as const).map(
+    (spec) =>
+      [
+        `push --force --no-verify of ${spec} into the owner's repository`,
+        `git branch -f wt1 HEAD && git push -q --force --no-verify --receive-pack='git -c core.hooksPath=/dev/null -c receive.denyCurrentBranch=ignore -c receive.denyDeleteCurrent=ignore receive-pack' {repo} ${spec}`,
+        'attacker',
+      ] as const,
+  ),
+  [
+    "push --force --no-verify through a configured remote.<name>.push into the owner's repository",
+    "git -c remote.victim.url={repo} -c remote.victim.push=+HEAD:refs/heads/wt1 -c remote.victim.receivepack='git -c core.hooksPath=/dev/null -c receive.denyCurrentBranch=ignore -c receive.denyDeleteCurrent=ignore receive-pack' push -q --force --no-verify victim",
+    'attacker',
+  ],
+  // 7. Programs git runs, which find the real git first on their PATH.
+  ['GIT_EXTERNAL_DIFF', 'GIT_EXTERNAL_DIFF={reset} git diff HEAD~1', 'main'],
+  ['-c diff.external', 'git -c diff.external={reset} diff HEAD~1', 'main'],
+  ['GIT_SSH_COMMAND', 'GIT_SSH_COMMAND={reset} git fetch -q ssh://nohost/x', 'main'],
+  ['-c core.sshCommand', 'git -c core.sshCommand={reset} fetch -q ssh://nohost/x', 'main'],
+  ['-c protocol.ext.allow=always with an ext:: URL', 'git -c protocol.ext.allow=always fetch -q ext::{reset}', 'main'],
+  ['GIT_EDITOR', 'GIT_EDITOR={reset} git commit -q --allow-empty', 'main'],
+  ['-c core.editor', 'git -c core.editor={reset} commit -q --allow-empty', 'main'],
+  ['GIT_SEQUENCE_EDITOR', 'GIT_SEQUENCE_EDITOR={reset} git rebase -q -i HEAD', 'main'],
+  ['a shell alias run from a free worktree', "git -c alias.x='!{reset}' x", 'main'],
+  // 8. A replace ref makes every git read other content for the owner's HEAD.
+  ['replace of the owned HEAD', 'git replace $(git rev-parse wt1) other', 'main'],
+  ['update-ref of a replace ref for the owned HEAD', 'git update-ref refs/replace/$(git rev-parse wt1) other', 'main'],
+  ['fetch into a replace ref for the owned HEAD', 'git fetch -q . other:refs/replace/$(git rev-parse wt1)', 'main'],
 ] as const) {
   tries.push({ way, line, cwd });
 }
 
-const cwdOf = (c: Way['cwd']): string => ({ wt: fx.wt1, main: fx.repo, root: fx.root, attacker, shortcut: path.join(fx.root, 'shortcut') })[c];
+const cwdOf = (c: Way['cwd']): string => ({ wt: fx.wt1, main: fx.repo, wt2: fx.wt2, root: fx.root, attacker, shortcut: path.join(fx.root, 'shortcut') })[c];
 
 describe('a second agent tries its way around the gate', () => {
   test('there are at least 40 ways, each one distinct', () => {

@@ -255,6 +255,65 @@ describe('the gate refuses a session that is not the owner at the current epoch,
     expect(rest).toEqual(restBefore);
   });
 
+  it('judges on its own, without the hooks, what a review found them missing (docs/agent-gate.md#the-forms-a-review-found)', () => {
+    const check = (args: readonly string[], cwd: string, env: Record<string, string>): number =>
+      run('sh', [GATE, '--od-git-gate-check', ...args], cwd, env).status;
+    // Refused for A from the unowned main worktree: names as git resolves them, resets of the owned
+    // branch git allows elsewhere, pushes into this repository by every spelling, programs git runs.
+    for (const [env, args] of [
+      [{}, ['worktree', 'lock', 'wt1']],
+      [{}, ['worktree', 'remove', '--force', '--force', 'wt1/']],
+      [{}, ['checkout', '--ignore-other-worktrees', '-B', 'wt1', 'HEAD~1']],
+      [{}, ['checkout', '--ignore-other-worktrees', '-qfBwt1', 'HEAD~1']],
+      [{}, ['switch', '--ignore-other-worktrees', '--force-create=wt1', 'HEAD~1']],
+      [{}, ['push', '--force', '--no-verify', '.', 'other:heads/wt1']],
+      [{}, ['push', '--force', '--no-verify', '.', 'refs/heads/*:refs/heads/*']],
+      [{}, ['push', '--no-verify', '--receive-pack=git-receive-pack', '.', 'other:other']],
+      [{}, ['-c', 'core.hooksPath=', 'status']],
+      [{}, ['-c', 'Core.HooksPath=/dev/null', 'status']],
+      [{}, ['-c', 'includeIf.onbranch:main.path=/tmp/x', 'status']],
+      [{}, ['--exec-path=/tmp', 'status']],
+      [{}, ['-c', 'core.pager=/tmp/x', 'log']],
+      [{}, ['-c', 'filter.x.smudge=/tmp/x', 'status']],
+      [{}, ['config', '--global', 'core.fsmonitor', '/tmp/x']],
+      [{}, ['config', '--file', `${fx.repo}/.git/config`, 'alias.x', '!true']],
+      [{}, ['replace', '-d', 'HEAD']],
+      [{ GIT_PAGER: '/tmp/x' }, ['log']],
+      [{ GIT_EDITOR: 'vim -c "!git reset --hard"' }, ['status']],
+      [{ GIT_EXEC_PATH: '/tmp' }, ['status']],
+      [{ GIT_SSH: '/tmp/x' }, ['fetch', 'origin']],
+      [{ GIT_PROXY_COMMAND: '/tmp/x' }, ['fetch', 'origin']],
+      [{ GIT_CONFIG_PARAMETERS: "'core.editor=/tmp/it'\\''s'" }, ['status']],
+      [
+        { GIT_CONFIG_COUNT: '2', GIT_CONFIG_KEY_0: 'user.name', GIT_CONFIG_VALUE_0: 'x', GIT_CONFIG_KEY_1: 'diff.x.textconv', GIT_CONFIG_VALUE_1: '/tmp/x' },
+        ['log'],
+      ],
+    ] as const) {
+      expect([args.join(' '), env, check(args, fx.repo, { ...as('session_A'), ...env })]).toEqual([args.join(' '), env, 1]);
+    }
+    // Left to everyone: harmless settings and values, a free worktree's own configuration, listing.
+    for (const [env, args, cwd] of [
+      [{}, ['-c', 'user.name=x', '-c', 'core.quotePath=off', 'status'], fx.repo],
+      [{}, ['-c', 'core.pager=cat', '-c', 'pager.log=false', '-c', 'core.editor=true', 'log'], fx.repo],
+      [{}, ['-c', 'alias.st=status', 'st'], fx.repo],
+      [{ GIT_PAGER: 'less -R', GIT_EDITOR: 'true', GIT_SEQUENCE_EDITOR: ':' }, ['status'], fx.repo],
+      [{ GIT_CONFIG_PARAMETERS: "'color.ui'='always' 'user.name'='it'\\''s'" }, ['log'], fx.repo],
+      [{}, ['config', '--worktree', 'user.name', 'x'], fx.wt2],
+      [{}, ['replace', '-l'], fx.repo],
+      [{}, ['worktree', 'lock', 'wt2'], fx.repo],
+    ] as const) {
+      expect([args.join(' '), env, check(args, cwd, { ...as('session_A'), ...env })]).toEqual([args.join(' '), env, 0]);
+    }
+    // The owner, the only one in this repository, may use any of them.
+    for (const [env, args] of [
+      [{}, ['-c', 'core.hooksPath=/dev/null', 'commit', '--allow-empty', '-m', 'x']],
+      [{ GIT_EXTERNAL_DIFF: '/tmp/x', GIT_PAGER: '/tmp/x' }, ['log']],
+      [{}, ['config', 'core.fsmonitor', 'false']],
+    ] as const) {
+      expect([args.join(' '), env, check(args, fx.wt1, { ...as('session_B', 2), ...env })]).toEqual([args.join(' '), env, 0]);
+    }
+  });
+
   it('lets through what cannot destroy anything, in the owned worktree, for the same session', () => {
     const before = state(fx.wt1);
     for (const args of [
