@@ -185,9 +185,6 @@ function judge(p: Payload): Judged {
     : { kind: 'other', value };
 }
 
-/** A key's window: when it stops proving anything (ms since the epoch), from the key file. */
-const notAfterOf = (keys: MessageKeyring, kid: string): number | undefined => keys.notAfter?.get(kid);
-
 export class MessageSealCodec implements PayloadCodec {
   /** `keys` is readable: the workers derive the tenure hashes (src/keys/tenure.ts) from the very keys that prove their seals. */
   constructor(readonly keys: MessageKeyring) {}
@@ -218,16 +215,18 @@ export class MessageSealCodec implements PayloadCodec {
     return payloads.map((p) => {
       const j = judge(p);
       const { [SEAL]: _s, [SEAL_KID]: _k, ...metadata } = p.metadata ?? {};
+      // The workflow reads the value as judged here, never the sender's bytes.
+      const judged = (value: unknown): Payload => ({ metadata, data: te.encode(JSON.stringify(value)) });
       if (j.kind === 'unreadable') return jsonNull();
-      if (j.kind === 'other') return j.value === undefined ? p : { metadata, data: te.encode(JSON.stringify(j.value)) };
-      if (!Object.hasOwn(j.value, 'seal')) return { metadata, data: te.encode(JSON.stringify(j.value)) };
+      if (j.kind === 'other') return j.value === undefined ? p : judged(j.value);
+      if (!Object.hasOwn(j.value, 'seal')) return judged(j.value);
       const kid = this.verify(p, context);
       const claimed = typeof j.value.seal === 'object' && j.value.seal !== null ? (j.value.seal as Record<string, unknown>) : {};
       // What was proven replaces whatever the sender wrote: an `ok`, `kid` or `notAfter` written by hand is never believed.
       const { ok: _ok, kid: _kid, notAfter: _na, ...asked } = claimed;
-      const notAfter = kid === null ? undefined : notAfterOf(this.keys, kid);
+      const notAfter = kid === null ? undefined : this.keys.notAfter?.get(kid);
       const seal = kid === null ? { ok: false } : { ...asked, ok: true, kid, ...(notAfter !== undefined ? { notAfter } : {}) };
-      return { metadata, data: te.encode(JSON.stringify({ ...j.value, seal })) };
+      return judged({ ...j.value, seal });
     });
   }
 

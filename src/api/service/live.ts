@@ -45,7 +45,7 @@ export async function ownershipView(deps: ServiceDeps, ownershipId: string): Pro
   const record = row ? await getOwnership(deps.pool, { ownershipId }) : null;
   if (!row || !record) return null;
   const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
-  if (!live) return { ...record, liveness: await livenessOfView(deps, null, record), projectionSync: null };
+  if (!live) return { ...record, liveness: livenessOfRecord(null, [], record), projectionSync: null };
   const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
   const branch = newerBranch(live.projectionSync.branch, moved);
   const liveness = withHeard((await livenessOfView(deps, live, record))!, record, (await heardOf(deps.pool, [ownershipId])).get(ownershipId));
