@@ -18,6 +18,7 @@ import { describeBranch } from '../git/status';
 import { preserveWip, wipSize } from '../git/wip';
 import { preserveLateWork } from '../git/late';
 import { failedRemoval, projectedOwnership, removalResult, removeWorktree } from '../git/removal';
+import { worktreePresence } from '../git/presence';
 import { mergeOwnership } from '../domain/removal';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
@@ -289,6 +290,13 @@ export function createHostActivities(deps: {
       } catch (err) {
         if (err instanceof GitSideError || err instanceof PathRefusal) return failedRemoval(dirs.worktreePath, err);
         throw err;
+      }
+    },
+    async worktreePresence(worktreePath) {
+      try {
+        return await worktreePresence(worktreePath, roots);
+      } catch (err) {
+        throw hostFailure(err);
       }
     },
   };

@@ -3,6 +3,7 @@ import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
+import type { WorktreePresence } from '../git/presence';
 import type { BranchStatus } from '../git/status';
 import type { Appended } from '../store/event-store';
 
@@ -79,4 +80,9 @@ export interface HostActivities {
    * fails once the rule said remove is the answer `failed`, never `removed`.
    */
   removeWorktree(request: HostRemovalRequest): Promise<RemovalResult>;
+  /**
+   * Whether git on this host still has the worktree (src/git/presence.ts): asked before a caller's
+   * word that it was removed is recorded. Non-retryable `path_outside_allowed_roots`.
+   */
+  worktreePresence(worktreePath: string): Promise<WorktreePresence>;
 }

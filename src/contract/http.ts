@@ -139,6 +139,7 @@ export type LandingBody = z.infer<typeof LandingBodySchema>;
 export const WorktreeRemovedBodySchema = z.strictObject({
   reason: FreeText.nullable().optional(),
   receipt: RemovedReceiptSchema.optional().describe('what a lossless removal kept (od-worktree remove sends it): recorded in the event'),
+  force: z.boolean().optional().describe("admin only, with a reason: record the removal without git on the worktree's host agreeing (recorded as forced)"),
 });
 export type WorktreeRemovedBody = z.infer<typeof WorktreeRemovedBodySchema>;
 

@@ -136,6 +136,8 @@ export const WorktreeRemovedInputSchema = z.strictObject({
   reason: FreeText.nullable().optional(),
   /** what the service's own removal kept (POST /v1/worktrees/remove); absent when it was only told */
   receipt: RemovedReceiptSchema.optional(),
+  /** recorded by an admin over the host's git (or without asking it): the event says so */
+  forced: z.literal(true).optional(),
   principal: PrincipalSchema,
 });
 export type WorktreeRemovedInput = z.infer<typeof WorktreeRemovedInputSchema>;

@@ -395,7 +395,11 @@ export function decideWorktreeRemoved(r: OwnershipRecord | null, input: Worktree
         actorSessionId: null,
         principal: `${input.principal.kind}:${input.principal.id}`,
         // The receipt only when there is one: a told removal's event is what it always was.
-        data: { reason: input.reason ?? null, ...(input.receipt !== undefined ? { receipt: input.receipt } : {}) },
+        data: {
+          reason: input.reason ?? null,
+          ...(input.receipt !== undefined ? { receipt: input.receipt } : {}),
+          ...(input.forced ? { forced: true as const } : {}),
+        },
       },
     ],
   };

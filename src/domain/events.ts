@@ -101,7 +101,7 @@ export const EventDataSchemas = {
   }),
   'ownership.submitted': z.strictObject({ executionSessionId: IdString, epoch: Epoch, head: z.string().nullable() }),
   'ownership.landed': z.strictObject({ receipt: LandingReceiptSchema }),
-  'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable(), receipt: RemovedReceiptSchema.optional() }),
+  'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable(), receipt: RemovedReceiptSchema.optional(), forced: z.literal(true).optional() }),
   'ownership.branch_renamed': z.strictObject({ from: z.string(), to: z.string().min(1).max(255) }),
 } as const;
 
@@ -112,7 +112,10 @@ export const EventBaseSchema = z.strictObject({
   ownershipId: z.string(),
   seq: z.number().int().positive(),
   at: IsoTime,
-  actor: z.strictObject({ executionSessionId: z.string().nullable(), principal: z.string().nullable() }),
+  // Every event names who caused it: the session, the principal, or both (a system one, `system:<part>`, for timeouts and verdicts).
+  actor: z
+    .strictObject({ executionSessionId: z.string().nullable(), principal: z.string().nullable() })
+    .refine((a) => a.executionSessionId !== null || a.principal !== null, 'an event names its actor: a session or a principal'),
   repoRoot: z.string(),
   worktreePath: z.string(),
   branch: z.string(),

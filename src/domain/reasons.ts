@@ -27,7 +27,7 @@ export const REASONS = {
   owner_alive: 'the owner session is alive; reclaim refused',
   liveness_unknown: 'the owner session liveness is unknown; only a forced admin reclaim may proceed',
   force_requires_admin: 'force is reserved to admin principals',
-  force_requires_reason: 'a forced reclaim needs a reason',
+  force_requires_reason: 'forcing needs a reason',
   no_pending_handoff: 'no handoff is pending',
   handoff_mismatch: 'the handoff id or successor does not match the pending handoff',
   path_outside_allowed_roots: 'the path is not under a configured allowed root',
@@ -50,6 +50,7 @@ export const REASONS = {
   dirty_files: 'the worktree has uncommitted or untracked files and no snapshot of them can be taken: removing it would lose them',
   snapshot_failed: "the snapshot of the worktree's uncommitted and untracked files failed: nothing was removed",
   removal_in_progress: 'another removal of this worktree is running; ask again once it has answered',
+  worktree_present: "git on the worktree's host still has the worktree: its removal is not recorded",
   internal: 'an unexpected failure; see the service log',
 } as const;
 

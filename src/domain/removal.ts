@@ -97,6 +97,9 @@ export type RemovalReceipt = z.infer<typeof RemovalReceiptSchema>;
 
 export type RemovalDecision = { verdict: 'remove'; receipt: RemovalReceipt } | { verdict: 'refuse'; refusal: Refusal; refusals: Refusal[] };
 
+/** How long the service waits for a host to say whether a worktree reported removed is still there (src/git/presence.ts). */
+export const PRESENCE_TIMEOUT_MS = 20_000;
+
 /** How long a removal through the service may take on the worktree's host, snapshot included (src/workflows/removal.ts). */
 export const REMOVAL_TIMEOUT_MS = 50_000;
 

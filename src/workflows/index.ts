@@ -1,2 +1,2 @@
 export { ownershipWorkflow } from './ownership';
-export { worktreeRemovalWorkflow } from './removal';
+export { worktreePresenceWorkflow, worktreeRemovalWorkflow } from './removal';

@@ -1,10 +1,11 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { startRefused } from './seal';
 import type { HostActivities } from '../activities/types';
+import type { WorktreePresence } from '../git/presence';
 import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
-import { REMOVAL_TIMEOUT_MS } from '../domain/removal';
+import { PRESENCE_TIMEOUT_MS, REMOVAL_TIMEOUT_MS } from '../domain/removal';
 
 /**
  * One lossless removal (POST /v1/worktrees/remove), done by the worktree's host agent on its own
@@ -27,4 +28,29 @@ export async function worktreeRemovalWorkflow(request: HostRemovalRequest): Prom
   });
   const { seal: _seal, ...asked } = request;
   return removeWorktree(asked);
+}
+
+export interface PresenceRequest {
+  hostId: string;
+  ownershipId: string;
+  worktreePath: string;
+  seal?: unknown;
+}
+
+/**
+ * Before the service records a caller's word that a worktree is gone (`worktree-removed`), git on
+ * the worktree's host is asked (src/git/presence.ts): a workflow of its own because only the
+ * host's agent may run git there, and so the check shows in the Temporal UI beside the ownership.
+ * Read-only, so retried within its bound; sealed like every start (only the API asks).
+ */
+export async function worktreePresenceWorkflow(request: PresenceRequest): Promise<WorktreePresence> {
+  const problem = startRefused(request, request.ownershipId, 'worktreePresenceWorkflow');
+  if (problem !== null) throw ApplicationFailure.nonRetryable(`the presence check's start is not sealed by a service process (${problem})`, 'message_unsealed');
+  const { worktreePresence } = proxyActivities<Pick<HostActivities, 'worktreePresence'>>({
+    taskQueue: hostTaskQueue(request.hostId),
+    scheduleToCloseTimeout: PRESENCE_TIMEOUT_MS,
+    startToCloseTimeout: PRESENCE_TIMEOUT_MS / 2,
+    retry: { initialInterval: '200ms', nonRetryableErrorTypes: [...FINAL_HOST_ERRORS] },
+  });
+  return worktreePresence(request.worktreePath);
 }

@@ -13,7 +13,7 @@ let repo: RepoFixture;
 
 beforeAll(async () => {
   s = await startApiStack();
-  repo = makeRepo(6);
+  repo = makeRepo(7);
 });
 afterAll(async () => s?.stop());
 
@@ -257,7 +257,27 @@ test('every per-ownership route refuses bad input, bad ids, missing auth and the
       expectError(await call({ body: { ...body, worker: { workerId: s.otherWorkerId } } }), 403, 'worker_mismatch');
     }
   }
+  // worktree-removed: the caller's word is checked with git on the host, and force is an admin's with a reason.
+  const removed = (token: string, body: Record<string, unknown>) => s.raw('POST', url(v.ownershipId, 'worktree-removed'), { token, body }).then((res) => res);
+  expectError(await removed(s.tokens.landing, { reason: 'cleanup' }), 409, 'worktree_present');
+  expectError(await removed(s.tokens.landing, { reason: 'cleanup', force: true }), 403, 'force_requires_admin');
+  expectError(await removed(s.tokens.admin, { force: true }), 400, 'force_requires_reason');
+  expectError(await removed(s.tokens.admin, { reason: ' ', force: true }), 400, 'force_requires_reason');
   expect(await snapshot(v.ownershipId)).toEqual(before);
+});
+
+test('worktree-removed forced by an admin over the host: recorded as forced, naming the admin', async () => {
+  const v = await bind(6, 'api-f6');
+  const res = await s.raw('POST', `/v1/ownerships/${v.ownershipId}/worktree-removed`, {
+    token: s.tokens.admin,
+    body: { reason: 'the disk was replaced; the host still lists it', force: true },
+  });
+  expect({ status: res.status, body: res.body }).toEqual({ status: 202, body: { accepted: true, status: 'recorded' } });
+  const removal = (await readEvents(s.h.pool, v.ownershipId)).find((e) => e.type === 'ownership.worktree_removed');
+  expect(removal).toMatchObject({
+    actor: { principal: expect.stringMatching(/^admin:/) },
+    data: { reason: 'the disk was replaced; the host still lists it', forced: true },
+  });
 });
 
 test('state refusals (epoch, owner, handoff, force) are 409/403/400 with their codes and change nothing', async () => {
@@ -356,6 +376,10 @@ test('a lifecycle over HTTP: heartbeat, plan, rename, handoff (cancel, accept), 
   expect(res.status).toBe(200);
   expect(res.body).toMatchObject({ ownershipId: id, state: 'landed', liveness: { status: expect.any(String) } });
 
+  // The worktree is still on disk: the caller's word is refused and nothing is written.
+  expectError(await post('worktree-removed', { reason: 'cleanup' }, s.tokens.landing), 409, 'worktree_present');
+  expect((await readEvents(s.h.pool, id)).some((e) => e.type === 'ownership.worktree_removed')).toBe(false);
+  git(repo.repoRoot, 'worktree', 'remove', '--force', '--force', repo.worktrees[5]!.path);
   // Answered once the log holds the removal (recorded), not at the signal.
   res = await post('worktree-removed', { reason: 'cleanup' }, s.tokens.landing);
   expect({ status: res.status, body: res.body }).toEqual({ status: 202, body: { accepted: true, status: 'recorded' } });

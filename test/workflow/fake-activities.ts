@@ -37,6 +37,9 @@ export function fakeActivities(): FakeActivities {
     async preserveWip() {
       return null;
     },
+    async worktreePresence() {
+      return { present: false, detail: 'gone' };
+    },
     async inspectWorktree(worktreePath, claimedBranch) {
       return { worktreePath, repoRoot: worktreePath, branch: claimedBranch ?? null };
     },

@@ -9,6 +9,7 @@ import { checkNamedBranch } from '../../domain/branch';
 import { recordHeartbeat } from '../../store/heartbeats';
 import { executorConversationsOf } from '../../store/bindings';
 import { signalAndAwait } from './signalled';
+import { vouchRemoved } from './presence';
 import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
@@ -396,17 +397,28 @@ export async function reclaim(
  */
 export async function worktreeRemoved(deps: ServiceDeps, principal: Principal, ownershipId: string, body: WorktreeRemovedBody): Promise<RemovalResponse> {
   authorizeOp(principal, 'worktreeRemoved');
+  const forced = body.force === true;
+  if (forced && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
+  if (forced && !body.reason?.trim()) throw new OwnershipError('force_requires_reason');
   const row = await ownershipRow(deps, ownershipId);
   const recorded = async () => ((await getOwnership(deps.pool, { ownershipId }))?.worktreeRemoved === true ? true : null);
   // Removed already: a replay is answered as recorded and nothing is sent.
   if (row.state === 'closed' || (await recorded())) return { accepted: true, status: 'recorded' };
+  // The caller's word is not the record's: git on the host must agree the worktree is gone.
+  const record = await getOwnership(deps.pool, { ownershipId });
+  if (!forced && record !== null) await vouchRemoved(deps, { ownershipId, hostId: record.hostId, worktreePath: record.worktreePath });
   const removed = await signalAndAwait(
     deps,
     ownershipId,
     (messageId) =>
       deps.client.worktreeRemoved(
         { workflowId: row.workflowId, ownershipId },
-        { reason: body.reason ?? null, ...(body.receipt !== undefined ? { receipt: body.receipt } : {}), principal },
+        {
+          reason: body.reason ?? null,
+          ...(body.receipt !== undefined ? { receipt: body.receipt } : {}),
+          ...(forced ? { forced: true as const } : {}),
+          principal,
+        },
         { messageId },
       ),
     recorded,

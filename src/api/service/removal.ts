@@ -8,6 +8,7 @@ import { removalWorkflowId } from '../../ids/workflow-id';
 import { startSealRequest } from '../../domain/seal';
 import { getOwnership, latestOwnershipAt } from '../../store/lookups';
 import type { worktreeRemovalWorkflow } from '../../workflows/removal';
+import { asRefusal } from './presence';
 import { authorizeForWorker } from '../../auth/policy';
 import { authorizeOp, redact, throwRefusal, withTemporal, type ServiceDeps } from './context';
 import { liveOf } from './live';
@@ -107,26 +108,6 @@ async function onHost(deps: ServiceDeps, request: HostRemovalRequest) {
   } catch (err) {
     throw asRefusal(err, request.hostId) ?? err;
   }
-}
-
-/** A host activity's final refusal (its type is the reason code) as the caller's; a timeout as host_unavailable. */
-function asRefusal(err: unknown, hostId: string): OwnershipError | null {
-  const causes: unknown[] = [];
-  for (let e: unknown = err; e instanceof Error && causes.length < 5; e = (e as { cause?: unknown }).cause) causes.push(e);
-  for (const e of causes) {
-    const type = (e as { type?: unknown }).type;
-    if (
-      typeof type === 'string' &&
-      ['path_outside_allowed_roots', 'path_not_found', 'not_a_worktree', 'invalid_argument', 'worktree_config_unsafe'].includes(type)
-    ) {
-      return new OwnershipError(
-        type === 'invalid_argument' || type === 'worktree_config_unsafe' ? 'not_a_worktree' : (type as 'not_a_worktree'),
-        (e as Error).message,
-      );
-    }
-    if ((e as { timeoutType?: unknown }).timeoutType !== undefined) return new OwnershipError('host_unavailable', undefined, { hostId });
-  }
-  return null;
 }
 
 /** `worktree_removed` with the receipt, on the ownership's workflow while it runs; durable or accepted, or why not. */
