@@ -30,6 +30,7 @@ export function buildProgram(): Command {
   (require('./commands/override') as typeof import('./commands/override')).registerOverrideCommand(program);
   (require('./commands/cleanup') as typeof import('./commands/cleanup')).registerCleanupCommands(program);
   (require('./commands/restore') as typeof import('./commands/restore')).registerRestoreCommand(program);
+  (require('./commands/integrate') as typeof import('./commands/integrate')).registerIntegrateCommands(program);
   return program;
 }
 
