@@ -188,8 +188,9 @@ async function worktreeCreate(tool: Tool, session: string, cwd: string, name: st
   } else {
     const hasBranch = (await git(['rev-parse', '-q', '--verify', `refs/heads/${branch}`], { cwd: repo.repoRoot, okCodes: [1] })).code === 0;
     const args = hasBranch ? ['worktree', 'add', target, branch] : ['worktree', 'add', '-b', branch, target, 'HEAD'];
-    const r = await git(args, { cwd: repo.repoRoot, okCodes: [128, 255] });
-    if (r.code !== 0) return refused(1, 'git_failed', `git worktree add failed: ${r.stderr.split('\n')[0] ?? ''}`);
+    // The user's git, as the tool would have run it in the hook's place (its checkout runs the repository's filters and hooks, which the service's git never does).
+    const r = await userGit(args, repo.repoRoot, ctx.env);
+    if (r.code !== 0) return refused(1, 'git_failed', `git worktree add failed: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
     created = true;
   }
   const worktreePath = await fs.realpath(target);
@@ -218,12 +219,14 @@ async function worktreeRemove(session: string, worktreePath: string, ctx: HookCo
   const h = await here(worktreePath);
   if (h === null) return ok('', line(`${worktreePath} is no worktree any more: nothing to remove`));
   const mine = holds(h.projection) && h.projection.executionSessionId === session;
+  const body = { worktreePath: h.worktreePath, ...(mine && h.projection ? { executionSessionId: session, epoch: h.projection.epoch } : {}) };
   try {
-    const res = await ctx.api().removeWorktree({
-      worktreePath: h.worktreePath,
-      ...(mine && h.projection ? { executionSessionId: session, epoch: h.projection.epoch } : {}),
-    });
-    const r = res.result;
+    // The owner's removal releases first: asked as a dry run before, so a removal the rule refuses leaves the session its worktree.
+    if (mine) {
+      const trial = (await ctx.api().removeWorktree({ ...body, dryRun: true })).result;
+      if (trial.status !== 'would_remove') return { exit: 1, stdout: '', stderr: line(removalSummary(trial)) };
+    }
+    const r = (await ctx.api().removeWorktree(body)).result;
     return { exit: r.status === 'removed' ? 0 : 1, stdout: '', stderr: line(removalSummary(r)) };
   } catch (err) {
     const e = describeApiError(err);
@@ -278,6 +281,16 @@ async function beat(session: string, h: Here | null, ctx: HookContext): Promise<
     .api()
     .heartbeat(h.projection.ownershipId, { executionSessionId: session, epoch: h.projection.epoch })
     .catch(() => undefined);
+}
+
+function userGit(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (x: string) => (stderr += x));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code: code ?? 1, stderr }));
+  });
 }
 
 function runGate(ctx: HookContext, input: string, identity: Record<string, string>, cwd: string): Promise<HookAnswer> {
