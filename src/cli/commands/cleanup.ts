@@ -24,6 +24,7 @@ const guard = () => require('../../git/guard') as typeof import('../../git/guard
 const repo = () => require('../../git/repo') as typeof import('../../git/repo');
 const contract = () => require('../../contract/removal') as typeof import('../../contract/removal');
 const config = () => require('../../config') as typeof import('../../config');
+const ranking = () => require('./gc') as typeof import('./gc');
 
 const LIST_PAGES = 20;
 
@@ -293,12 +294,16 @@ export function registerCleanupCommands(program: Command): void {
       'for each worktree of the repository: remove or stays, and why (live owner, unlanded commits, dirty files); a dry run unless --apply, and never a worktree a session holds (docs/cleanup.md)',
     )
     .option('--apply', 'remove the worktrees marked remove (snapshotting their files first)')
+    .option('--dry-run', 'change nothing, and rank the worktrees by what removing each would lose (implies --rank)')
+    .option('--rank', 'rank the worktrees by what removing each would lose: dirty files, unlanded and unpushed commits, size, last activity')
     .option('--target <branch>', 'another branch whose commits count as landed (repeatable; main, master and trunk always do)', collect, [])
     .option('--every <interval>', 'sweep again every interval (30s, 10m, 1h) until stopped (SIGINT, SIGTERM); still a dry run unless --apply')
     .option('--json', 'machine-readable output (with --every: one document per line per sweep)')
-    .action(async (given: string, o: { apply?: boolean; target: string[]; every?: string; json?: boolean }) => {
+    .action(async (given: string, o: { apply?: boolean; dryRun?: boolean; rank?: boolean; target: string[]; every?: string; json?: boolean }) => {
       const json = o.json === true;
       await run(json, async () => {
+        if (o.apply && o.dryRun) throw new UsageError('--dry-run and --apply: one or the other');
+        const ranked = o.rank === true || o.dryRun === true;
         const everyMs = o.every === undefined ? null : intervalMs(o.every);
         const id = await repo()
           .identifyWorktree(path.resolve(given))
@@ -318,8 +323,11 @@ export function registerCleanupCommands(program: Command): void {
             return items;
           });
           const results: RemovalResult[] = [];
+          const activity: import('./gc').Activity[] = [];
           for (const w of await removal().listWorktrees(id.worktreePath)) {
             if (w.main || w.prunable) continue;
+            // Measured before the removal: what it would lose is what it holds now.
+            if (ranked) activity.push(await ranking().activityOf(w.path));
             try {
               results.push(
                 await handle(w.path, serviceOwnership(view.items, w.path), { apply: o.apply === true, sweeper: true, deleteBranch: false, targets: o.target }),
@@ -328,19 +336,30 @@ export function registerCleanupCommands(program: Command): void {
               results.push(removal().failedRemoval(w.path, err));
             }
           }
-          return { ok: results.every((r) => r.status !== 'failed'), repo: id.repoRoot, applied: o.apply === true, service: view.source, results };
+          const out: GcOutput = {
+            ok: results.every((r) => r.status !== 'failed'),
+            repo: id.repoRoot,
+            applied: o.apply === true,
+            service: view.source,
+            results,
+          };
+          return ranked ? ranking().withRanking(out, activity) : out;
         };
+        const schema = ranked ? ranking().GcRankedOutputSchema : contract().GcOutputSchema;
+        const table = (out: GcOutput) =>
+          ranked
+            ? ranking().renderRanked(out as import('./gc').GcRankedOutput, id.repoRoot, serviceLine(out.service))
+            : renderTable(out.results, id.repoRoot, out.applied, out.service);
         if (everyMs === null) {
           const out = await once();
-          print(json, contract().GcOutputSchema, out, () => renderTable(out.results, id.repoRoot, out.applied, out.service));
+          print(json, schema, out, () => table(out));
           if (!out.ok) process.exitCode = EXIT.internal;
           return;
         }
         await sweepEvery(everyMs, async () => {
           const out = await once();
-          if (json) process.stdout.write(`${JSON.stringify(contract().GcOutputSchema.parse(out))}\n`);
-          else
-            process.stdout.write(`${new Date().toISOString()} sweep of ${id.repoRoot}\n${renderTable(out.results, id.repoRoot, out.applied, out.service)}\n\n`);
+          if (json) process.stdout.write(`${JSON.stringify(schema.parse(out))}\n`);
+          else process.stdout.write(`${new Date().toISOString()} sweep of ${id.repoRoot}\n${table(out)}\n\n`);
           if (!out.ok) process.exitCode = EXIT.internal;
         });
       });
