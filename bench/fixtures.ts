@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool } from 'pg';
 import type { BindOptions, BindRequest } from '../src/client';
-import { executorConversationsOf } from '../src/store/bindings';
+import { readExecutorConversation } from '../src/store/bindings';
 import type { Principal } from '../src/domain/identity';
 import { mapLimit } from './stats';
 
@@ -79,8 +79,8 @@ export const executor = (workerId: string): Principal => ({ kind: 'executor', id
 
 /** The bind an agent worker's session makes for a fresh worktree. */
 /** An owner change's options as the API sends it (bind, reclaim): the new owner's conversation read from its worker's binding, carried in the message. */
-export function asTheApi(pool: Pool): BindOptions {
-  return { conversationOf: executorConversationsOf(pool) };
+export async function asTheApi(pool: Pool, workerId: string): Promise<BindOptions> {
+  return { conversation: await readExecutorConversation(pool, workerId) };
 }
 
 export function bindRequest(wt: Worktree, i: number): BindRequest {

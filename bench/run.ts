@@ -144,7 +144,7 @@ async function main(): Promise<number> {
     const { row: bindRow, bound } = await phase('1 bind', () => benchBind(ctx, owned));
     if (wants('bind')) rows.push(bindRow);
     // 2. owner-only update
-    if (wants('update')) rows.push(await phase('2 owner-only update', () => benchUpdate(ctx, bound)));
+    if (wants('update')) rows.push(...(await phase('2 owner-only update', () => benchUpdate(ctx, bound))));
     // 11. what a whole lifecycle costs in history
     if (wants('history')) rows.push(await phase('11 history of a 5-step lifecycle', () => benchLifecycleHistory(ctx, lifeWt)));
 
@@ -175,7 +175,7 @@ async function main(): Promise<number> {
           const tStart = performance.now();
           const more = await mapLimit(part, 8, async ({ wt, i }) => {
             const t0 = performance.now();
-            const view = await stack.ownership.bind(bindRequest(wt, i), asTheApi(stack.pool));
+            const view = await stack.ownership.bind(bindRequest(wt, i), await asTheApi(stack.pool, `bench-worker-${i}`));
             took.push(performance.now() - t0);
             progress(++done, rest.length);
             return {

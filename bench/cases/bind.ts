@@ -32,7 +32,7 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
     },
     ours: async (i) => {
       const t0 = wallMs();
-      const view = await stack.ownership.bind(bindRequest(worktrees[i], i), asTheApi(stack.pool));
+      const view = await stack.ownership.bind(bindRequest(worktrees[i], i), await asTheApi(stack.pool, `bench-worker-${i}`));
       const t1 = wallMs();
       const workflowId = ownershipWorkflowId(view.hostId, view.worktreePath);
       if (view.seq !== 1 || view.owner?.executionSessionId !== `bench-session-${i}`) throw new Error(`bind ${i}: unexpected answer (seq ${view.seq})`);

@@ -40,7 +40,7 @@ export async function benchLifecycleHistory(ctx: BenchContext, wt: Worktree, hea
       force: true,
       reason: 'bench lifecycle',
     },
-    asTheApi(stack.pool),
+    await asTheApi(stack.pool, 'bench-reclaim-worker'),
   );
   await stack.ownership.submit(ref, { executionSessionId: 'bench-reclaimer', epoch: reclaimed.epoch, principal: executor('bench-reclaim-worker') });
   const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: wt.path, encoding: 'utf8' }).trim();

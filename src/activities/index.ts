@@ -2,7 +2,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Pool } from '../store/db';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
-import { appendEvents, readEvents } from '../store/event-store';
+import { appendEvents, SecondLiveOwner } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
 import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
@@ -50,17 +50,21 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
   const local = deps.local ?? null;
   return {
     async persistEvents(workflowId, events) {
-      const { record, ...appended } = await appendEvents(deps.pool, workflowId, events);
-      const clean = !appended.gap && !appended.settled && appended.replaced.length === 0 && record !== null && record.seq === events.at(-1)?.seq;
-      if (!local || !clean || record.hostId !== local.hostId) return appended;
+      let written;
+      try {
+        written = await appendEvents(deps.pool, workflowId, events);
+      } catch (err) {
+        // The one refusal the log makes (a second live owner of the worktree): final, typed with its reason code.
+        if (err instanceof SecondLiveOwner) throw ApplicationFailure.nonRetryable(err.message, err.code);
+        throw err;
+      }
+      const { record, ...appended } = written;
+      if (!local || record === null || record.seq !== events.at(-1)?.seq || record.hostId !== local.hostId) return appended;
       const projected = await projectWithin(local, record, INLINE_PROJECTION_MS);
       return projected ? { ...appended, projected } : appended;
     },
     async readHeartbeat(ownershipId) {
       return readHeartbeat(deps.pool, ownershipId);
-    },
-    async readLog(ownershipId, afterSeq, limit) {
-      return readEvents(deps.pool, ownershipId, afterSeq, limit);
     },
     async readExecutorConversation(workerId) {
       return readExecutorConversation(deps.pool, workerId);

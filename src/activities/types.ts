@@ -24,15 +24,11 @@ export type Persisted = Appended & { projected?: { localSeq: number; branch?: Br
 /** Activities on the workflow's own task queue (ordinary activities, never local: src/workflows/activities.ts): the durable store. */
 export interface StoreActivities {
   /**
-   * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction.
-   * `replaced`: events already recorded under the same seq with other content; the log wins.
+   * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction
+   * (src/store/event-store.ts). Non-retryable `worktree_owned` when they would make a second live
+   * ownership of the worktree.
    */
   persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Persisted>;
-  /**
-   * The log after `afterSeq`, at most `limit` events: what the workflow adopts when the log is
-   * ahead of it (an event written by a workflow task Temporal never recorded).
-   */
-  readLog(ownershipId: string, afterSeq: number, limit: number): Promise<OwnershipEvent[]>;
   /** The owner's last heartbeat as the API recorded it (src/store/heartbeats.ts), or null. */
   readHeartbeat(ownershipId: string): Promise<{ executionSessionId: string; epoch: number; ageMs: number } | null>;
   /** The conversation the agent worker's executor observed, or null (docs/identities.md#executor-binding). */

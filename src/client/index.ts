@@ -17,9 +17,7 @@ import {
   RenameBranchInputSchema,
   SubmitInputSchema,
   WorktreeRemovedInputSchema,
-  ResyncInputSchema,
   type AcceptHandoffInput,
-  type BindingSeen,
   type BindPlanInput,
   type CancelHandoffInput,
   type HandoffInput,
@@ -34,7 +32,6 @@ import {
 import type { OwnershipEvent } from '../domain/events';
 import { checkNamedBranch } from '../domain/branch';
 import { BranchName, IdString, PathString } from '../domain/identity';
-import { ownerSummary, type OwnershipRecord } from '../domain/projection';
 import { sealRequest, startSealRequest } from '../domain/seal';
 import { claimedProcessProblem } from '../domain/liveness';
 import type { Conversation, ProcessIdentity } from '../domain/identity';
@@ -53,7 +50,6 @@ import {
   reclaimUpdate,
   releaseUpdate,
   renameBranchUpdate,
-  resyncSignal,
   submitUpdate,
   worktreeRemovedSignal,
   LIVE_MEMO,
@@ -64,12 +60,14 @@ import { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
 import type { ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
 import { PerOwnershipQueue } from './inflight';
+import { HOST_MESSAGE_MS, IN_FLIGHT_PER_OWNERSHIP, MESSAGE_MS, WAITING_PER_OWNERSHIP } from '../domain/deadlines';
 import type { LocalWorktree, WorktreeResolver } from './worktree-resolver';
 
 /**
- * The message an update is: every attempt of one request carries the same id (Temporal's update id),
- * so a retry after a seam or a lost task is the same message, answered from the event bearing it.
- * The API sets it to its idempotency key; without one, each call is a message of its own.
+ * The message an update is: every attempt of one request carries the same id (Temporal's update
+ * id), so Temporal answers a retry of it (within a run; across continue-as-new the run answers
+ * from what it carries: src/workflows/act.ts). The API sets it from its idempotency key; without
+ * one, each call is a message of its own.
  */
 export interface MessageOptions {
   messageId?: string;
@@ -79,41 +77,39 @@ export interface MessageOptions {
    * write the projection meanwhile, so waiting would only hold the caller.
    */
   enforcementWaitMs?: number;
+  /** How long the message may take, retries of the seams included (default: src/domain/deadlines.ts, by message). */
+  deadlineMs?: number;
 }
 
 /**
- * An owner change's options (bind, accept, reclaim): `conversationOf` reads the executor binding of
- * the new owner's worker (the API passes src/store/bindings.ts readExecutorConversation), and the
- * message carries what it said (`binding`, src/domain/commands.ts), so the workflow does not read
- * it itself. Without it the workflow reads the binding.
+ * An owner change's options (bind, accept, reclaim): the new owner's conversation as the sender's
+ * store holds it (the executor binding, src/store/bindings.ts), carried in the message so the
+ * workflow reads nothing. Absent: the workflow reads the binding itself (a client without a store).
  */
 export interface NewOwnerOptions extends MessageOptions {
-  conversationOf?: (workerId: string) => Promise<Conversation | null>;
+  conversation?: Conversation | null;
 }
 
 /** The new owner's binding as the sender read it; never what a caller put in the input. */
-async function withBinding<I extends { worker: { workerId: string }; binding?: BindingSeen }>(input: I, opts: NewOwnerOptions): Promise<I> {
-  const { binding: _ignored, ...rest } = input;
-  if (!opts.conversationOf) return rest as I;
-  const binding = { conversation: await opts.conversationOf(input.worker.workerId) };
+function withBinding<I extends object>(input: I, opts: NewOwnerOptions): I {
+  const { binding: _ignored, ...rest } = input as I & { binding?: unknown };
+  if (opts.conversation === undefined) return rest as I;
+  const binding = { conversation: opts.conversation };
   // A stored conversation the message's check would not take (a URL kept in another spelling): the workflow reads it itself.
   return (BindingSeenSchema.safeParse(binding).success ? { ...rest, binding } : rest) as I;
 }
 /**
- * An update as service processes send it: its id (the message id, or a fresh one per attempt) and
- * its argument sealed for that id (src/domain/seal.ts; the data converter adds the HMAC). A worker
- * refuses an update whose seal does not prove this.
+ * An update as service processes send it: its id (the message id, or one fresh id for this call,
+ * the same for every attempt) and its argument sealed for that id (src/domain/seal.ts; the data
+ * converter adds the HMAC), sealed again at each attempt so a late one is not refused as expired.
  */
-function sealedUpdate<I>(opts: MessageOptions, arg: I, nowMs: number): { args: [I]; updateId: string } {
+function sealedUpdate<I>(opts: MessageOptions, arg: I): { at(nowMs: number): { args: [I]; updateId: string } } {
   const updateId = opts.messageId ?? `upd_${randomUUID()}`;
-  return { args: [{ ...arg, seal: sealRequest('update', updateId, nowMs) }], updateId };
+  return { at: (nowMs) => ({ args: [{ ...arg, seal: sealRequest('update', updateId, nowMs) }], updateId }) };
 }
 
 /** A signal as service processes send it: sealed for its workflow, with an id of its own (a copy of it acts at most once) and an expiry. */
-const sealedSignalArg = <I>(arg: I, messageId: string | undefined, nowMs: number): I => ({
-  ...arg,
-  seal: sealRequest('signal', messageId ?? `sig_${randomUUID()}`, nowMs),
-});
+const sealedSignalArg = <I>(arg: I, messageId: string, nowMs: number): I => ({ ...arg, seal: sealRequest('signal', messageId, nowMs) });
 
 export { OwnershipError } from './errors';
 export type { LivenessState, OwnershipView, ProjectionState, ProjectionSync } from '../workflows/messages';
@@ -137,28 +133,28 @@ export const BindRequestSchema = ClaimInputSchema.omit({ binding: true })
   .strict();
 export type BindRequest = z.infer<typeof BindRequestSchema>;
 
-/** Where a bind looks for a live owner first: the worktree as identified, and the ownership its own projection names (local worktrees). */
-export interface HeldOwnershipQuery {
+/** A worktree as a bind finds it (OwnershipClient.locate): where it is, and what its own projection names. */
+export interface Located {
   hostId: string;
+  /** on this client's host: git here identified it */
+  local: boolean;
   worktreePath: string;
+  repoRoot: string;
+  /** git's checked-out branch here; null: detached; undefined: another host's, which only its agent can say */
+  branch: string | null | undefined;
+  /** the ownership the worktree's own projection names (local worktrees), a hint for a lookup */
   projectedOwnershipId: string | null;
 }
 
 /**
- * A bind's options: its message id, and PostgreSQL's word on who holds the worktree (the API passes
- * src/store/lookups.ts heldOwnershipOf): a live ownership under an earlier workflow id formula gets
- * the claim; one recorded at another path (the worktree was moved) refuses it. Without it, the
- * database's one-live-owner index is what refuses a second live owner.
+ * A bind's options: its message id, the worktree as located (else located here), and the workflow
+ * of a live lifecycle of this worktree under an earlier workflow id formula, which gets the claim
+ * (the API looks it up: src/store/lookups.ts heldOwnershipOf). Without it, the database's one-live-owner
+ * index is what refuses a second live owner.
  */
 export interface BindOptions extends NewOwnerOptions {
-  heldOwnership?: (where: HeldOwnershipQuery) => Promise<{ workflowId: string; record: OwnershipRecord } | null>;
-  /**
-   * Whether another host's agent is known to be away (the API's host presence): a first claim
-   * there needs that agent to inspect the worktree, so it is refused at once (`host_unavailable`,
-   * with these details) instead of after the workflow's host bound. Asked after the request's
-   * own checks: bad input is refused as such first.
-   */
-  hostAway?: (hostId: string) => Promise<Record<string, unknown> | null>;
+  located?: Located;
+  workflowId?: string;
 }
 
 /**
@@ -198,33 +194,15 @@ function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
 }
 
 /**
- * A run that is continuing as new refuses new updates for a moment (its validators answer
- * `unavailable`; nothing entered history, so trying again is a fresh attempt). The client waits
- * it out, briefly, so callers do not see the seam between runs; past the bound they get the 503.
+ * The seams between a message and its answer that change nothing: a run continuing as new refuses
+ * new updates for a moment (its validators answer `unavailable`; nothing entered history), the
+ * server dropped or aborted an update it never applied (a worker that died with the task), or too
+ * many were in flight to the ownership. The same message is sent again; nothing else is retried.
  */
-const CONTINUE_AS_NEW_WAIT_MS = 5_000;
-/**
- * A message with an id (MessageOptions) is the same message however often it is sent: the log
- * answers a retry from the event bearing it. So it waits out a longer seam, such as a worker that
- * died with the ownership's task (its updates are aborted when the task times out), within the
- * API's own deadline, instead of answering 503 at the first abort.
- */
-const SAME_MESSAGE_WAIT_MS = 20_000;
-async function throughContinueAsNew<T>(call: () => Promise<T>, waitMs = CONTINUE_AS_NEW_WAIT_MS): Promise<T> {
-  const deadline = Date.now() + waitMs;
-  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
-    try {
-      return await call();
-    } catch (err) {
-      const seam =
-        err instanceof OwnershipError &&
-        err.code === 'unavailable' &&
-        (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED || err.message === IN_FLIGHT);
-      if (!seam || Date.now() + delay > deadline) throw err;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
-}
+const isSeam = (err: unknown): boolean =>
+  err instanceof OwnershipError &&
+  err.code === 'unavailable' &&
+  (err.message === CONTINUING_AS_NEW || err.message === UNPROCESSED || err.message === IN_FLIGHT);
 
 /** The ref's ownershipId goes into the message unless the message names one itself. */
 function addressed<I>(ref: OwnershipRef, input: I): I {
@@ -303,12 +281,29 @@ export class OwnershipClient {
     return (await this.identify(where.worktreePath, undefined)).branch;
   }
 
+  /** Updates to one ownership in flight from this process, the rest waiting their turn (deadlines.ts). */
+  private readonly queue = new PerOwnershipQueue(IN_FLIGHT_PER_OWNERSHIP, WAITING_PER_OWNERSHIP);
+
   /**
-   * Updates to one ownership: at most 8 in flight from this process (under the server's 10), up to
-   * 256 waiting, 20 s each (within the API's 30 s deadline: a worker's death holds the ones in flight
-   * for its sticky timeout and a replay).
+   * The one path of every message: sent under its deadline (every Temporal call inside it, and the
+   * wait for its turn, bounded by it), and sent again, the same message, only across a seam
+   * (isSeam) while the deadline allows. Past it the caller gets `unavailable` and may send the
+   * same message again.
    */
-  private readonly queue = new PerOwnershipQueue(8, 256, 20_000);
+  private async send<T>(workflowId: string, deadlineMs: number, call: () => Promise<T>, queued = true): Promise<T> {
+    const deadline = Date.now() + deadlineMs;
+    return this.opts.client.withDeadline(deadline, async () => {
+      for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+        try {
+          return await (queued ? this.queue.run(workflowId, deadline, call) : call());
+        } catch (err) {
+          const translated = await this.atTheSeam(workflowId, err);
+          if (!isSeam(translated) || Date.now() + delay > deadline) throw translated;
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
+    });
+  }
 
   /**
    * A new owner's process identity on this host must be its session's own (domain/liveness.ts
@@ -328,37 +323,34 @@ export class OwnershipClient {
     return this.opts.client.workflow.getHandle<typeof ownershipWorkflow>(workflowId);
   }
 
+  /**
+   * Where a bind's worktree is: on this host, git says (its canonical path, repository root and
+   * branch; a caller's repoRoot naming anything else is refused); on another host, the caller's
+   * spelling, which that host's agent checks before the first claim.
+   */
+  async locate(request: Pick<BindRequest, 'worktreePath' | 'repoRoot' | 'hostId'>): Promise<Located> {
+    const hostId = request.hostId ?? this.opts.hostId;
+    if (hostId === this.opts.hostId) {
+      const seen = await this.identify(request.worktreePath, request.repoRoot);
+      const projectedOwnershipId = await seen.local.projectedOwnershipId().catch(() => null);
+      return { hostId, local: true, worktreePath: seen.worktreePath, repoRoot: seen.repoRoot, branch: seen.branch, projectedOwnershipId };
+    }
+    const worktreePath = await this.normalize(request.worktreePath);
+    const repoRoot = request.repoRoot !== undefined ? await this.normalize(request.repoRoot) : worktreePath;
+    return { hostId, local: false, worktreePath, repoRoot, branch: undefined, projectedOwnershipId: null };
+  }
+
   /** Update-with-start: the first bind creates the ownership; a replay by the same session returns it unchanged. */
   async bind(request: BindRequest, opts: BindOptions = {}): Promise<OwnershipView> {
     const req = parseOrRefuse(BindRequestSchema, request);
     this.checkOwnProcess(req);
-    const hostId = req.hostId ?? this.opts.hostId;
-    const local = hostId === this.opts.hostId;
-    // On another host the workflow has that host's agent identify the worktree before the first claim.
-    const seen = local ? await this.identify(req.worktreePath, req.repoRoot) : null;
-    const { worktreePath, repoRoot } = seen ?? {
-      worktreePath: await this.normalize(req.worktreePath),
-      repoRoot: req.repoRoot !== undefined ? await this.normalize(req.repoRoot) : await this.normalize(req.worktreePath),
-    };
-    const branch = this.boundBranch(req.branch, seen);
+    const at = opts.located ?? (await this.locate(req));
+    const { hostId, worktreePath, repoRoot, local } = at;
+    const branch = this.boundBranch(req.branch, local ? { branch: at.branch ?? null } : null);
     const { repoRoot: _r, worktreePath: _w, hostId: _h, branch: _b, ...rest } = req;
-    const claim = await withBinding({ ...rest, branch }, opts);
-    const where: HeldOwnershipQuery = {
-      hostId,
-      worktreePath,
-      projectedOwnershipId: seen && opts.heldOwnership ? await seen.local.projectedOwnershipId().catch(() => null) : null,
-    };
-    const held = opts.heldOwnership ? await opts.heldOwnership(where) : null;
-    // Moved while owned (git worktree move keeps the private git dir, and its projection, while the
-    // ownership stays recorded at the old path): refused, never a second live owner.
-    if (held && held.record.worktreePath !== worktreePath)
-      throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
-    if (!local && !held && opts.hostAway) {
-      const away = await opts.hostAway(hostId);
-      if (away) throw new OwnershipError('host_unavailable', undefined, away);
-    }
-    // A live lifecycle started under an earlier workflow id formula governs the worktree: the claim goes to it.
-    const workflowId = held?.workflowId ?? ownershipWorkflowId(hostId, worktreePath);
+    const claim = ClaimInputSchema.parse(withBinding({ ...rest, branch }, opts));
+    const workflowId = opts.workflowId ?? ownershipWorkflowId(hostId, worktreePath);
+    const update = sealedUpdate(opts, claim);
     // A new operation per attempt: one is used by a single update-with-start call.
     const startOperation = () => {
       const ownershipId = newOwnershipId();
@@ -374,37 +366,31 @@ export class OwnershipClient {
             worktree: { repoRoot, worktreePath, branch, hostId, ...(local ? {} : { verified: false }) },
             settings: this.settings,
             carried: null,
-            liveMemo: 'durable',
             seal: startSealRequest(this.now()),
           },
         ],
       });
     };
-    try {
-      const answer = await throughContinueAsNew(
-        async () => {
-          try {
-            if (this.opts.updateWithStart === false) {
-              await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
-              return await this.handle(workflowId).executeUpdate(claimUpdate, sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()));
-            }
-            return await this.queue.run(workflowId, () =>
-              this.opts.client.workflow.executeUpdateWithStart(claimUpdate, {
-                ...sealedUpdate(opts, ClaimInputSchema.parse(claim), this.now()),
-                startWorkflowOperation: startOperation(),
-              }),
-            );
-          } catch (err) {
-            const translated = translateError(err);
-            throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
+    // A bind on another host waits for that host's agent to inspect the worktree (the workflow bounds it).
+    const deadlineMs = opts.deadlineMs ?? (local ? MESSAGE_MS : HOST_MESSAGE_MS);
+    const answer = await this.send(
+      workflowId,
+      deadlineMs,
+      async () => {
+        try {
+          if (this.opts.updateWithStart === false) {
+            await this.opts.client.workflow.start<typeof ownershipWorkflow>('ownershipWorkflow', startOperation().options);
+            return await this.handle(workflowId).executeUpdate(claimUpdate, update.at(this.now()));
           }
-        },
-        opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS,
-      );
-      return await this.enforced(workflowId, answer, opts.enforcementWaitMs);
-    } catch (err) {
-      throw await this.namingTheOwner(translateError(err), where, opts);
-    }
+          return await this.opts.client.workflow.executeUpdateWithStart(claimUpdate, { ...update.at(this.now()), startWorkflowOperation: startOperation() });
+        } catch (err) {
+          const translated = translateError(err);
+          throw translated === err ? (unadmittedUpdateWithStart(err) ?? err) : translated;
+        }
+      },
+      this.opts.updateWithStart !== false,
+    );
+    return this.enforced(workflowId, answer, opts.enforcementWaitMs);
   }
 
   /**
@@ -420,13 +406,6 @@ export class OwnershipClient {
     }
     if (named === undefined) throw new OwnershipError('invalid_input', 'a worktree on another host needs its branch named', { fields: ['branch'] });
     return named;
-  }
-
-  /** A claim the log refused for the live owner of another workflow (the one-live-owner index) carries no owner: it is looked up. */
-  private async namingTheOwner(err: unknown, where: HeldOwnershipQuery, opts: BindOptions): Promise<unknown> {
-    if (!(err instanceof OwnershipError) || err.code !== 'worktree_owned' || err.details !== undefined || !opts.heldOwnership) return err;
-    const held = await opts.heldOwnership(where).catch(() => null);
-    return held ? new OwnershipError('worktree_owned', err.message, { owner: ownerSummary(held.record) }) : err;
   }
 
   /** The host this client binds on when a bind names none (its own). */
@@ -480,28 +459,16 @@ export class OwnershipClient {
   ): Promise<OwnershipView> {
     const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
-    return throughContinueAsNew(
-      async () => {
-        try {
-          return await this.queue.run(workflowId, () => this.handle(workflowId).executeUpdate(def, sealedUpdate(opts, arg, this.now())));
-        } catch (err) {
-          throw await this.atTheSeam(workflowId, err);
-        }
-      },
-      opts.messageId !== undefined ? SAME_MESSAGE_WAIT_MS : CONTINUE_AS_NEW_WAIT_MS,
-    );
+    const update = sealedUpdate(opts, arg);
+    return this.send(workflowId, opts.deadlineMs ?? MESSAGE_MS, () => this.handle(workflowId).executeUpdate(def, update.at(this.now())));
   }
 
   private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I, messageId?: string): Promise<void> {
     const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
-    await throughContinueAsNew(async () => {
-      try {
-        await this.handle(workflowId).signal(def, sealedSignalArg(arg, messageId, this.now()));
-      } catch (err) {
-        throw await this.atTheSeam(workflowId, err);
-      }
-    });
+    // One id for every attempt: a signal that got through and is sent again acts once (its seal's id).
+    const sealed = sealedSignalArg(arg, messageId ?? `sig_${randomUUID()}`, this.now());
+    await this.send(workflowId, MESSAGE_MS, () => this.handle(workflowId).signal(def, sealed), false);
   }
 
   /**
@@ -524,7 +491,7 @@ export class OwnershipClient {
   }
   async acceptHandoff(ref: OwnershipRef, input: AcceptHandoffInput, opts: NewOwnerOptions = {}) {
     this.checkOwnProcess(input);
-    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, await withBinding(input, opts), opts);
+    return this.ownerChange(ref, acceptHandoffUpdate, AcceptHandoffInputSchema, withBinding(input, opts), opts);
   }
   cancelHandoff(ref: OwnershipRef, input: CancelHandoffInput, opts: MessageOptions = {}) {
     return this.update(ref, cancelHandoffUpdate, CancelHandoffInputSchema, input, opts);
@@ -534,7 +501,8 @@ export class OwnershipClient {
   }
   async reclaim(ref: OwnershipRef, input: ReclaimInput, opts: NewOwnerOptions = {}) {
     this.checkOwnProcess(input);
-    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, await withBinding(input, opts), opts);
+    // A reclaim waits for the host to preserve the dead owner's WIP before it answers.
+    return this.ownerChange(ref, reclaimUpdate, ReclaimInputSchema, withBinding(input, opts), { deadlineMs: HOST_MESSAGE_MS, ...opts });
   }
   submit(ref: OwnershipRef, input: SubmitInput, opts: MessageOptions = {}) {
     return this.update(ref, submitUpdate, SubmitInputSchema, input, opts);
@@ -569,22 +537,6 @@ export class OwnershipClient {
   }
   conversationBound(workflowId: string, workerId: string) {
     return this.signal({ workflowId }, conversationBoundSignal, ConversationBoundInputSchema, { workerId });
-  }
-
-  /**
-   * The durable log holds `seq` and the workflow does not (a workflow task that wrote its events
-   * was never recorded by Temporal, e.g. a server crash): the workflow reads the log's tail and
-   * adopts it. Resolves with the view once it holds `seq`, or null after `waitMs`.
-   */
-  async catchUp(ref: OwnershipRef & { ownershipId: string }, seq: number, waitMs = 5_000): Promise<LiveState | null> {
-    await this.signal(ref, resyncSignal, ResyncInputSchema, { seq });
-    const deadline = Date.now() + waitMs;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
-      const v = await this.liveState(ref).catch(() => null);
-      if (v && v.seq >= seq) return v;
-      if (Date.now() + delay > deadline) return null;
-      await new Promise((r) => setTimeout(r, delay));
-    }
   }
 
   /**

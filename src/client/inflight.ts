@@ -13,13 +13,13 @@ export class PerOwnershipQueue {
   constructor(
     private readonly limit: number,
     private readonly maxWaiting: number,
-    private readonly maxWaitMs: number,
   ) {}
 
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` in its turn; waiting past `deadline` (the message's own, epoch ms), the caller is told to retry. */
+  async run<T>(key: string, deadline: number, fn: () => Promise<T>): Promise<T> {
     let lane = this.lanes.get(key);
     if (!lane) this.lanes.set(key, (lane = { running: 0, waiting: [] }));
-    if (lane.running >= this.limit) await this.wait(lane);
+    if (lane.running >= this.limit) await this.wait(lane, deadline);
     else lane.running++;
     try {
       return await fn();
@@ -30,18 +30,21 @@ export class PerOwnershipQueue {
     }
   }
 
-  private wait(lane: { running: number; waiting: Array<() => void> }): Promise<void> {
+  private wait(lane: { running: number; waiting: Array<() => void> }, deadline: number): Promise<void> {
     if (lane.waiting.length >= this.maxWaiting) throw new OwnershipError('unavailable', QUEUE_FULL);
     return new Promise<void>((resolve, reject) => {
       const go = () => {
         clearTimeout(timer);
         resolve();
       };
-      const timer = setTimeout(() => {
-        const i = lane.waiting.indexOf(go);
-        if (i >= 0) lane.waiting.splice(i, 1);
-        reject(new OwnershipError('unavailable', QUEUE_FULL));
-      }, this.maxWaitMs);
+      const timer = setTimeout(
+        () => {
+          const i = lane.waiting.indexOf(go);
+          if (i >= 0) lane.waiting.splice(i, 1);
+          reject(new OwnershipError('unavailable', QUEUE_FULL));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       lane.waiting.push(go);
     });
   }

@@ -122,8 +122,8 @@ export const EventBaseSchema = z.strictObject({
   hostId: z.string(),
   /**
    * The message (update) that decided this event: the API's idempotency key, or Temporal's update
-   * id. Absent on system events (timeouts, liveness, signals) and on events written before v8.
-   * One message, one event of each type: the log's unique key (ownership_id, message_id, type).
+   * id. Absent on system events (timeouts, liveness, signals). The workflow answers a retried id
+   * from the events it carries (src/workflows/act.ts); the log records, it does not judge.
    */
   messageId: IdString.optional(),
 });

@@ -39,9 +39,7 @@ export type SealProblem = 'unsealed' | 'expired' | 'other_message' | 'key_retire
 export type SealWant =
   | { kind: 'update'; updateId: string | null; nowMs: number }
   | { kind: 'signal'; nowMs: number; seen?: (messageId: string) => boolean }
-  | { kind: 'start'; runStartMs: number }
-  /** signals of runs recorded before signals had ids (replay only): the workflow is their only binding */
-  | { kind: 'legacy-signal' };
+  | { kind: 'start'; runStartMs: number };
 
 const sealOf = (raw: unknown): Seal | null => {
   if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'seal')) return null;
@@ -53,7 +51,6 @@ const sealOf = (raw: unknown): Seal | null => {
 export function sealProblem(raw: unknown, want: SealWant): SealProblem | null {
   const seal = sealOf(raw);
   if (seal === null) return 'unsealed';
-  if (want.kind === 'legacy-signal') return null;
   const atMs = want.kind === 'start' ? want.runStartMs : want.nowMs;
   if (seal.notAfter !== undefined && atMs > seal.notAfter) return 'key_retired';
   if (want.kind === 'update' && seal.messageId !== want.updateId) return 'other_message';

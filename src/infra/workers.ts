@@ -47,7 +47,6 @@ export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [
   ...['reasons', 'states', 'identity', 'commands', 'events', 'projection', 'decide', 'queues', 'search-attributes', 'settings', 'liveness', 'seal'].map((m) =>
     path.resolve(__dirname, `../domain/${m}`),
   ),
-  path.resolve(__dirname, '../workflows/adoption'),
 ];
 
 export interface WorkerDeps {

@@ -4,10 +4,11 @@ import type { Pool } from '../store/db';
 import { OwnershipClient, OwnershipError } from '../client';
 import { gitWorktreeResolver } from '../adapters/worktree-resolver';
 import type { AgentWorkerRef, Principal } from '../domain/identity';
+import { ownerSummary } from '../domain/projection';
 import { GitSideError } from '../git/errors';
 import { createPool } from '../store/db';
 import { getOwnership, heldOwnershipOf } from '../store/lookups';
-import { executorConversationsOf } from '../store/bindings';
+import { readExecutorConversation } from '../store/bindings';
 import { logReconciliation } from '../store/reconciliations';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
@@ -46,6 +47,12 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
       if (worker === null) throw new GitSideError('invalid_argument', 'the provisional claim names no worker: pass --worker (the agent worker to bind as)');
       const principal: Principal = { kind: 'executor', id: opts.principalId ?? 'od-worktree', workerId: worker.workerId };
       try {
+        // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
+        // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
+        const located = await opts.client.locate(req);
+        const [held, conversation] = await Promise.all([heldOwnershipOf(opts.pool, located), readExecutorConversation(opts.pool, worker.workerId)]);
+        if (held && held.record.worktreePath !== located.worktreePath)
+          return { ok: false, code: 'worktree_owned', details: { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath } };
         const view = await opts.client.bind(
           {
             repoRoot: req.repoRoot,
@@ -57,10 +64,8 @@ export function createServicePort(opts: ServicePortOptions): ReconcilePort {
             principal,
             lane: req.lane,
             planRef: req.planRef,
-            // PostgreSQL's word on who holds the worktree, as the API's bind asks it: a lifecycle under an
-            // older workflow id gets the claim, one recorded at another path (a moved worktree) refuses it.
           },
-          { heldOwnership: (where) => heldOwnershipOf(opts.pool, where), conversationOf: executorConversationsOf(opts.pool) },
+          { located, ...(held ? { workflowId: held.workflowId } : {}), conversation },
         );
         const { liveness: _l, projectionSync: _p, projection: _pr, ...record } = view;
         return { ok: true, record };

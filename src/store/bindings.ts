@@ -11,12 +11,6 @@ export async function readExecutorConversation(pool: Pool, workerId: string): Pr
   return raw ? ConversationSchema.parse(raw) : null;
 }
 
-/** The reader an owner change's sender passes (OwnershipClient `conversationOf`): the message then carries the binding. */
-export const executorConversationsOf =
-  (pool: Pool) =>
-  (workerId: string): Promise<Conversation | null> =>
-    readExecutorConversation(pool, workerId);
-
 export async function readBinding(pool: Pool, workerId: string): Promise<BindingState | null> {
   const res = await pool.query('SELECT * FROM executor_bindings WHERE worker_id = $1', [workerId]);
   return res.rows[0] ? rowToBinding(res.rows[0]) : null;

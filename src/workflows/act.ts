@@ -1,4 +1,4 @@
-import { condition, currentUpdateInfo } from '@temporalio/workflow';
+import { ApplicationFailure, condition, currentUpdateInfo } from '@temporalio/workflow';
 import { checkFailure } from '../domain/check';
 import type { Decision } from '../domain/decide';
 import type { EventDraft, OwnershipEvent } from '../domain/events';
@@ -8,7 +8,12 @@ import { fail } from './activities';
 import { emit } from './durable-log';
 import { view, type RunState } from './run-state';
 
-/** How an update is decided, recorded and answered. */
+/**
+ * How an update is decided, recorded and answered. Temporal's update is the one place a message is
+ * decided, and its update id is the message id: Temporal answers a retried id itself within a run;
+ * across continue-as-new the run carries what it answered (the events bearing each id, and the ids
+ * it refused after accepting them), so a retried id gets the same answer in the next run too.
+ */
 
 export function orFail(d: Decision): EventDraft[] {
   if ('code' in d) fail(d);
@@ -26,112 +31,101 @@ export function validated<T>(accepts: (x: unknown) => x is T, x: unknown): T {
 }
 
 /**
- * Decides, emits and answers once the events are durable (read-your-writes). If the log turns
- * out to hold another decision at those seqs, the message is decided again on the adopted
- * record: the answer is always about what the log holds. The answer's `projection` says whether
- * the worktree's hooks enforce it yet: `applied` at once when the log write projected it (its
- * worker is the worktree's host agent); else the host agent writes it, and the client waits for
- * the live memo when it must (OwnershipClient.enforced), nothing the worker sees.
+ * Decides, emits and answers once the events are durable (read-your-writes). The answer's
+ * `projection` says whether the worktree's hooks enforce it yet: `applied` at once when the log
+ * write projected it (its worker is the worktree's host agent); else the host agent writes it, and
+ * the client waits for the live memo when it must (OwnershipClient.enforced).
  */
 export async function act(s: RunState, decide: () => Decision, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
   const messageId = messageIdOf();
-  for (;;) {
-    // The log's answer first: a message it already holds (or refused) is never decided again.
-    if (messageId !== undefined) {
-      const known = await fromLog(s, messageId);
-      if (known) return known;
-    }
-    const drafts = orFail(decide());
-    if (drafts.length > 0) onEvents?.(drafts);
-    // One emit per event: each publishes its own search attributes.
-    const mine = drafts.flatMap((d) => emit(s, [d], undefined, messageId));
-    const seq = mine.at(-1)?.seq ?? s.record?.seq ?? 0;
+  const drafts = orFail(decide());
+  if (drafts.length > 0) onEvents?.(drafts);
+  // One emit per event: each publishes its own search attributes.
+  const mine = drafts.flatMap((d) => emit(s, [d], messageId));
+  if (mine.length === 0) {
     // A decision that changed nothing (a replay by its content: the handoff already pending, the
-    // release already made) rests on the record as it stood, pending events included: answered as
-    // of then once those are durable, decided again if the log overrode any of them.
-    const noop = mine.length === 0;
-    const basis = noop ? s.recentEvents.filter((e) => e.seq > s.sync.durableSeq) : [];
-    const asDecided = noop ? view(s, s.record) : null;
-    const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
-    await condition(() => s.sync.durableSeq >= seq || mine.some((e) => s.lost.has(e)) || overridden());
-    if (mine.some((e) => s.lost.has(e)) || overridden()) {
-      mine.forEach((e) => s.lost.delete(e));
-      continue;
-    }
-    if (asDecided) return asDecided;
-    return view(s)!;
+    // release already made) rests on the record as it stood: answered as of then once that is durable.
+    const asDecided = view(s, s.record);
+    return (await durableView(s)) === null ? fail(refusal('unavailable')) : asDecided!;
+  }
+  const last = mine.at(-1)!;
+  await condition(() => s.sync.durableSeq >= last.seq || s.refusedEvents.has(last));
+  refuseIfDropped(s, mine);
+  return view(s)!;
+}
+
+/** The log refused the batch holding these events (durable-log.ts): so is the message. */
+function refuseIfDropped(s: RunState, events: readonly OwnershipEvent[]): void {
+  for (const e of events) {
+    const code = s.refusedEvents.get(e);
+    if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
   }
 }
 
 /**
  * The record as it stands, answered once every event it holds is durable; null when the log
- * overrode one of them (a message settled refused, a lost task's events adopted), and the caller
- * decides afresh. For an answer taken from the record before any decision (a retry recognised as
- * such): act() waits the same way for the decisions it makes.
+ * refused one of them. For an answer taken from the record before any decision (a retry
+ * recognised as such), waiting the same way act() waits for the decisions it makes.
  */
 export async function durableView(s: RunState): Promise<OwnershipView | null> {
   const basis = s.recentEvents.filter((e) => e.seq > s.sync.durableSeq);
   const upTo = s.record?.seq ?? 0;
-  const overridden = () => basis.some((e) => !s.recentEvents.includes(e));
-  await condition(() => s.sync.durableSeq >= upTo || overridden());
-  return overridden() ? null : view(s);
+  const dropped = () => basis.some((e) => s.refusedEvents.has(e));
+  await condition(() => s.sync.durableSeq >= upTo || dropped());
+  return dropped() ? null : view(s);
 }
 
-/**
- * The message an update carries: Temporal's update id, which the API sets to its idempotency key,
- * so every retry of one request is one message. Its events record it.
- */
+/** The message an update carries: Temporal's update id, which the API sets from its idempotency key. Its events record it. */
 export function messageIdOf(): string | undefined {
   return currentUpdateInfo()?.id;
 }
 
-/** The event of this run that bears the message's id, if any (recent events: the log as adopted, plus what is pending). */
+/** The event of this run that bears the message's id, if any. */
 function eventOf(s: RunState, messageId: string): OwnershipEvent | undefined {
   for (let i = s.recentEvents.length - 1; i >= 0; i--) if (s.recentEvents[i]!.messageId === messageId) return s.recentEvents[i];
   return undefined;
 }
 
+/** A validator's side of answered(): true when this id was answered before (this run or one it continues), so the handler answers it again. */
+export function answeredBefore(s: RunState): boolean {
+  const id = messageIdOf();
+  return id !== undefined && (s.refusals.has(id) || eventOf(s, id) !== undefined);
+}
+
+/** How many refusals a run remembers (and carries) by message id. */
+export const REMEMBERED_REFUSALS = 128;
+
+function rememberRefusal(s: RunState, id: string, code: string): void {
+  s.refusals.delete(id);
+  s.refusals.set(id, code);
+  if (s.refusals.size > REMEMBERED_REFUSALS) s.refusals.delete(s.refusals.keys().next().value!);
+}
+
 /**
- * What the log already says of a message: settled as refused (its refusal is the answer), or an
- * event bearing its id (answered once durable: another task of this run, or one Temporal lost,
- * decided it, and a retry or a redelivery is the same message). undefined: the log has nothing
- * of it, so it is decided now.
+ * Every update handler: counts the run's updates (continue-as-new comes well before Temporal's
+ * per-run limit), answers an id answered before with the same answer, and remembers the refusals it
+ * gives after accepting a message, so a retry in the next run is refused alike.
  */
-async function fromLog(s: RunState, messageId: string): Promise<OwnershipView | undefined> {
-  for (;;) {
-    refuseIfSettled(s, messageId);
-    if (s.appliedMessages.has(messageId)) return view(s)!;
-    const e = eventOf(s, messageId);
-    if (!e) return undefined;
-    await condition(() => s.sync.durableSeq >= e.seq || !s.recentEvents.includes(e) || s.refusedMessages.has(messageId));
-    if (s.recentEvents.includes(e) && s.sync.durableSeq >= e.seq) return view(s)!;
-  }
-}
-
-/** A validator's side of fromLog: true when the message is known to the log and the handler answers from it. */
-export function knownToLog(s: RunState): boolean {
-  const messageId = messageIdOf();
-  if (messageId === undefined) return false;
-  refuseIfSettled(s, messageId);
-  return s.appliedMessages.has(messageId) || eventOf(s, messageId) !== undefined;
-}
-
-/** A message the log settled as refused is refused again, with the code it was settled with. */
-function refuseIfSettled(s: RunState, messageId: string): void {
-  const code = s.refusedMessages.get(messageId);
-  if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
-}
-
-/** Counts the run's updates: continue-as-new comes well before Temporal's per-run limit. */
 export const counted =
   <A extends unknown[]>(s: RunState, fn: (...a: A) => Promise<OwnershipView>) =>
   async (...a: A): Promise<OwnershipView> => {
     s.updatesThisRun++;
-    // A message the log already holds is answered from it, before any other step of its handler.
-    const messageId = messageIdOf();
-    if (messageId !== undefined) {
-      const known = await fromLog(s, messageId);
-      if (known) return known;
+    const id = messageIdOf();
+    if (id !== undefined) {
+      const code = s.refusals.get(id);
+      if (code !== undefined) fail(refusal(code in REASONS ? (code as ReasonCode) : 'unavailable'));
+      const e = eventOf(s, id);
+      if (e) {
+        await condition(() => s.sync.durableSeq >= e.seq || s.refusedEvents.has(e));
+        refuseIfDropped(s, [e]);
+        return view(s)!;
+      }
     }
-    return await fn(...a);
+    try {
+      return await fn(...a);
+    } catch (err) {
+      // 'unavailable' is a moment's, never the message's answer: a retry is decided afresh.
+      if (id !== undefined && err instanceof ApplicationFailure && err.type && err.type !== 'unavailable') rememberRefusal(s, id, err.type);
+      throw err;
+    }
   };

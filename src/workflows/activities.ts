@@ -3,6 +3,7 @@ import type { HostActivities, StoreActivities } from '../activities/types';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
 import { REASONS, refusal, type ReasonCode, type Refusal } from '../domain/reasons';
+import { HOST_ANSWER_MS, WIP_MS } from '../domain/deadlines';
 
 /** The activities an ownership workflow calls, with their bounds, and how their failures read. */
 
@@ -33,11 +34,11 @@ export type HostQueue = ActivityInterfaceFor<HostActivities>;
 export interface Hosts {
   /** the local projection: patient, it catches up whenever the host is back */
   host: HostQueue;
-  /** inside an acknowledgement (a foreign host's first bind): a short, heartbeated bound */
+  /** inside an acknowledgement (a foreign host's first bind): a short, heartbeated bound (deadlines.ts HOST_ANSWER_MS) */
   hostNow: HostQueue;
   /** one question (liveness), asked again at the next deadline */
   hostOnce: HostQueue;
-  /** WIP preservation inside a reclaim's answer: 25 s in all, so the answer comes well within the API's 60 s */
+  /** WIP preservation inside a reclaim's answer (deadlines.ts WIP_MS), well within the API's wait for a reclaim */
   hostWip: HostQueue;
 }
 
@@ -60,16 +61,16 @@ export function hostActivities(hostId: string): Hosts {
     }),
     hostNow: proxyActivities<HostActivities>({
       taskQueue,
-      scheduleToCloseTimeout: '45s',
-      startToCloseTimeout: '40s',
+      scheduleToCloseTimeout: HOST_ANSWER_MS,
+      startToCloseTimeout: HOST_ANSWER_MS - 5_000,
       heartbeatTimeout: '15s',
       retry: { initialInterval: '1s', maximumInterval: '5s', maximumAttempts: 3, nonRetryableErrorTypes },
     }),
     hostOnce: proxyActivities<HostActivities>({ taskQueue, scheduleToCloseTimeout: '30s', retry: { maximumAttempts: 3 } }),
     hostWip: proxyActivities<HostActivities>({
       taskQueue,
-      scheduleToCloseTimeout: '25s',
-      startToCloseTimeout: '20s',
+      scheduleToCloseTimeout: WIP_MS,
+      startToCloseTimeout: WIP_MS - 5_000,
       heartbeatTimeout: '10s',
       retry: { initialInterval: '1s', maximumInterval: '2s', maximumAttempts: 2, nonRetryableErrorTypes },
     }),

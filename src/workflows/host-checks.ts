@@ -49,8 +49,6 @@ export async function verifyOnHost(s: RunState, hostNow: HostQueue, claimedBranc
   }
   if (seen.worktreePath !== worktree.worktreePath) fail(refusal('worktree_mismatch', { reason: 'not the canonical path of the worktree on its host' }));
   if (seen.repoRoot !== worktree.repoRoot && worktree.repoRoot !== worktree.worktreePath) fail(refusal('repo_root_mismatch'));
-  s.verifiedRepoRoot = seen.repoRoot;
-  s.verifiedOnHost = true;
   // The host confirmed this branch: the record's first event takes it, not the start input's.
-  s.verifiedBranch = claimedBranch;
+  s.verified = { repoRoot: seen.repoRoot, branch: claimedBranch };
 }

@@ -4,7 +4,7 @@ import type { EventDraft } from '../domain/events';
 import { decideHeartbeat, decideStale, sameTenure, type Verdict } from '../domain/liveness';
 import type { HostQueue } from './activities';
 import { store } from './activities';
-import { emit, suspectLogAhead } from './durable-log';
+import { emit } from './durable-log';
 import { now, type RunState } from './run-state';
 import { heartbeatSummary, livenessSummary } from './summaries';
 
@@ -23,10 +23,7 @@ export function heartbeat(s: RunState, hb: HeartbeatInput): void {
     lastLoggedMs: s.lastHeartbeatLoggedMs,
     logIntervalMs: s.settings.heartbeatLogIntervalMs,
   });
-  if (!d.accepted) {
-    if (hb.ownershipId === undefined || hb.ownershipId === s.ownershipId) suspectLogAhead(s, hb.epoch);
-    return;
-  }
+  if (!d.accepted) return;
   // No wake: a plain heartbeat needs no re-armed lease timer. The timer, when it fires, finds the
   // lease renewed and re-arms from lastHeartbeatMs.
   heard(s, d.event, nowMs, nowMs);

@@ -11,7 +11,6 @@ import type {
   ReclaimInput,
   ReleaseInput,
   RenameBranchInput,
-  ResyncInput,
   SubmitInput,
   WorktreeRemovedInput,
 } from '../domain/commands';
@@ -83,7 +82,6 @@ export const heartbeatSignal = defineSignal<[HeartbeatInput]>('heartbeat');
 export const landedSignal = defineSignal<[LandedInput]>('landed');
 export const worktreeRemovedSignal = defineSignal<[WorktreeRemovedInput]>('worktreeRemoved');
 export const conversationBoundSignal = defineSignal<[ConversationBoundInput]>('conversationBound');
-export const resyncSignal = defineSignal<[ResyncInput]>('resync');
 
 export const projectionQuery = defineQuery<OwnershipView | null>('projection');
 /** No argument: every recent event the workflow holds; a seq: only those after it. */

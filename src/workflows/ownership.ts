@@ -9,7 +9,7 @@ import { closed, drain, runUntilDone } from './run-loop';
 import { carry, startRun, type OwnershipWorkflowInput } from './run-state';
 import { installQueries, installSignals } from './signals';
 import { installUpdates } from './updates';
-import { continuedSeal, sealRulesOfRun, startRefused } from './seal';
+import { continuedSeal, startRefused } from './seal';
 
 export { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
 export type { CarriedState, OwnershipWorkflowInput } from './run-state';
@@ -22,10 +22,11 @@ export { SA } from './publish';
  * - run-state.ts: what the run knows (the record, the log's position, liveness, the projection's
  *   sync), rebuilt from the input or carried over from the previous run.
  * - updates.ts, signals.ts: the messages. Updates are validated (compiled checks, domain/check.ts),
- *   decided by the pure state machine (domain/decide.ts) and answered at durability (act.ts);
- *   signals are decided the same way and answer nothing.
- * - durable-log.ts: decisions become events (emit) and go to PostgreSQL in order; the log wins
- *   over a re-executed decision (adoption.ts), and the messages behind it are decided again.
+ *   decided by the pure state machine (domain/decide.ts) and answered at durability (act.ts): the
+ *   update is the one place a message is decided, its id the message id; signals are decided the
+ *   same way and answer nothing.
+ * - durable-log.ts: decisions become events (emit) and go to PostgreSQL in order, one ordinary
+ *   activity per batch, before any answer; the log records, it never decides.
  * - projection-loop.ts: each durable record is written into the worktree (what its hooks enforce),
  *   by the host agent, or already by the log write when the worker is that host's agent.
  * - liveness.ts: heartbeats renew the owner's lease; a lease that runs out asks the liveness
@@ -40,10 +41,9 @@ export { SA } from './publish';
 export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<OwnershipRecord | null> {
   // A run begins only from an input a service process sealed for it (seal.ts): a raw client's
   // start, or a restart with a record of its own making, is refused before anything is decided.
-  const sealRules = sealRulesOfRun();
-  if (sealRules === 'v2' && startRefused(input, input.ownershipId, 'start') !== null) return null;
+  if (startRefused(input, input.ownershipId, 'start') !== null) return null;
   const hosts = hostActivities(input.worktree.hostId);
-  const s = startRun(input, sealRules);
+  const s = startRun(input);
 
   installUpdates(s, hosts);
   installSignals(s);
@@ -71,13 +71,11 @@ export async function ownershipWorkflow(input: OwnershipWorkflowInput): Promise<
     log.info('ownership lifecycle ended', { ownershipId: s.ownershipId, state: s.record?.state ?? 'never_claimed' });
     return s.record;
   }
-  // The next run is a history of this code's from its start: it takes the current memo rule whatever this run's was.
   return continueAsNew<typeof ownershipWorkflow>({
     ownershipId: s.ownershipId,
     worktree: s.worktree,
     settings: nextSettings,
     carried: carry(s, s.record),
-    liveMemo: 'durable',
-    ...(s.sealRules === 'v2' ? { seal: continuedSeal() } : {}),
+    seal: continuedSeal(),
   });
 }

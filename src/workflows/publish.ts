@@ -61,10 +61,10 @@ function liveOf(s: RunState): LiveState | null {
  */
 export async function liveLoop(s: RunState): Promise<never> {
   let published = '';
-  // A run started with liveMemo 'durable' publishes only what the log holds whole: the state a
-  // message's events leave before they are durable (the owner's new liveness beside the old
-  // record) is never a reader's to see, and each message changes the memo once, not twice.
-  const ready = () => !s.liveMemoDurable || drainedToLog(s);
+  // Only what the log holds whole: the state a message's events leave before they are durable
+  // (the owner's new liveness beside the old record) is never a reader's to see, and each message
+  // changes the memo once, not twice.
+  const ready = () => drainedToLog(s);
   for (;;) {
     // Not while the run drains to continue as new: the next run publishes its own at once.
     await condition(() => !s.draining && s.record !== null && ready() && JSON.stringify(liveOf(s)) !== published);

@@ -18,11 +18,8 @@ const ABANDON_MS = 60_000;
 
 const abandonDue = (s: RunState): boolean => s.record === null && Date.now() - s.startedMs >= ABANDON_MS;
 
-/**
- * Closed, or abandoned: no first claim came. The log is asked first: a claim written by a
- * workflow task Temporal never recorded (a server crash) must not be left ownerless.
- */
-export const closed = (s: RunState): boolean => s.record?.state === 'closed' || (abandonDue(s) && s.abandonChecked);
+/** Closed, or abandoned: no first claim came (the log holds nothing the run did not write). */
+export const closed = (s: RunState): boolean => s.record?.state === 'closed' || (abandonDue(s) && drainedToLog(s));
 
 const shouldContinueAsNew = (s: RunState): boolean =>
   workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > s.settings.maxHistoryEvents || s.updatesThisRun >= s.settings.maxUpdatesPerRun;
@@ -66,13 +63,6 @@ export async function runUntilDone(s: RunState, hostOnce: HostQueue): Promise<vo
     const woke = armed?.fired !== true;
     if (!woke) deadline = null;
 
-    if (abandonDue(s) && !closed(s)) {
-      s.abandonChecked = true;
-      const reads = s.resync.reads;
-      s.resync.wanted = true;
-      await condition(() => s.resync.reads !== reads);
-      continue;
-    }
     if (stop()) return;
     if (!woke && s.record) {
       emit(s, orFail(decideHandoffTimeout(s.record, now())));

@@ -1,4 +1,4 @@
-import { currentUpdateInfo, patched, proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
+import { currentUpdateInfo, proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
 import type { Principal } from '../domain/identity';
 import { refusal } from '../domain/reasons';
 import { sealProblem, startSealRequest, type Seal, type SealProblem } from '../domain/seal';
@@ -73,16 +73,6 @@ export function recordRefusedSignal(s: RunState, name: string, raw: unknown, cod
   });
 }
 
-/**
- * The seal rules a run follows, decided once at its start. 'v2' (every run started since): the
- * start input is sealed and fresh, and a signal names an id of its own and an expiry, and acts at
- * most once. 'v1': runs recorded before, replayed as they ran (their signals bound only the
- * workflow). docs/workflow-versioning.md's ledger names the patch.
- */
-export const SEALED_STARTS = 'sealed-starts-v1';
-export type SealRules = 'v1' | 'v2';
-export const sealRulesOfRun = (): SealRules => (patched(SEALED_STARTS) ? 'v2' : 'v1');
-
 /** How many signal ids a run remembers (each until its seal expires); past it, the oldest are forgotten and anything no younger refused. */
 export const REMEMBERED_SIGNALS = 512;
 
@@ -104,12 +94,13 @@ export const continuedSeal = (): Seal => startSealRequest(Date.now());
 /** A signal's handler: true when it may act. Runs on replay too, so the record is made once (sinks skip replay). */
 export function sealedSignal(s: RunState, name: string, raw: unknown): boolean {
   const nowMs = Date.now();
-  const problem =
-    s.sealRules === 'v1'
-      ? sealProblem(raw, { kind: 'legacy-signal' })
-      : sealProblem(raw, { kind: 'signal', nowMs, seen: (id) => s.signalIds.has(id) || (s.signalFloorExp !== null && exp(raw) <= s.signalFloorExp) });
+  const problem = sealProblem(raw, {
+    kind: 'signal',
+    nowMs,
+    seen: (id) => s.signalIds.has(id) || (s.signalFloorExp !== null && exp(raw) <= s.signalFloorExp),
+  });
   if (problem === null) {
-    if (s.sealRules === 'v2') rememberSignal(s, signalMessageId(raw)!, exp(raw), nowMs);
+    rememberSignal(s, signalMessageId(raw)!, exp(raw), nowMs);
     return true;
   }
   audit.refused({

@@ -4,24 +4,12 @@ import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshes
 import { store } from './activities';
 import { emit } from './durable-log';
 import { heartbeat } from './liveness';
-import {
-  conversationBoundSignal,
-  eventsQuery,
-  heartbeatSignal,
-  landedSignal,
-  projectionQuery,
-  QUERY_DESCRIPTIONS,
-  resyncSignal,
-  worktreeRemovedSignal,
-} from './messages';
+import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, worktreeRemovedSignal } from './messages';
 import { view, type RunState } from './run-state';
 import { recordRefusedSignal, sealedSignal } from './seal';
 import { conversationSummary } from './summaries';
 
-/**
- * Signals: fire-and-forget, each idempotent; invalid ones are dropped (with a log line). Each is
- * decided again, from its own `decideAndEmit`, if the log overrides the event it emitted.
- */
+/** Signals: fire-and-forget, each idempotent; invalid ones are dropped (with a log line), refused ones recorded. */
 export function installSignals(s: RunState): void {
   setHandler(heartbeatSignal, (raw) => {
     if (Checks.heartbeat(raw) && sealedSignal(s, 'heartbeat', raw)) heartbeat(s, raw);
@@ -42,26 +30,18 @@ export function installSignals(s: RunState): void {
     decided(null, () => decideConversationBound(s.record, raw.workerId, conversation, { refreshTitle: refreshesTitle(s.record, conversation) }));
   });
 
-  setHandler(resyncSignal, (raw) => {
-    if (!Checks.resync(raw) || (raw.ownershipId !== undefined && raw.ownershipId !== s.ownershipId) || !sealedSignal(s, 'resync', raw)) return;
-    if (raw.seq > s.sync.durableSeq) s.resync.wanted = true;
-  });
-
   /**
    * Decides and emits. A refusal is logged under `name` and recorded for
    * people (refused_messages; the API answers a landing's or a removal's caller from it); null:
    * dropped silently (a conversation refresh that no longer applies).
    */
   function decided(name: string | null, decide: () => Decision, raw?: unknown): void {
-    const decideAndEmit = (): void => {
-      const d = decide();
-      if (!('code' in d)) emit(s, d.events, decideAndEmit);
-      else if (name !== null) {
-        log.warn(`${name} signal refused`, { code: d.code });
-        recordRefusedSignal(s, name, raw, d.code);
-      }
-    };
-    decideAndEmit();
+    const d = decide();
+    if (!('code' in d)) emit(s, d.events);
+    else if (name !== null) {
+      log.warn(`${name} signal refused`, { code: d.code });
+      recordRefusedSignal(s, name, raw, d.code);
+    }
   }
 }
 

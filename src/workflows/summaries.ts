@@ -26,8 +26,6 @@ export const livenessSummary = (session: string, epoch: number): string => `live
 
 export const heartbeatSummary = (session: string, epoch: number): string => `heartbeat of ${session} (epoch ${epoch}) as the API recorded it`;
 
-export const tailSummary = (afterSeq: number): string => `read the log after seq ${afterSeq} (the log is ahead)`;
-
 export const inspectSummary = (hostId: string): string => `inspect the worktree on host ${hostId}`;
 
 export function deadlineSummary(r: OwnershipRecord | null): string {

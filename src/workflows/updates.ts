@@ -1,5 +1,5 @@
 import type { UpdateDefinition } from '@temporalio/common';
-import { patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { setHandler, uuid4 } from '@temporalio/workflow';
 import { Checks, type AcceptHandoffInput, type ClaimInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
 import type { Conversation } from '../domain/identity';
 import {
@@ -19,7 +19,7 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, counted, durableView, knownToLog, orFail, validated } from './act';
+import { act, answeredBefore, counted, durableView, orFail, validated } from './act';
 import { fail, store, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
@@ -34,14 +34,11 @@ import {
   submitUpdate,
   type OwnershipView,
 } from './messages';
-import { livenessView, view, type RunState } from './run-state';
+import { livenessView, type RunState } from './run-state';
 import { refuseUnsealedUpdate } from './seal';
 import { conversationSummary } from './summaries';
 
 type NewOwnerInput = ClaimInput | AcceptHandoffInput | ReclaimInput;
-
-/** Patch (docs/workflow-versioning.md, step 1): a reclaim's retry is answered once the reclaim it rests on is durable. */
-const RECLAIM_REPLAY_DURABLE = 'reclaim-replay-durable-v1';
 
 /**
  * Updates: each validator refuses before anything enters history (decide.ts on the record as it
@@ -55,7 +52,6 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     s.liveness.leaseTtlMs = input.leaseTtlMs ?? s.settings.leaseTtlMs;
   };
   const expiry = () => new Date(Date.now() + s.settings.handoffTimeoutMs).toISOString();
-  /** Unguessable (deterministic per run, as workflow randomness is): a reader cannot derive the next one. */
   /**
    * Every validator first: a message without the service's seal is refused (seal.ts). While the run drains to continue as new, new updates are refused
    * (`unavailable`, retry shortly; nothing enters history), so a steady stream of them cannot hold
@@ -66,8 +62,8 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
     (raw: unknown): void => {
       // Before all else: only service processes may message an ownership (seal.ts).
       refuseUnsealedUpdate(s, raw);
-      // A message the log already holds (a retry, a redelivery after a lost task) is accepted and answered from it.
-      if (knownToLog(s)) return;
+      // A message answered before (a retry across continue-as-new) is accepted and answered alike (act.ts counted).
+      if (answeredBefore(s)) return;
       if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));
       validator(raw);
     };
@@ -89,7 +85,7 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       s.claimInFlight = input.executionSessionId;
       try {
         // Verified once per branch named: another claim's branch is checked again.
-        const verified = s.verifiedOnHost && s.verifiedBranch === input.branch;
+        const verified = s.verified?.branch === input.branch;
         if (s.worktree.verified === false && !verified) await verifyOnHost(s, hosts.hostNow, input.branch);
         const conversation = await conversationOf(input);
         return await act(
@@ -161,12 +157,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       // A forced reclaim without an admin or a reason is no retry of anything: refused first.
       const improper = checkForce(input);
       if (improper) fail(improper);
-      // A retry of a reclaim that took effect: answered with the record, nothing preserved again;
-      // once the reclaim it rests on is in the log. One still on its way there may yet be dropped
-      // (its first message settled refused by the API): then this one is decided afresh below.
-      // Runs recorded before the wait answered at once, durable or not (replayed as they were).
+      // A retry of a reclaim that took effect: answered with the record, nothing preserved again,
+      // once the reclaim it rests on is in the log (one the log refused is decided afresh below).
       if (isReclaimReplay(s.record, input)) {
-        if (s.sync.durableSeq >= (s.record?.seq ?? 0) || !patched(RECLAIM_REPLAY_DURABLE)) return view(s)!;
         const answered = await durableView(s);
         if (answered) return answered;
       }

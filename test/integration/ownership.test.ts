@@ -162,19 +162,16 @@ async function activitiesOf(workflowId: string): Promise<string[]> {
 test('the service reads the binding as it sends a claim, an accept and a reclaim: the messages carry it and the workflow reads nothing', async () => {
   const CARRIED = '0b6f7d2e-3c4a-4f5b-9a8c-1d2e3f4a5b6c';
   await observe('worker-carried', 'ext-carried', 1, CARRIED, 'Carried');
-  const reads: string[] = [];
-  const conversationOf = async (workerId: string) => {
-    reads.push(workerId);
-    return readExecutorConversation(h.pool, workerId);
-  };
+  // What the service reads from the binding and carries in the message (src/api/service/ownerships.ts newOwnerFacts).
+  const conversation = await readExecutorConversation(h.pool, 'worker-carried');
   const fresh = makeRepo(1);
   const wt = fresh.worktrees[0];
   const ref = { worktreePath: wt.path };
-  const bound = await h.client.bind({ ...bindReq(wt, 'carried-1', 'worker-carried'), repoRoot: fresh.repoRoot }, { conversationOf });
+  const bound = await h.client.bind({ ...bindReq(wt, 'carried-1', 'worker-carried'), repoRoot: fresh.repoRoot }, { conversation });
   expect(bound.owner?.conversation).toMatchObject({ conversationId: CARRIED, title: 'Carried' });
 
   // A caller cannot name the binding: a bind request with one is refused, and an accept's input
-  // with one has it replaced by what the binding says (here by the workflow's own read: no reader given).
+  // with one has it replaced by what the binding says (here by the workflow's own read: none carried).
   await expectRefused(
     h.client.bind({ ...bindReq(wt, 'carried-x', 'worker-carried'), repoRoot: fresh.repoRoot, binding: { conversation: null } } as BindRequest),
     'unknown_field',
@@ -211,11 +208,10 @@ test('the service reads the binding as it sends a claim, an accept and a reclaim
       force: true,
       reason: 'carried binding',
     },
-    { conversationOf },
+    { conversation },
   );
   expect(reclaimed.owner?.conversation?.conversationId).toBe(CARRIED);
-  expect(reads).toEqual(['worker-carried', 'worker-carried']);
-  // Only the accept, sent without a reader, had the workflow read the binding.
+  // Only the accept, sent without the binding, had the workflow read it.
   const reading = (await activitiesOf(await h.client.workflowIdOf(ref))).filter((a) => a === 'readExecutorConversation');
   expect(reading).toHaveLength(1);
   await expectLogMatchesProjection(reclaimed);
@@ -223,11 +219,8 @@ test('the service reads the binding as it sends a claim, an accept and a reclaim
   // A binding read in a spelling the message's check would not take is not sent: the workflow reads it, the claim goes on.
   const other = makeRepo(1);
   const owt = other.worktrees[0];
-  const spelled = async (workerId: string) => {
-    const c = (await readExecutorConversation(h.pool, workerId))!;
-    return { ...c, conversationUrl: `https://chatgpt.com/g/g-x/c/${c.conversationId}` };
-  };
-  const view = await h.client.bind({ ...bindReq(owt, 'carried-4', 'worker-carried'), repoRoot: other.repoRoot }, { conversationOf: spelled });
+  const spelled = { ...conversation!, conversationUrl: `https://chatgpt.com/g/g-x/c/${conversation!.conversationId}` };
+  const view = await h.client.bind({ ...bindReq(owt, 'carried-4', 'worker-carried'), repoRoot: other.repoRoot }, { conversation: spelled });
   expect(view.owner?.conversation).toMatchObject({ conversationId: CARRIED, conversationUrl: `https://chatgpt.com/c/${CARRIED}` });
   expect((await activitiesOf(await h.client.workflowIdOf({ worktreePath: owt.path }))).filter((a) => a === 'readExecutorConversation')).toHaveLength(1);
 });

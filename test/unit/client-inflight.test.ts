@@ -10,11 +10,11 @@ const deferred = () => {
 };
 
 test('at most `limit` run at once per ownership; the rest start in arrival order; other ownerships are not held up', async () => {
-  const q = new PerOwnershipQueue(2, 10, 5_000);
+  const q = new PerOwnershipQueue(2, 10);
   const started: string[] = [];
   const gates = new Map<string, ReturnType<typeof deferred>>();
   const run = (key: string, name: string) =>
-    q.run(key, async () => {
+    q.run(key, Date.now() + 5_000, async () => {
       started.push(name);
       const g = deferred();
       gates.set(name, g);
@@ -38,21 +38,21 @@ test('at most `limit` run at once per ownership; the rest start in arrival order
 });
 
 test('a full queue and a wait past its bound are refused at once with unavailable, and the refused call never runs', async () => {
-  const q = new PerOwnershipQueue(1, 1, 50);
+  const q = new PerOwnershipQueue(1, 1);
   const hold = deferred();
   const ran: string[] = [];
-  const first = q.run('A', async () => {
+  const first = q.run('A', Date.now() + 50, async () => {
     ran.push('first');
     await hold.promise;
   });
-  const waiting = q.run('A', async () => void ran.push('waiting'));
-  const full = q.run('A', async () => void ran.push('full'));
+  const waiting = q.run('A', Date.now() + 50, async () => void ran.push('waiting'));
+  const full = q.run('A', Date.now() + 50, async () => void ran.push('full'));
   await expect(full).rejects.toEqual(new OwnershipError('unavailable', QUEUE_FULL));
   await expect(waiting).rejects.toMatchObject({ code: 'unavailable', message: QUEUE_FULL });
   hold.resolve();
   await first;
   expect(ran).toEqual(['first']);
   // The queue is empty again: the next call runs at once.
-  await q.run('A', async () => void ran.push('next'));
+  await q.run('A', Date.now() + 50, async () => void ran.push('next'));
   expect(ran).toEqual(['first', 'next']);
 });

@@ -172,7 +172,6 @@ test('the workflow side: a signal names an id and an expiry and acts once; a sta
   expect(sig({ ok: true, messageId: 'a' })).toBe('expired');
   expect(sig({ ok: true, messageId: 'a', exp: 999 })).toBe('expired');
   expect(sig({ ok: true, messageId: 'dup', exp: 2_000 })).toBe('replayed');
-  expect(sealProblem({ seal: { ok: true } }, { kind: 'legacy-signal' })).toBeNull();
   expect(sealProblem({ seal: { ok: true, exp: 2_000 } }, { kind: 'start', runStartMs: 1_000 })).toBeNull();
   expect(sealProblem({ seal: { ok: true, exp: 999 } }, { kind: 'start', runStartMs: 1_000 })).toBe('expired');
   expect(sealProblem({ seal: { ok: true } }, { kind: 'start', runStartMs: 1_000 })).toBe('expired');

@@ -1,7 +1,7 @@
 import type { HostActivities, LivenessVerdict, StoreActivities } from '../../src/activities/types';
 import type { HostRemovalRequest } from '../../src/contract/removal';
 import type { OwnershipEvent } from '../../src/domain/events';
-import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
+import type { OwnershipRecord } from '../../src/domain/projection';
 
 /**
  * The activities an ownership workflow calls, in memory: the durable log a list per ownership,
@@ -64,29 +64,18 @@ export function fakeActivities(): FakeActivities {
   };
   const store: StoreActivities = {
     async persistEvents(_workflowId, events) {
-      const first = events[0];
-      const known = first ? logOf(first.ownershipId) : [];
-      const last = known.length ? known[known.length - 1]!.seq : 0;
-      // The writer believes in events the log never got: nothing is written, the log's record is its answer.
-      if (first && first.seq > last + 1)
-        return { durableSeq: last, replaced: [], gap: { record: known.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), null) } };
-      const replaced: OwnershipEvent[] = [];
+      // As the store: an event already recorded as sent changes nothing; one recorded otherwise is an invariant broken.
       for (const e of events) {
         const log = logOf(e.ownershipId);
         const recorded = log.find((x) => x.seq === e.seq);
         if (recorded) {
-          if (JSON.stringify(recorded) !== JSON.stringify(e)) replaced.push(recorded);
+          if (JSON.stringify(recorded) !== JSON.stringify(e)) throw new Error(`seq ${e.seq} recorded otherwise`);
           continue;
         }
         log.push(e);
       }
       const log = events.length ? logOf(events[0]!.ownershipId) : [];
-      return { durableSeq: log.length ? log[log.length - 1]!.seq : 0, replaced };
-    },
-    async readLog(ownershipId, afterSeq, limit) {
-      return logOf(ownershipId)
-        .filter((e) => e.seq > afterSeq)
-        .slice(0, limit);
+      return { durableSeq: log.length ? log[log.length - 1]!.seq : 0 };
     },
     async readHeartbeat() {
       return null;

@@ -3,25 +3,20 @@ import path from 'node:path';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { makeRepo } from '../support/git-fixture';
-import { executorConversationsOf, recordObservation } from '../../src/store/bindings';
-import type { ClaimInput } from '../../src/domain/commands';
-import { decideBindPlan, decideClaim, type Decision } from '../../src/domain/decide';
-import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
-import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
-import { newOwnershipId } from '../../src/ids/workflow-id';
-import { appendEvents, readEvents, settleRefused } from '../../src/store/event-store';
+import { readExecutorConversation, recordObservation } from '../../src/store/bindings';
+import { readEvents } from '../../src/store/event-store';
 import { dataConverterOf } from '../../src/infra/payload-codec';
 import { parseKeyring } from '../../src/keys/message-seal';
-import { executorPrincipal as executor, startBelieving, startHarness, type Harness, waitForView } from '../support/harness';
+import { executorPrincipal as executor, startHarness, type Harness, waitForView } from '../support/harness';
 
 const CONV = '7a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d';
 
 /**
  * Determinism guard. Histories recorded from the workflow as it was (committed under
- * test/fixtures/histories/: the 1.0 baseline, `<scenario>-1.0.json`, and a set per patch step since)
- * are replayed against the current workflow code: a change that alters commands fails here unless
- * it follows docs/workflow-versioning.md. OD_RECORD_HISTORIES=<tag> runs the scenarios below and
- * writes their histories as new fixtures named <scenario>-<tag>.json. (Replaying this run's own
+ * test/fixtures/histories/: one per scenario, `<scenario>@<shape>.json`, the baseline's shape and one
+ * more per patch step since) are replayed against the current workflow code: a change that alters
+ * commands fails here unless it follows docs/workflow-versioning.md. OD_RECORD_HISTORIES=<shape>
+ * runs the scenarios below and writes their histories as fixtures named <scenario>@<shape>.json. (Replaying this run's own
  * histories against the bundle that just wrote them could not fail: it is not done.)
  */
 const FIXTURES = path.resolve(__dirname, '../fixtures/histories');
@@ -49,11 +44,8 @@ const SCENARIOS = [
   'conversation-bound',
   'branch-rename',
   'handoff-timeout',
-  'log-ahead',
-  'sequence-gap',
-  'log-ahead-of-batch',
   'binding-carried',
-  'reclaim-retry-pending',
+  'retry-across-runs',
 ];
 
 let h: Harness;
@@ -269,111 +261,6 @@ async function laterScenarios(): Promise<Recorded[]> {
   return out;
 }
 
-/**
- * The log ahead of the run (a claim a lost workflow task wrote, adopted at the owner's first
- * heartbeat), a sequence gap (a run believing in events the log never got), and the log ahead of
- * a batch the run took as sent.
- */
-async function logScenarios(): Promise<Recorded[]> {
-  const repo = makeRepo(3);
-  const workerId = 'replay-log';
-  const principal = executor(workerId);
-  const worker = { runId: null, workerId };
-  const claimInput = (ownershipId: string, branch: string, session: string): ClaimInput => ({
-    ownershipId,
-    branch,
-    executionSessionId: session,
-    runtime: 'codex-cli',
-    parentExecutionSessionId: null,
-    process: null,
-    worker,
-    principal,
-    lane: null,
-    planRef: null,
-    requestId: null,
-  });
-  const drafts = (d: Decision) => {
-    if ('code' in d) throw new Error(d.code);
-    return d.events;
-  };
-  const fold = (es: OwnershipEvent[]) => es.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), null);
-  const out: Recorded[] = [];
-
-  const wt = repo.worktrees[0]!;
-  const bound = await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-30', runtime: 'codex-cli', worker, principal });
-  await h.client.release({ worktreePath: wt.path }, { executionSessionId: 's-30', epoch: 1, principal });
-  const aheadId = await h.client.workflowIdOf({ worktreePath: wt.path });
-  const logRecord = fold(await readEvents(h.pool, bound.ownershipId))!;
-  const lost = stampEvent(
-    bound.ownershipId,
-    logRecord,
-    drafts(decideClaim(logRecord, claimInput(bound.ownershipId, wt.branch, 's-31'), null))[0]!,
-    new Date().toISOString(),
-  );
-  await appendEvents(h.pool, aheadId, [lost]);
-  await h.client.heartbeat({ worktreePath: wt.path, ownershipId: bound.ownershipId }, { executionSessionId: 's-31', epoch: 2 });
-  await waitForView(h.client, { workflowId: aheadId }, (v) => v.seq === lost.seq && v.owner?.executionSessionId === 's-31');
-  out.push({ name: 'log-ahead', workflowId: aheadId, on: h });
-
-  const gapWt = repo.worktrees[1]!;
-  const ownershipId = newOwnershipId();
-  const gapId = `replay-gap-${ownershipId}`;
-  const place = { repoRoot: repo.repoRoot, worktreePath: gapWt.path, branch: gapWt.branch, hostId: h.hostId, seq: 0 };
-  const claimed = stampEvent(ownershipId, place, drafts(decideClaim(null, claimInput(ownershipId, gapWt.branch, 's-32'), null))[0]!, new Date().toISOString());
-  await appendEvents(h.pool, gapId, [claimed]);
-  const ahead = { ...fold([claimed])!, seq: 3 };
-  await startBelieving(h, {
-    workflowId: gapId,
-    ownershipId,
-    repoRoot: repo.repoRoot,
-    worktree: gapWt,
-    record: ahead,
-    recentEvents: [claimed],
-    sync: { localSeq: 0, durableSeq: 3 },
-  });
-  await h.client.bindPlan({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, planRef: 'after-gap', principal });
-  await h.client.release({ workflowId: gapId, ownershipId }, { ownershipId, executionSessionId: 's-32', epoch: 1, principal });
-  out.push({ name: 'sequence-gap', workflowId: gapId, on: h });
-
-  // The log ahead of a batch the run took as sent. The run knows the claim; the log also holds the
-  // plan it decides again (the same decision) and one more.
-  const batchWt = repo.worktrees[2]!;
-  const batchOwnership = newOwnershipId();
-  const batchId = `replay-ahead-of-batch-${batchOwnership}`;
-  const batchPlace = { repoRoot: repo.repoRoot, worktreePath: batchWt.path, branch: batchWt.branch, hostId: h.hostId, seq: 0 };
-  const batchClaim = stampEvent(
-    batchOwnership,
-    batchPlace,
-    drafts(decideClaim(null, claimInput(batchOwnership, batchWt.branch, 's-33'), null))[0]!,
-    new Date().toISOString(),
-  );
-  const planOn = (r: OwnershipRecord, planRef: string) =>
-    stampEvent(
-      batchOwnership,
-      r,
-      drafts(decideBindPlan(r, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef, principal }))[0]!,
-      new Date().toISOString(),
-    );
-  const sameAgain = planOn(fold([batchClaim])!, 'p-1');
-  await appendEvents(h.pool, batchId, [batchClaim, sameAgain, planOn(fold([batchClaim, sameAgain])!, 'p-lost-task')]);
-  const known = fold([batchClaim])!;
-  await startBelieving(h, {
-    workflowId: batchId,
-    ownershipId: batchOwnership,
-    repoRoot: repo.repoRoot,
-    worktree: batchWt,
-    record: known,
-    recentEvents: [batchClaim],
-    sync: { localSeq: 1, durableSeq: 1 },
-  });
-  const batchRef = { workflowId: batchId, ownershipId: batchOwnership };
-  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-1', principal });
-  await h.client.bindPlan(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, planRef: 'p-2', principal });
-  await h.client.release(batchRef, { ownershipId: batchOwnership, executionSessionId: 's-33', epoch: 1, principal });
-  out.push({ name: 'log-ahead-of-batch', workflowId: batchId, on: h });
-  return out;
-}
-
 /** A claim, an accept and a forced reclaim whose messages carry the binding as the service read it (no read in the workflow). */
 async function carriedScenarios(): Promise<Recorded[]> {
   const repo = makeRepo(1);
@@ -391,83 +278,70 @@ async function carriedScenarios(): Promise<Recorded[]> {
     },
   );
   expect('code' in obs).toBe(false);
-  const conversationOf = executorConversationsOf(h.pool);
+  // What the service reads from the binding and carries in the message (src/api/service/ownerships.ts newOwnerFacts).
+  const conversation = await readExecutorConversation(h.pool, workerId);
   const wt = repo.worktrees[0]!;
   const ref = { worktreePath: wt.path };
   const worker = { runId: `run-${workerId}`, workerId };
   const principal = executor(workerId);
-  await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-40', runtime: 'chatgpt-web', worker, principal }, { conversationOf });
+  await h.client.bind({ worktreePath: wt.path, branch: wt.branch, executionSessionId: 's-40', runtime: 'chatgpt-web', worker, principal }, { conversation });
   const offer = await h.client.handoff(ref, { executionSessionId: 's-40', epoch: 1, principal, toExecutionSessionId: 's-41', toWorkerId: workerId });
   await h.client.acceptHandoff(
     ref,
     { handoffId: offer.handoff!.handoffId, executionSessionId: 's-41', runtime: 'chatgpt-web', worker, principal },
-    { conversationOf },
+    { conversation },
   );
   const last = await h.client.reclaim(
     ref,
     { executionSessionId: 's-42', runtime: 'chatgpt-web', worker, principal: { kind: 'admin', id: 'ops' }, force: true, reason: 'carried' },
-    { conversationOf },
+    { conversation },
   );
   expect(last.owner?.conversation?.conversationId).toBe(conversationId);
   return [{ name: 'binding-carried', workflowId: await h.client.workflowIdOf(ref), on: h }];
 }
 
 /**
- * A forced reclaim decided while the log's writer is held, its message settled refused (the API
- * gave up on it), and its retry as a new message: answered once the retry's own reclaim is in the
- * log (patch reclaim-replay-durable-v1).
+ * A message answered in one run and sent again, the same id, after the run continued as new: the
+ * next run answers it from the events it carries, and decides nothing again.
  */
-async function pendingRetryScenario(): Promise<Recorded[]> {
+async function retryAcrossRunsScenario(): Promise<Recorded[]> {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0]!;
   const workerId = 'replay-retry';
-  const bound = await h.client.bind({
+  const principal = executor(workerId);
+  const bound = await quick.client.bind({
     worktreePath: wt.path,
     branch: wt.branch,
     executionSessionId: 's-50',
     runtime: 'codex-cli',
     worker: { workerId, runId: null },
-    principal: executor(workerId),
+    principal,
   });
-  const ref = { workflowId: await h.client.workflowIdOf({ worktreePath: wt.path }), ownershipId: bound.ownershipId };
-  const input = {
-    ownershipId: bound.ownershipId,
-    executionSessionId: 's-51',
-    runtime: 'codex-cli',
-    worker: { workerId, runId: null },
-    principal: { kind: 'admin' as const, id: 'ops' },
-    force: true,
-    reason: 'retried',
-  };
-  const holder = await h.pool.connect();
-  try {
-    await holder.query('BEGIN');
-    await holder.query('SELECT pg_advisory_xact_lock(hashtext($1))', [bound.ownershipId]);
-    const first = h.client.reclaim(ref, input, { messageId: `replay-rr-1-${bound.ownershipId}` }).catch(() => null);
-    for (let i = 0; i < 200 && !(await h.client.events(ref)).some((e) => e.type === 'ownership.reclaimed'); i++) await new Promise((r) => setTimeout(r, 25));
-    await settleRefused(h.pool, `replay-rr-1-${bound.ownershipId}`, bound.ownershipId, 'unavailable');
-    const second = h.client.reclaim(ref, input, { messageId: `replay-rr-2-${bound.ownershipId}` });
-    await new Promise((r) => setTimeout(r, 1_000));
-    await holder.query('COMMIT');
-    await first;
-    expect((await second).owner?.executionSessionId).toBe('s-51');
-  } finally {
-    holder.release();
-  }
-  return [{ name: 'reclaim-retry-pending', workflowId: ref.workflowId, on: h }];
+  const ref = { workflowId: await quick.client.workflowIdOf({ worktreePath: wt.path }), ownershipId: bound.ownershipId };
+  const plan = (planRef: string, messageId?: string) =>
+    quick.client.bindPlan(ref, { executionSessionId: 's-50', epoch: bound.epoch, planRef, principal }, messageId ? { messageId } : {});
+  const first = await plan('p-0', `replay-retry-${bound.ownershipId}`);
+  const firstRun = (await quick.temporal.workflow.getHandle(ref.workflowId).describe()).runId;
+  for (let i = 1; (await quick.temporal.workflow.getHandle(ref.workflowId).describe()).runId === firstRun && i < 60; i++) await plan(`p-${i}`);
+  const again = await plan('p-0', `replay-retry-${bound.ownershipId}`);
+  expect(again.seq).toBeGreaterThan(first.seq);
+  expect((await readEvents(quick.pool, bound.ownershipId)).filter((e) => e.messageId === `replay-retry-${bound.ownershipId}`)).toHaveLength(1);
+  const runId = (await quick.temporal.workflow.getHandle(ref.workflowId).describe()).runId;
+  await plan('p-last');
+  return [{ name: 'retry-across-runs', workflowId: ref.workflowId, runId, on: quick }];
 }
 
 // Defined only in record mode, so a normal run reports no skipped test.
 if (RECORD)
   test('OD_RECORD_HISTORIES=<tag>: the scenarios run and their histories are written as fixtures', async () => {
     const earlier: Recorded[] = Object.entries(await scenarios()).map(([name, workflowId]) => ({ name, workflowId, on: h }));
-    const later = [...(await laterScenarios()), ...(await logScenarios()), ...(await carriedScenarios()), ...(await pendingRetryScenario())];
+    const later = [...(await laterScenarios()), ...(await carriedScenarios()), ...(await retryAcrossRunsScenario())];
     mkdirSync(FIXTURES, { recursive: true });
     const ids = workflowIds();
     for (const x of [...earlier, ...later]) {
       const history = await x.on.temporal.workflow.getHandle(x.workflowId, x.runId).fetchHistory();
-      writeFileSync(path.join(FIXTURES, `${x.name}-${RECORD}.json`), historyToJSON(history));
-      ids[`${x.name}-${RECORD}.json`] = x.workflowId;
+      writeFileSync(path.join(FIXTURES, `${x.name}@${RECORD}.json`), historyToJSON(history));
+      ids[`${x.name}@${RECORD}.json`] = x.workflowId;
     }
     writeFileSync(WORKFLOW_IDS, `${JSON.stringify(ids, null, 2)}\n`);
   }, 120_000);
@@ -475,10 +349,9 @@ if (RECORD)
 test('every recorded fixture history replays against the current workflow code', async () => {
   const files = existsSync(FIXTURES) ? readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && f !== 'workflow-ids.json') : [];
   const ids = workflowIds();
-  // Every scenario keeps a fixture (docs/workflow-versioning.md says when one may be retired). A
-  // scenario's name may prefix another's (log-ahead, log-ahead-of-batch): those files are the other's.
-  const of = (name: string, f: string) => f.startsWith(`${name}-`) && !SCENARIOS.some((o) => o !== name && o.startsWith(`${name}-`) && f.startsWith(`${o}-`));
-  for (const name of SCENARIOS) expect({ name, fixtures: files.some((f) => of(name, f)) }).toEqual({ name, fixtures: true });
+  // Every scenario keeps a fixture (docs/workflow-versioning.md says when one may be retired), named <scenario>@<shape>.json.
+  for (const name of SCENARIOS) expect({ name, fixtures: files.some((f) => f.startsWith(`${name}@`)) }).toEqual({ name, fixtures: true });
+  for (const f of files) expect({ file: f, scenario: SCENARIOS.includes(f.split('@')[0]!) }).toEqual({ file: f, scenario: true });
   const histories = files.map((f) => ({ workflowId: ids[f] ?? f, history: historyFromJSON(JSON.parse(readFileSync(path.join(FIXTURES, f), 'utf8'))) }));
   const results = [];
   for await (const r of Worker.runReplayHistories({ workflowBundle: bundle(), dataConverter: fixtureConverter }, histories)) results.push(r);

@@ -13,16 +13,10 @@ import { withEnforcement } from './host-presence';
 
 type Ref = { workflowId: string; ownershipId: string };
 
-/**
- * The live state of a running ownership, or null (Temporal away, no memo). A workflow behind the
- * log (it never heard of events the log holds) is asked to catch up, not waited for: the record
- * the caller gets is the log's anyway.
- */
-export async function liveOf(deps: ServiceDeps, ref: Ref, logSeq: number): Promise<LiveState | null> {
+/** The live state of a running ownership, or null (Temporal away, no memo). A read: it sends the workflow nothing. */
+export async function liveOf(deps: ServiceDeps, ref: Ref): Promise<LiveState | null> {
   try {
-    const live = await withTemporal(deps, () => deps.client.liveState(ref), Math.min(5_000, temporalDeadlineOf(deps)));
-    if (live && live.seq < logSeq) void deps.client.catchUp(ref, logSeq, 0).catch(() => undefined);
-    return live;
+    return await withTemporal(deps, () => deps.client.liveState(ref), Math.min(5_000, temporalDeadlineOf(deps)));
   } catch (err) {
     if (isUnavailable(err) || (err instanceof OwnershipError && err.code === 'not_found')) return null;
     throw err;
@@ -44,7 +38,7 @@ export async function ownershipView(deps: ServiceDeps, ownershipId: string): Pro
   });
   const record = row ? await getOwnership(deps.pool, { ownershipId }) : null;
   if (!row || !record) return null;
-  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId }, row.seq);
+  const live = row.state === 'closed' ? null : await liveOf(deps, { workflowId: row.workflowId, ownershipId });
   if (!live) return { ...record, liveness: livenessOfRecord(null, [], record), projectionSync: null };
   const moved = (await headsOf(deps.pool, [ownershipId])).get(ownershipId);
   const branch = newerBranch(live.projectionSync.branch, moved);

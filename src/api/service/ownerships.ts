@@ -1,16 +1,16 @@
 import { authorizeForWorker, type Operation } from '../../auth/policy';
 import { OwnershipError } from '../../client/errors';
-import type { OwnershipView } from '../../client';
+import type { MessageOptions, OwnershipView } from '../../client';
+import type { Conversation } from '../../domain/identity';
+import { ownerSummary } from '../../domain/projection';
 import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
-import { settleRefused } from '../../store/event-store';
 import { getOwnership, heldOwnershipOf } from '../../store/lookups';
 import { checkNamedBranch } from '../../domain/branch';
 import { recordHeartbeat } from '../../store/heartbeats';
-import { executorConversationsOf } from '../../store/bindings';
+import { readBinding } from '../../store/bindings';
 import { signalAndAwait } from './signalled';
 import { vouchRemoved } from './presence';
-import { isUnavailable } from '../errors';
 import type {
   AcceptHandoffBody,
   BindBody,
@@ -27,10 +27,10 @@ import type {
   WorktreeRemovedBody,
   RemovalResponse,
 } from '../../contract/http';
-import { authorizeOp, ownershipRow, redact, temporalDeadlineOf, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
+import { authorizeOp, ownershipRow, redact, throwRefusal, withTemporal, type OwnershipRow, type ServiceDeps } from './context';
 import { ownershipView } from './live';
-import { asMessage, type Message, type MessageContext, successorId } from './messages';
-import { resolveWorker, runtimeFor } from './workers';
+import type { MessageContext } from './messages';
+import { resolveWorker } from './workers';
 import { notHolding, withTenure } from './tenure';
 import { withEnforcement, type HostAgentSeen } from './host-presence';
 
@@ -41,56 +41,87 @@ const waitFor = (seen: HostAgentSeen | null): { enforcementWaitMs?: number } => 
 /** The answer and whether its worktree's host enforces it. */
 const enforced = <T extends OwnershipViewOut>(deps: ServiceDeps, v: T): Promise<T> => withEnforcement(deps.hostPresence, v);
 
-/** Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor binding, never from the body. */
+/** A message as the API sends it: its id, and the deployment's deadline when it sets one (else src/domain/deadlines.ts). */
+const sent = (deps: ServiceDeps, ctx: MessageContext): MessageOptions => ({
+  ...(ctx.messageId !== undefined ? { messageId: ctx.messageId } : {}),
+  ...(deps.temporalTimeoutMs !== undefined ? { deadlineMs: deps.temporalTimeoutMs } : {}),
+});
+
+/**
+ * What a new owner's message carries from the store (one read of the executor binding): its
+ * runtime when the body names none (the binding's executor, else honestly `unknown`), and the
+ * conversation the binding holds, so the workflow reads nothing.
+ */
+async function newOwnerFacts(deps: ServiceDeps, workerId: string, given: string | undefined): Promise<{ runtime: string; conversation: Conversation | null }> {
+  const binding = await readBinding(deps.pool, workerId);
+  return { runtime: given ?? binding?.executor ?? 'unknown', conversation: binding?.firstConversation ?? null };
+}
+
+/**
+ * Bind (docs/operations.md#bind): the worker from the principal, the conversation from the executor
+ * binding, never from the body. The service reads what the store knows (who holds the worktree,
+ * the binding) and hands it to the client as data; the workflow's claim decides.
+ */
 export async function bind(deps: ServiceDeps, principal: Principal, body: BindBody, ctx: MessageContext = {}): Promise<ClaimResponse> {
   authorizeOp(principal, 'bind');
   const worker = resolveWorker(principal, body);
-  const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  const seen = await seenHost(deps, body.hostId ?? deps.client.hostId);
-  // A worktree on another host is inspected there before its first claim: a host whose agent is
-  // away is refused at once (by the client, after the request's own checks), not after the
-  // workflow's host bound (45 s).
-  const hostAway = async (hostId: string) => {
-    const now = await seenHost(deps, hostId);
-    return now?.agent === 'away' ? { hostId, hostAgent: 'away', hostAgentSeenAgoMs: now.seenAgoMs } : null;
+  const request = {
+    ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
+    worktreePath: body.worktreePath,
+    ...(body.branch !== undefined ? { branch: body.branch } : {}),
+    ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
+    executionSessionId: body.executionSessionId,
+    runtime: body.runtime ?? 'unknown',
+    parentExecutionSessionId: body.parentExecutionSessionId ?? null,
+    process: body.process ?? null,
+    ...(body.leaseTtlMs !== undefined ? { leaseTtlMs: body.leaseTtlMs } : {}),
+    worker,
+    principal,
+    lane: body.lane ?? null,
+    planRef: body.planRef ?? null,
+    requestId: body.requestId ?? null,
   };
-  // The proof goes with the answer, from the log too (a replayed bind answers the same secret).
-  const answered = await asMessage(deps, principal, ctx, null, async (m) => {
-    const view = await withTemporal(
-      deps,
-      () =>
-        deps.client.bind(
-          {
-            ...(body.repoRoot !== undefined ? { repoRoot: body.repoRoot } : {}),
-            worktreePath: body.worktreePath,
-            ...(body.branch !== undefined ? { branch: body.branch } : {}),
-            ...(body.hostId !== undefined ? { hostId: body.hostId } : {}),
-            executionSessionId: body.executionSessionId,
-            runtime,
-            parentExecutionSessionId: body.parentExecutionSessionId ?? null,
-            process: body.process ?? null,
-            ...(body.leaseTtlMs !== undefined ? { leaseTtlMs: body.leaseTtlMs } : {}),
-            worker,
-            principal,
-            lane: body.lane ?? null,
-            planRef: body.planRef ?? null,
-            requestId: body.requestId ?? null,
-          },
-          {
-            messageId: m.id,
-            heldOwnership: (where) => heldOwnershipOf(deps.pool, where),
-            hostAway,
-            conversationOf: executorConversationsOf(deps.pool),
-            ...waitFor(seen),
-          },
-        ),
-      // A bind naming another host waits for that host's agent to inspect the worktree (the workflow
-      // bounds it and answers host_unavailable); the API's own deadline must not cut that answer off.
-      body.hostId !== undefined ? temporalDeadlineOf(deps) * 2 : undefined,
+  // The request's own checks first (bad input is refused as such), then where the worktree is.
+  const located = await deps.client.locate(request);
+  const [facts, held, seen] = await Promise.all([
+    newOwnerFacts(deps, worker.workerId, body.runtime),
+    heldOwnershipOf(deps.pool, located),
+    seenHost(deps, located.hostId),
+  ]);
+  // Moved while owned (git worktree move keeps the private git dir, and its projection, while the
+  // ownership stays recorded at the old path): refused, never a second live owner.
+  if (held && held.record.worktreePath !== located.worktreePath)
+    throw new OwnershipError('worktree_owned', undefined, { owner: ownerSummary(held.record), worktreePath: held.record.worktreePath });
+  // A worktree on another host is inspected there before its first claim: a host whose agent is
+  // away is refused at once, not after the workflow's host bound.
+  if (!located.local && !held && seen?.agent === 'away')
+    throw new OwnershipError('host_unavailable', undefined, { hostId: located.hostId, hostAgent: 'away', hostAgentSeenAgoMs: seen.seenAgoMs });
+  let view: OwnershipView;
+  try {
+    view = await deps.client.bind(
+      { ...request, runtime: facts.runtime },
+      {
+        ...sent(deps, ctx),
+        located,
+        // A live lifecycle started under an earlier workflow id formula governs the worktree: the claim goes to it.
+        ...(held ? { workflowId: held.workflowId } : {}),
+        conversation: facts.conversation,
+        ...waitFor(seen),
+      },
     );
-    return redact(principal, await answeredTenure(deps, view, body.executionSessionId));
-  });
-  return enforced(deps, await withTenure(deps, principal, answered, body.executionSessionId));
+  } catch (err) {
+    throw await namingTheOwner(deps, err, located);
+  }
+  // The proof goes with the answer.
+  const answered = redact(principal, await answeredTenure(deps, view, body.executionSessionId));
+  return enforced(deps, withTenure(deps, principal, answered, body.executionSessionId));
+}
+
+/** A claim the log refused for the live owner of another workflow (the one-live-owner index) names no owner: it is looked up. */
+async function namingTheOwner(deps: ServiceDeps, err: unknown, where: { hostId: string; worktreePath: string }): Promise<unknown> {
+  if (!(err instanceof OwnershipError) || err.code !== 'worktree_owned' || err.details !== undefined) return err;
+  const held = await heldOwnershipOf(deps.pool, where).catch(() => null);
+  return held ? new OwnershipError('worktree_owned', err.message, { owner: ownerSummary(held.record) }) : err;
 }
 
 /**
@@ -113,33 +144,6 @@ async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operatio
 }
 
 const view = (principal: Principal, v: OwnershipView): OwnershipViewOut => redact(principal, v);
-
-type Ref = { workflowId: string; ownershipId: string };
-
-/**
- * The log can be ahead of the workflow: a workflow task that wrote its events to PostgreSQL and
- * was never recorded by Temporal (a server crash mid-task) leaves the workflow one step behind
- * until a message makes it look. A refusal by a workflow behind the durable row is not an answer
- * about the log: the workflow catches up (OwnershipClient.catchUp) and the message is sent once
- * more. A refusal changed nothing, so sending it again is safe.
- */
-async function againstTheLog<T>(deps: ServiceDeps, ref: Ref, row: OwnershipRow, message: Message, call: (messageId: string) => Promise<T>): Promise<T> {
-  try {
-    return await call(message.id);
-  } catch (err) {
-    if (!(err instanceof OwnershipError) || isUnavailable(err) || row.seq <= 0) throw err;
-    const live = await deps.client.liveState(ref).catch(() => null);
-    if (!live || live.seq >= row.seq) throw err;
-    const caught = await deps.client.catchUp(ref, row.seq).catch(() => null);
-    if (!caught) throw err;
-    // The first message stays refused for ever (settled so); the request goes on as a new message.
-    // Applied after all (its events reached the log first): asMessage answers from the log.
-    const first = await settleRefused(deps.pool, message.id, ref.ownershipId, err.code);
-    if (first.outcome === 'applied') throw err;
-    message.id = successorId(message.id);
-    return call(message.id);
-  }
-}
 
 /**
  * Heartbeats are signals (cheap, nothing to wait for), so the workflow cannot answer a stale one.
@@ -197,14 +201,7 @@ export async function handoff(
   // The successor's worker: named, or the owner's own (a restart or resume of the same worker).
   const toWorkerId = body.toWorkerId ?? row.ownerWorkerId;
   if (!toWorkerId) throw new OwnershipError('invalid_input', undefined, { fields: ['toWorkerId'] });
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () =>
-        againstTheLog(deps, ref, row, m, (messageId) => deps.client.handoff(ref, { ...body, toWorkerId, principal }, { messageId })),
-      ),
-    ),
-  );
+  return view(principal, await deps.client.handoff(ref, { ...body, toWorkerId, principal }, sent(deps, ctx)));
 }
 
 export async function cancelHandoff(
@@ -214,13 +211,8 @@ export async function cancelHandoff(
   body: CancelHandoffBody,
   ctx: MessageContext = {},
 ): Promise<OwnershipViewOut> {
-  const { ref, row } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.cancelHandoff(ref, { ...body, principal }, { messageId }))),
-    ),
-  );
+  const { ref } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
+  return view(principal, await deps.client.cancelHandoff(ref, { ...body, principal }, sent(deps, ctx)));
 }
 
 export async function release(
@@ -232,15 +224,7 @@ export async function release(
 ): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
   const seen = await seenHost(deps, row.hostId);
-  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () =>
-        againstTheLog(deps, ref, row, m, (messageId) => deps.client.release(ref, { ...body, principal }, { messageId, ...waitFor(seen) })),
-      ),
-    ),
-  );
-  return enforced(deps, answered);
+  return enforced(deps, view(principal, await deps.client.release(ref, { ...body, principal }, { ...sent(deps, ctx), ...waitFor(seen) })));
 }
 
 export async function submit(
@@ -252,15 +236,7 @@ export async function submit(
 ): Promise<OwnershipViewOut> {
   const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
   const seen = await seenHost(deps, row.hostId);
-  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () =>
-        againstTheLog(deps, ref, row, m, (messageId) => deps.client.submit(ref, { ...body, principal }, { messageId, ...waitFor(seen) })),
-      ),
-    ),
-  );
-  return enforced(deps, answered);
+  return enforced(deps, view(principal, await deps.client.submit(ref, { ...body, principal }, { ...sent(deps, ctx), ...waitFor(seen) })));
 }
 
 export async function bindPlan(
@@ -270,13 +246,8 @@ export async function bindPlan(
   body: PlanBody,
   ctx: MessageContext = {},
 ): Promise<OwnershipViewOut> {
-  const { ref, row } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.bindPlan(ref, { ...body, principal }, { messageId }))),
-    ),
-  );
+  const { ref } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
+  return view(principal, await deps.client.bindPlan(ref, { ...body, principal }, sent(deps, ctx)));
 }
 
 export async function renameBranch(
@@ -286,14 +257,9 @@ export async function renameBranch(
   body: RenameBranchBody,
   ctx: MessageContext = {},
 ): Promise<OwnershipViewOut> {
-  const { ref, row } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
+  const { ref } = await ownerRefRow(deps, principal, 'renameBranch', ownershipId);
   await renamedInGit(deps, ownershipId, body.to);
-  return asMessage(deps, principal, ctx, ownershipId, async (m) =>
-    view(
-      principal,
-      await withTemporal(deps, () => againstTheLog(deps, ref, row, m, (messageId) => deps.client.renameBranch(ref, { ...body, principal }, { messageId }))),
-    ),
-  );
+  return view(principal, await deps.client.renameBranch(ref, { ...body, principal }, sent(deps, ctx)));
 }
 
 /**
@@ -335,21 +301,14 @@ export async function acceptHandoff(
   authorizeOp(principal, 'acceptHandoff');
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
-  const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
-  const seen = await seenHost(deps, row.hostId);
-  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const accepted = await withTemporal(deps, () =>
-      againstTheLog(deps, ref, row, m, (messageId) =>
-        deps.client.acceptHandoff(
-          ref,
-          { ...fields, runtime, handoffId: body.handoffId },
-          { messageId, conversationOf: executorConversationsOf(deps.pool), ...waitFor(seen) },
-        ),
-      ),
-    );
-    return view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
-  });
-  return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
+  const [facts, seen] = await Promise.all([newOwnerFacts(deps, worker.workerId, body.runtime), seenHost(deps, row.hostId)]);
+  const accepted = await deps.client.acceptHandoff(
+    ref,
+    { ...fields, runtime: facts.runtime, handoffId: body.handoffId },
+    { ...sent(deps, ctx), conversation: facts.conversation, ...waitFor(seen) },
+  );
+  const answered = view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
+  return enforced(deps, withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
 export async function reclaim(
@@ -363,31 +322,19 @@ export async function reclaim(
   if (body.force === true && principal.kind !== 'admin') throw new OwnershipError('force_requires_admin');
   const { worker, fields } = newOwnerFields(principal, body);
   const { ref, row } = await openRef(deps, ownershipId);
-  const runtime = await runtimeFor(deps, worker.workerId, body.runtime);
+  const [facts, seen] = await Promise.all([newOwnerFacts(deps, worker.workerId, body.runtime), seenHost(deps, row.hostId)]);
   // A host agent that is away cannot preserve the dead owner's WIP: the workflow is told so and
   // answers at once (refused host_unavailable, or an admin's forced reclaim recorded without it).
-  const seen = await seenHost(deps, row.hostId);
-  const away = seen?.agent === 'away';
   const input = {
     ...fields,
-    runtime,
+    runtime: facts.runtime,
     ...(body.force !== undefined ? { force: body.force } : {}),
     reason: body.reason ?? null,
-    ...(away ? { hostAway: true } : {}),
+    ...(seen?.agent === 'away' ? { hostAway: true } : {}),
   };
-  // Reclaim preserves WIP on the worktree's host before answering: allow it more time.
-  const answered = await asMessage(deps, principal, ctx, ownershipId, async (m) => {
-    const reclaimed = await withTemporal(
-      deps,
-      () =>
-        againstTheLog(deps, ref, row, m, (messageId) =>
-          deps.client.reclaim(ref, input, { messageId, conversationOf: executorConversationsOf(deps.pool), ...waitFor(seen) }),
-        ),
-      temporalDeadlineOf(deps) * 2,
-    );
-    return view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
-  });
-  return enforced(deps, await withTenure(deps, principal, answered, fields.executionSessionId));
+  const reclaimed = await deps.client.reclaim(ref, input, { ...sent(deps, ctx), conversation: facts.conversation, ...waitFor(seen) });
+  const answered = view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
+  return enforced(deps, withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
 /**

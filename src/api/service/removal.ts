@@ -55,7 +55,7 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   const record = found?.record ?? null;
   const live =
     record !== null && holdsWorktree(factOf(record))
-      ? await liveOf(deps, { workflowId: found!.workflowId, ownershipId: record.ownershipId }, record.seq)
+      ? await liveOf(deps, { workflowId: found!.workflowId, ownershipId: record.ownershipId })
       : null;
   const request: HostRemovalRequest = {
     hostId,
