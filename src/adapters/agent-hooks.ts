@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { ApiError, ApiUnreachableError, type ApiClient } from '../api/client';
-import type { OwnershipItem } from '../contract/http';
-import type { RemovalResult } from '../contract/removal';
+import type { BindBody, HandoffBody, HeartbeatBody, ListQuery, ListResponse, OwnershipItem, ReleaseBody, TenureBody, TenureOut } from '../contract/http';
+import type { RemovalResult, RemoveWorktreeBody, RemoveWorktreeResponse } from '../contract/removal';
 import { IdString } from '../domain/identity';
 import { isFreeState } from '../domain/states';
 import { git } from '../git/exec';
@@ -34,10 +33,27 @@ import { EVENTS, type Tool } from './hook-payloads';
  * else `<tool>-<the tool's session id>`.
  */
 
+/**
+ * What the hooks ask of the service: the HTTP API's client (src/api/client.ts ApiClient) has this
+ * shape. A port, not an import: src/api composes src/adapters (the worktree resolver), so
+ * importing it back would close a folder cycle.
+ */
+export interface OwnershipService {
+  bind(b: BindBody): Promise<{ ownershipId: string; epoch: number }>;
+  tenure(id: string, b: TenureBody): Promise<TenureOut>;
+  heartbeat(id: string, b: HeartbeatBody): Promise<unknown>;
+  release(id: string, b: ReleaseBody): Promise<unknown>;
+  handoff(id: string, b: HandoffBody): Promise<unknown>;
+  removeWorktree(b: RemoveWorktreeBody): Promise<RemoveWorktreeResponse>;
+  list(q: ListQuery): Promise<ListResponse>;
+}
+
 export interface HookContext {
   env: NodeJS.ProcessEnv;
   /** the service's client, made when first needed (OD_API_URL, OD_TOKEN) */
-  api: () => ApiClient;
+  api: () => OwnershipService;
+  /** a refusal or absence of the service as `code: message`; null for anything else (a bug: thrown on) */
+  serviceError: (err: unknown) => { code: string; message: string } | null;
   /** the gate's PreToolUse entry (hooks/pretooluse-git-gate.sh) */
   gateHook: string;
   /** the directory of the gate's `git` (bin/git-gate) */
@@ -62,12 +78,6 @@ export function sessionOf(tool: Tool, toolSession: string, env: NodeJS.ProcessEn
   const given = env.OVERDECK_EXECUTION_SESSION_ID;
   if (given && IdString.safeParse(given).success) return given;
   return `${tool}-${toolSession}`.replace(/[^A-Za-z0-9._:@/+-]/g, '-').slice(0, 200);
-}
-
-function describeApiError(err: unknown): { code: string; message: string } | null {
-  if (err instanceof ApiError) return { code: err.code, message: err.body.message };
-  if (err instanceof ApiUnreachableError) return { code: 'unreachable', message: `the ownership service is unreachable at ${err.baseUrl}` };
-  return null;
 }
 
 interface Here {
@@ -146,7 +156,7 @@ async function sessionStart(tool: Tool, session: string, cwd: string, ctx: HookC
         const b = await bindHere(tool, session, h.worktreePath, ctx);
         notes.push(`this session (${session}) owns ${h.worktreePath} (ownership ${b.ownershipId}, epoch ${b.epoch}).`);
       } catch (err) {
-        const e = describeApiError(err);
+        const e = ctx.serviceError(err);
         if (e === null) throw err;
         notes.push(`${h.worktreePath} was not bound to this session: ${e.code}: ${e.message}`);
       }
@@ -157,11 +167,13 @@ async function sessionStart(tool: Tool, session: string, cwd: string, ctx: HookC
 
 /** A name Claude Code proposes, as a directory and branch name: identifier characters only. */
 export function worktreeSlug(name: string): string | null {
+  // What git takes as a branch name too: no `..`, no leading `.` or `-`, no trailing `.` or `.lock`.
   const s = name
     .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/\.{2,}/g, '.')
     .replace(/^[.-]+/, '')
-    .replace(/\.lock$/, '')
-    .slice(0, 100);
+    .slice(0, 100)
+    .replace(/(\.lock)+$|\.+$/, '');
   return s === '' ? null : s;
 }
 
@@ -197,7 +209,7 @@ async function worktreeCreate(tool: Tool, session: string, cwd: string, name: st
   try {
     await bindHere(tool, session, worktreePath, ctx);
   } catch (err) {
-    const e = describeApiError(err);
+    const e = ctx.serviceError(err);
     if (e === null) throw err;
     // Nothing is in a worktree made a moment ago: taking it back loses nothing, and the tool is told the creation failed.
     if (created) await git(['worktree', 'remove', '--force', worktreePath], { cwd: repo.repoRoot, okCodes: [128] });
@@ -229,7 +241,7 @@ async function worktreeRemove(session: string, worktreePath: string, ctx: HookCo
     const r = (await ctx.api().removeWorktree(body)).result;
     return { exit: r.status === 'removed' ? 0 : 1, stdout: '', stderr: line(removalSummary(r)) };
   } catch (err) {
-    const e = describeApiError(err);
+    const e = ctx.serviceError(err);
     if (e === null) throw err;
     return refused(1, e.code, `${h.worktreePath} was kept: ${e.message}`);
   }
@@ -265,7 +277,7 @@ async function sessionEnd(tool: Tool, session: string, cwd: string, why: string,
         lines.push(`released ${item.worktreePath} (ownership ${item.ownershipId})`);
       }
     } catch (err) {
-      const e = describeApiError(err);
+      const e = ctx.serviceError(err);
       if (e === null) throw err;
       failed = true;
       lines.push(`${item.worktreePath} is still held (ownership ${item.ownershipId}): ${e.code}: ${e.message}`);
@@ -326,7 +338,8 @@ export async function envExports(cwd: string, ctx: HookContext): Promise<string>
 /** One hook call: the payload checked against the event's documented shape, then handled. */
 export async function runHook(tool: Tool, event: string, input: string, ctx: HookContext): Promise<HookAnswer> {
   const spec = (EVENTS[tool] as Record<string, { hookEvent: string; schema: ZodType } | undefined>)[event];
-  if (spec === undefined) return refused(2, 'usage', `${tool} has no hook event ${event} (${Object.keys(EVENTS[tool]).join(', ')})`);
+  // Never exit 2 for our own failures: for PreToolUse that would block the tool call, and only the gate may refuse one.
+  if (spec === undefined) return refused(1, 'usage', `${tool} has no hook event ${event} (${Object.keys(EVENTS[tool]).join(', ')})`);
   let json: unknown;
   try {
     json = JSON.parse(input);
@@ -356,6 +369,6 @@ export async function runHook(tool: Tool, event: string, input: string, ctx: Hoo
       return runGate(ctx, input, identity, p.cwd);
     }
     default:
-      return refused(2, 'usage', `no handler for ${event}`);
+      return refused(1, 'usage', `no handler for ${event}`);
   }
 }

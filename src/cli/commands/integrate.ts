@@ -90,14 +90,21 @@ export function registerIntegrateCommands(program: Command): void {
     .argument('<event>', 'session-start, session-end, pre-tool-use, worktree-create, worktree-remove, stop, env')
     .description("run by the hooks `integrate` installs: reads the tool's hook JSON on stdin (docs/integrating.md#agent-tools)")
     .action(async (given: string, event: string) => {
-      await run(false, async () => {
+      // Every failure of ours exits 1, never 2: the tools read 2 from a PreToolUse hook as a refusal of the call, which only the gate may make.
+      try {
         const tool = toolOf(given);
         const { apiClient, apiEnv } = require('../api-env') as typeof import('../api-env');
+        const { ApiError, ApiUnreachableError } = require('../../api/client') as typeof import('../../api/client');
         const { gateDir } = require('./agent') as typeof import('./agent');
         let client: ReturnType<typeof apiClient> | undefined;
         const ctx = {
           env: process.env,
           api: () => (client ??= apiClient(apiEnv(process.env))),
+          serviceError: (err: unknown) => {
+            if (err instanceof ApiError) return { code: err.code, message: err.body.message };
+            if (err instanceof ApiUnreachableError) return { code: 'unreachable', message: `the ownership service is unreachable at ${err.baseUrl}` };
+            return null;
+          },
           gateHook: gateHook(),
           gateDir: gateDir(),
           cli: install().cliCommand(),
@@ -112,6 +119,9 @@ export function registerIntegrateCommands(program: Command): void {
         process.stdout.write(answer.stdout);
         process.stderr.write(answer.stderr);
         process.exitCode = answer.exit === 0 ? 0 : answer.exit === 2 ? 2 : EXIT.refused;
-      });
+      } catch (err) {
+        process.stderr.write(`od-worktree: hook ${given} ${event}: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exitCode = EXIT.refused;
+      }
     });
 }
