@@ -60,6 +60,13 @@ describe('registry.json', () => {
     const reg = await readRegistry(common());
     expect(reg?.worktrees[0]).toMatchObject({ ownershipId: 'own_A', conversationId: 'conv-A', main: false, lockReason: expect.stringMatching(/^overdeck: /) });
     expect(parseLockReason(reg!.worktrees[0]!.lockReason!)).toEqual({ executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 2 });
+    // The same owner from git alone: `git worktree list --porcelain`'s locked line, as a tool that only runs git reads it.
+    const porcelain = run('git', ['worktree', 'list', '--porcelain'], fx.repo).stdout;
+    const locked = porcelain
+      .split('\n')
+      .filter((l) => l.startsWith('locked '))
+      .map((l) => parseLockReason(l.slice('locked '.length)));
+    expect(locked).toEqual([{ executionSessionId: 'session_A', ownershipId: 'own_A', epoch: 2 }]);
   });
 
   it('holds no secret: no tenure hash, no conversation URL', async () => {
