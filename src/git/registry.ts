@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isNotFound, readFileIfExists } from './atomic';
 import { writeInDir } from './confine';
+import { GitSideError } from './errors';
 import { LOCK_FILE, LockJsonSchema } from './lock-file';
 
 /**
@@ -128,7 +129,9 @@ export async function refreshRegistry(commonDir: string): Promise<Registry> {
     if ((await readFileIfExists(registryPath(commonDir))) === text) return now;
     if (round >= 8) return now;
     await fs.mkdir(dir, { recursive: true, mode: 0o755 });
-    await writeInDir(await fs.realpath(dir), REGISTRY_FILE, text, 0o644);
+    // A directory of the repository's, never a symlink out of it (the common dir is a realpath already).
+    if ((await fs.realpath(dir)) !== dir) throw new GitSideError('git_failed', `${REGISTRY_DIR} in the common git dir is not a directory of its own`);
+    await writeInDir(dir, REGISTRY_FILE, text, 0o644);
   }
 }
 

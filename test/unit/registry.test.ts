@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyLocalProjection } from '../../src/git/projection';
 import { parseLockReason, readRegistry, refreshRegistry, registryPath } from '../../src/git/registry';
@@ -94,6 +94,14 @@ describe('registry.json', () => {
     await Promise.all(wts.map((wt, i) => applyLocalProjection(wt, projection(`C${i}`, 1), { gitLock: true })));
     expect(ownersByJq()).toHaveLength(2);
     expect((await readRegistry(common()))?.worktrees.map((w) => w.executionSessionId)).toEqual(['session_C0', 'session_C1']);
+  });
+
+  it('is never written through a symlink out of the common dir, and the projection still succeeds', async () => {
+    const elsewhere = mkdtempSync(path.join(fx.root, 'elsewhere-'));
+    symlinkSync(elsewhere, path.join(common(), 'od-worktree'));
+    await expect(applyLocalProjection(fx.wt1, projection('A', 1), { gitLock: true })).resolves.toBe('written');
+    expect(readdirSync(elsewhere)).toEqual([]);
+    await expect(refreshRegistry(common())).rejects.toThrow(/not a directory of its own/);
   });
 
   it("docs/integrating.md's ten-line check refuses to delete an owned worktree and deletes a free one", async () => {
