@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { GitSideError } from './errors';
 import { realGit } from './real-git';
+import { safeDirectoryFor } from './safe-directory';
 import { type GitEnvExtras, serviceGitArgs, serviceGitEnv } from './safe-env';
 import { gitSpawner, type SpawnedResult } from './spawner';
 
@@ -63,7 +64,8 @@ export function cleanGitEnv(extra: Readonly<Record<string, string | undefined>> 
  * agent controls is executed and none of our secrets reach git.
  */
 export async function git(args: readonly string[], opts: GitOptions): Promise<GitResult> {
-  return answerOf(args, opts, await spawnGit(serviceGitArgs(args), serviceGitEnv(opts.env), opts));
+  const argv = serviceGitArgs(args, await safeDirectoryFor(opts.cwd, opts.env));
+  return answerOf(args, opts, await spawnGit(argv, serviceGitEnv(opts.env), opts));
 }
 
 /**
@@ -141,7 +143,7 @@ export interface GitBytesResult {
  * spawned directly (the workers' helper answers text), so only for the CLI and short-lived callers.
  */
 export async function gitBytes(args: readonly string[], opts: GitOptions & { maxBuffer?: number }): Promise<GitBytesResult> {
-  const argv = serviceGitArgs(args);
+  const argv = serviceGitArgs(args, await safeDirectoryFor(opts.cwd, opts.env));
   const env = serviceGitEnv(opts.env);
   const r = await new Promise<{ stdout: Buffer; stderr: string; exit: number | null; errno: string | null }>((resolve) => {
     const child = execFile(

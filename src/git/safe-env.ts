@@ -14,6 +14,9 @@
  *    GIT_PAGER, GIT_SSH_COMMAND, GIT_ASKPASS, GIT_EDITOR... never reach git or anything it starts;
  *  - global and system config are not read (GIT_CONFIG_GLOBAL=/dev/null, GIT_CONFIG_NOSYSTEM),
  *    and HOME is not passed, so `~/...` includes and the XDG attributes file resolve to nothing;
+ *  - one `-c safe.directory=<realpath>`, naming the one repository the run opens (safe-directory.ts),
+ *    so a service running as another Unix user than the agents owning the worktrees is not refused
+ *    as `dubious ownership`; never `*`, and a caller's own safe.directory is refused;
  *  - `-c` values placed before the subcommand, which beat every config file and include: hooks
  *    looked up under /dev/null (so none exists), no fsmonitor, no signature verification, no
  *    transport at all (a partial clone's lazy fetch would run ssh or a remote helper), no auto gc;
@@ -66,7 +69,8 @@ export const SERVICE_GIT_CONFIG: readonly string[] = [
   'sequence.editor=:',
 ];
 
-const OVERRIDDEN_KEYS: ReadonlySet<string> = new Set(SERVICE_GIT_CONFIG.map((kv) => kv.split('=')[0]!.toLowerCase()));
+/** Keys a caller's own `-c` may not set: ours above, and safe.directory, which only serviceGitArgs sets (safe-directory.ts). */
+const OVERRIDDEN_KEYS: ReadonlySet<string> = new Set([...SERVICE_GIT_CONFIG.map((kv) => kv.split('=')[0]!.toLowerCase()), 'safe.directory']);
 
 /** Added after the subcommand of every log/show/diff: neither textconv nor an external diff driver is run. */
 export const READ_DIFF_FLAGS: readonly string[] = ['--no-textconv', '--no-ext-diff'];
@@ -168,16 +172,22 @@ export function serviceGitEnv(extra: GitEnvExtras = {}, from: NodeJS.ProcessEnv 
 }
 
 /**
- * The argument list of a service git run: the overrides, then the caller's subcommand and
- * arguments (READ_DIFF_FLAGS right after log/show/diff). Throws for what refusedServiceGit refuses:
- * a programming error, caught by the first test that takes that path.
+ * The argument list of a service git run: the overrides, the one repository this run trusts
+ * although another Unix user may own it (`safeDirectory`, from safe-directory.ts: an absolute
+ * realpath, never `*` nor a `/*` prefix), then the caller's subcommand and arguments (READ_DIFF_FLAGS right after
+ * log/show/diff). Throws for what refusedServiceGit refuses: a programming error, caught by the
+ * first test that takes that path.
  */
-export function serviceGitArgs(args: readonly string[]): string[] {
+export function serviceGitArgs(args: readonly string[], safeDirectory: string | null = null): string[] {
   const why = refusedServiceGit(args);
   if (why !== null) throw new Error(`refused to run: ${why} (src/git/safe-env.ts)`);
+  if (safeDirectory !== null && (!safeDirectory.startsWith('/') || safeDirectory.endsWith('*') || safeDirectory.includes('\0'))) {
+    throw new Error(`refused to run: safe.directory must name one absolute path, not ${JSON.stringify(safeDirectory)} (src/git/safe-env.ts)`);
+  }
   let i = 0;
   while (args[i] === '-c') i += 2;
   const sub = args[i]!;
   const extra = sub === 'log' || sub === 'show' || sub === 'diff' ? READ_DIFF_FLAGS : [];
-  return ['--no-pager', ...SERVICE_GIT_CONFIG.flatMap((kv) => ['-c', kv]), ...args.slice(0, i + 1), ...extra, ...args.slice(i + 1)];
+  const trust = safeDirectory === null ? [] : ['-c', `safe.directory=${safeDirectory}`];
+  return ['--no-pager', ...SERVICE_GIT_CONFIG.flatMap((kv) => ['-c', kv]), ...trust, ...args.slice(0, i + 1), ...extra, ...args.slice(i + 1)];
 }
