@@ -54,10 +54,22 @@ function policyFor(p: Principal): Policy {
   }
 }
 
-const norm = (key: string) => key.toLowerCase().replace(/[^a-z0-9]/g, '');
+/** A key as the rules compare it (lower case, letters and digits); keys are few, so each is worked out once. */
+const normed = new Map<string, string>();
+function norm(key: string): string {
+  let n = normed.get(key);
+  if (n === undefined) {
+    n = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+    if (normed.size < 4096) normed.set(key, n);
+  }
+  return n;
+}
+
+/** Cheaper than the replace below for the common string that names no conversation host at all. */
+const MAY_HOLD_URL = /chatgpt\.com|chat\.openai\.com/i;
 
 function walk(value: unknown, worker: string | null, inConversation: boolean, policy: Policy, stack: Set<object>): unknown {
-  if (typeof value === 'string') return policy.maySee(worker) ? value : value.replace(CONVERSATION_URL_IN_TEXT, REDACTED);
+  if (typeof value === 'string') return policy.maySee(worker) || !MAY_HOLD_URL.test(value) ? value : value.replace(CONVERSATION_URL_IN_TEXT, REDACTED);
   if (typeof value !== 'object' || value === null) return value;
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   // Redact what JSON.stringify would emit (a Date becomes its string), not the object's internals.
@@ -73,16 +85,20 @@ function walk(value: unknown, worker: string | null, inConversation: boolean, po
     const here = workerOf(obj, worker);
     const hidden = !policy.maySee(here);
     const isConversation = inConversation || 'conversationId' in obj || 'conversationUrl' in obj || obj.provider === 'chatgpt-web';
-    // fromEntries, not assignment: a "__proto__" key from JSON.parse must stay a plain key.
-    return Object.fromEntries(
-      Object.entries(obj).map(([k, x]) => {
-        const n = norm(k);
-        const present = x !== null && x !== undefined;
-        if (hidden && present && (n.endsWith('conversationurl') || n.endsWith('conversationtitle') || (isConversation && n === 'title'))) return [k, REDACTED];
-        if (policy.redactIds && typeof x === 'string' && n.endsWith('conversationid')) return [k, REDACTED];
-        return [k, walk(x, here, n.includes('conversation') && !n.endsWith('id'), policy, stack)];
-      }),
-    );
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(obj)) {
+      const x = obj[k];
+      const n = norm(k);
+      const present = x !== null && x !== undefined;
+      let v: unknown;
+      if (hidden && present && (n.endsWith('conversationurl') || n.endsWith('conversationtitle') || (isConversation && n === 'title'))) v = REDACTED;
+      else if (policy.redactIds && typeof x === 'string' && n.endsWith('conversationid')) v = REDACTED;
+      else v = walk(x, here, n.includes('conversation') && !n.endsWith('id'), policy, stack);
+      // A "__proto__" key from JSON.parse must stay a plain key, never the prototype.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else out[k] = v;
+    }
+    return out;
   } finally {
     stack.delete(value);
   }

@@ -109,13 +109,30 @@ export async function assertUnderAllowedRoots(p: string, roots: readonly string[
   const normalised = await normalizePath(p);
   for (const root of roots) {
     if (root === '' || root.includes('\0')) continue;
-    const r = await normalizePath(root);
+    const r = await normalizedRoot(root);
     if (normalised === r || normalised.startsWith(r === '/' ? '/' : `${r}/`)) {
       if (opts.mustExist === true && !(await exists(normalised))) throw new PathRefusal('path_not_found');
       return normalised;
     }
   }
   throw new PathRefusal('path_outside_allowed_roots');
+}
+
+/**
+ * A root's normalised form, worked out again at most once a second: roots are the deployment's
+ * configuration, asked on every request (a lookup's repoRoot), and a root moved through a symlink
+ * takes effect within that second, as a restart would.
+ */
+const ROOT_TTL_MS = 1_000;
+const roots = new Map<string, { at: number; real: string }>();
+async function normalizedRoot(root: string): Promise<string> {
+  const now = Date.now();
+  const hit = roots.get(root);
+  if (hit !== undefined && now - hit.at < ROOT_TTL_MS) return hit.real;
+  const real = await normalizePath(root);
+  if (roots.size > 64) roots.clear();
+  roots.set(root, { at: now, real });
+  return real;
 }
 
 async function exists(p: string): Promise<boolean> {
