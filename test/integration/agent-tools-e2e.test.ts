@@ -87,10 +87,10 @@ class StandIn {
   }
 
   /** Sends the recorded payload of `event` to the one command installed for it, in `cwd`. */
-  async send(event: string, hookEvent: string, fill: Record<string, string> & { CWD: string }, toolName?: string) {
+  async send(event: string, hookEvent: string, fill: Record<string, string> & { CWD: string }, toolName?: string, env: Record<string, string> = {}) {
     const [command, ...more] = this.commands(hookEvent, toolName);
     expect({ hookEvent, command: typeof command, more }).toEqual({ hookEvent, command: 'string', more: [] });
-    const extra: Record<string, string> = hookEvent === 'SessionStart' && this.tool === 'claude-code' ? { CLAUDE_ENV_FILE: this.envFile } : {};
+    const extra: Record<string, string> = { ...env, ...(hookEvent === 'SessionStart' && this.tool === 'claude-code' ? { CLAUDE_ENV_FILE: this.envFile } : {}) };
     return sh(command!, { cwd: fill.CWD, env: toolEnv(extra), input: this.payload(event, fill) });
   }
 
@@ -98,6 +98,13 @@ class StandIn {
   bash(command: string, cwd: string) {
     return sh(`. '${this.envFile}' && ${command}`, { cwd, env: toolEnv() });
   }
+}
+
+/** The repository's registry as a tool without us reads it: the file and jq. */
+async function registryOwners(repoRoot: string): Promise<string[]> {
+  const r = await sh(`jq -r '.worktrees[] | "\\(.path) \\(.executionSessionId) \\(.epoch)"' .git/od-worktree/registry.json`, { cwd: repoRoot, env: toolEnv() });
+  expect(r.stderr).toBe('');
+  return r.stdout.split('\n').filter(Boolean);
 }
 
 async function record(worktreePath: string): Promise<{ state: string; epoch: number; ownershipId: string; owner?: { executionSessionId: string } }> {
@@ -145,6 +152,8 @@ describe('claude-code', () => {
     expect({ status: created.status, stdout: created.stdout, stderr: created.stderr }).toEqual({ status: 0, stdout: `${laneA}\n`, stderr: '' });
     expect(await record(laneA)).toMatchObject({ state: 'active', owner: { executionSessionId: sessionA } });
     await projected(laneA, sessionA);
+    // The host agent's projection wrote the registry other tools read.
+    expect(await registryOwners(top)).toEqual([`${laneA} ${sessionA} ${(await record(laneA)).epoch}`]);
 
     // Another session creating the same worktree is refused; the worktree stays A's.
     const taken = await b.send('worktree-create', 'WorktreeCreate', { CWD: top, NAME: 'lane-a' });
@@ -193,7 +202,23 @@ describe('claude-code', () => {
     const ended = await a.send('session-end', 'SessionEnd', { CWD: top });
     expect({ status: ended.status, stderr: ended.stderr }).toEqual({ status: 0, stderr: expect.stringContaining(`released ${laneA}`) });
     expect(await record(laneA)).toMatchObject({ state: 'released' });
+    const deadline = Date.now() + 30_000;
+    while ((await registryOwners(top)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await registryOwners(top)).toEqual([]);
   }, 300_000);
+
+  test('with OD_HANDOFF_TO set, the end of the session hands its worktrees off instead', async () => {
+    const e = new StandIn('claude-code', settings);
+    const top = repo.repoRoot;
+    const lane = (await e.send('worktree-create', 'WorktreeCreate', { CWD: top, NAME: 'lane-e' })).stdout.trim();
+    expect(await record(lane)).toMatchObject({ state: 'active', owner: { executionSessionId: `claude-code-${e.session}` } });
+    const ended = await e.send('session-end', 'SessionEnd', { CWD: lane }, undefined, { OD_HANDOFF_TO: 'claude-code-successor' });
+    expect({ status: ended.status, stderr: ended.stderr }).toEqual({
+      status: 0,
+      stderr: expect.stringContaining(`handed ${lane} off to claude-code-successor`),
+    });
+    expect(await record(lane)).toMatchObject({ state: 'handoff_pending' });
+  }, 120_000);
 });
 
 describe('codex', () => {
