@@ -39,6 +39,9 @@ export interface LocalProjector {
   project(record: OwnershipRecord): Promise<ProjectionWritten>;
 }
 
+/** Events that change nothing the worktree's hooks enforce: their projection is not worth the answer's wait. */
+const OFF_THE_PATH: ReadonlySet<string> = new Set(['ownership.plan_bound']);
+
 /** How long the log write waits for its shortcut projection before it answers without it. */
 const INLINE_PROJECTION_MS = 1_000;
 /** The shortcut never queues behind another writer for long: the projection loop is patient instead. */
@@ -60,6 +63,8 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
       }
       const { record, ...appended } = written;
       if (!local || record === null || record.seq !== events.at(-1)?.seq || record.hostId !== local.hostId) return appended;
+      // Nothing the worktree's hooks enforce changed (a lane or plan): not on the answer's path, the projection loop writes it after.
+      if (events.every((e) => OFF_THE_PATH.has(e.type))) return appended;
       const projected = await projectWithin(local, record, INLINE_PROJECTION_MS);
       return projected ? { ...appended, projected } : appended;
     },

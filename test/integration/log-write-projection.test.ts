@@ -56,7 +56,7 @@ test('a claim and an owner change on this host are projected by their log writes
   expect(scheduled.filter((n) => n === 'persistEvents').length).toBeGreaterThanOrEqual(2);
 }, 60_000);
 
-test('a log write that cannot project in time answers anyway; the host agent writes the projection once the worktree is free', async () => {
+test("a log write that cannot project in time answers anyway, and a plan is not projected on the answer's path: the host agent writes both after", async () => {
   const repo = makeRepo(1);
   const wt = repo.worktrees[0]!;
   const ref = { repoRoot: repo.repoRoot, worktreePath: wt.path };
@@ -73,10 +73,10 @@ test('a log write that cannot project in time answers anyway; the host agent wri
 
   const lockPath = path.join(repo.repoRoot, '.git', 'worktrees', path.basename(wt.path), WRITER_LOCK_DIR);
   const unlock = await lockfile.lock(lockPath, { lockfilePath: lockPath, realpath: false, stale: 5_000 });
-  let planned;
+  let submitted;
   const t0 = Date.now();
   try {
-    planned = await h.client.bindPlan(ref, { executionSessionId: 'lw-2', epoch: 1, principal: executor('lw'), lane: 'held-off' });
+    submitted = await h.client.submit(ref, { executionSessionId: 'lw-2', epoch: 1, principal: executor('lw') }, { enforcementWaitMs: 0 });
   } finally {
     setTimeout(() => void unlock().catch(() => undefined), 1_500);
   }
@@ -84,13 +84,19 @@ test('a log write that cannot project in time answers anyway; the host agent wri
   // the shortcut gives up within about a second (a bound, not a speed figure: the lock is held
   // until the answer, so a write that waited for it would answer only after the writer lock's own
   // 12 s wait, or never).
-  expect({ lane: planned.lane, projection: planned.projection }).toEqual({ lane: 'held-off', projection: 'pending' });
+  expect({ state: submitted.state, projection: submitted.projection }).toEqual({ state: 'submitted', projection: 'pending' });
   expect(Date.now() - t0).toBeLessThan(8_000);
 
-  const applied = await waitForView(h.client, ref, (v) => v.projectionSync.localSeq >= planned.seq && v.projectionSync.error === null, 60_000);
+  const applied = await waitForView(h.client, ref, (v) => v.projectionSync.localSeq >= submitted.seq && v.projectionSync.error === null, 60_000);
   expect(applied.projection).toBe('applied');
-  expect(await readProjection(wt.path)).toMatchObject({ lane: 'held-off' });
+  expect(await readProjection(wt.path)).toMatchObject({ state: 'submitted' });
+
+  // A plan changes nothing the hooks enforce: its log write answers without projecting, and the host agent writes it after.
+  const planned = await h.client.bindPlan(ref, { executionSessionId: 'lw-2', epoch: 1, principal: executor('lw'), lane: 'off-the-path' });
+  expect(planned.projection).toBe('pending');
+  await waitForView(h.client, ref, (v) => v.projectionSync.localSeq >= planned.seq, 60_000);
+  expect(await readProjection(wt.path)).toMatchObject({ lane: 'off-the-path' });
   const history = await h.temporal.workflow.getHandle(await h.client.workflowIdOf(ref)).fetchHistory();
-  // The plan's projection is the host agent's activity; the claim's was its log write's.
-  expect(activitiesOf(history.events ?? []).filter((n) => n === 'applyLocalProjection')).toHaveLength(1);
+  // The submit's and the plan's projections are the host agent's activities; the claim's was its log write's.
+  expect(activitiesOf(history.events ?? []).filter((n) => n === 'applyLocalProjection')).toHaveLength(2);
 }, 90_000);
