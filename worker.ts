@@ -2,6 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from './src/config';
 import { createWorkersFromConfig, installTemporalLogging } from './src/infra/workers';
 import { createLogger } from './src/infra/logger';
+import { temporalConnectionFromEnv } from './src/infra/temporal-connection';
 import { createPool } from './src/store/db';
 
 /**
@@ -18,7 +19,7 @@ async function main(): Promise<void> {
   if (!cfg.temporalAddress) throw new Error('TEMPORAL_ADDRESS is required for worker.ts (npm start sets it for its own dev server)');
   if (!hostAgentOnly && !cfg.databaseUrl) throw new Error('DATABASE_URL is required for worker.ts (npm start sets it for its embedded PostgreSQL)');
   installTemporalLogging(log);
-  const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
+  const connection = await NativeConnection.connect({ address: cfg.temporalAddress, ...temporalConnectionFromEnv() });
   const pool = hostAgentOnly ? undefined : createPool(cfg.databaseUrl);
   // A host agent given DATABASE_URL ships its worktrees' commit journals itself (a small pool; no workflows).
   const journalPool = pool ?? (cfg.databaseUrl ? createPool(cfg.databaseUrl, { max: 2 }) : undefined);

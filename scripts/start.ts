@@ -12,6 +12,7 @@ import { assertPortFree, PortInUseError } from '../src/infra/ports';
 import { ensureDatabase, startEmbeddedPostgres } from '../src/infra/postgres';
 import { createShutdown, type Shutdown } from '../src/infra/shutdown';
 import { startDevServer } from '../src/infra/temporal-dev-server';
+import { temporalConnectionFromEnv } from '../src/infra/temporal-connection';
 import { createWorkersFromConfig, installTemporalLogging } from '../src/infra/workers';
 import { createPool, migrate } from '../src/store/db';
 
@@ -39,6 +40,8 @@ async function main(sd: Shutdown, cfg: Config): Promise<void> {
   installTemporalLogging(log, { shutdownSignals: [] });
 
   await preflight(cfg);
+  // TLS, mTLS and API key of every connection to Temporal (docs/operations.md#temporal-tls); none for the dev server started here.
+  const secured = temporalConnectionFromEnv();
   mkdirSync(cfg.dataDir, { recursive: true });
 
   let temporalAddress = cfg.temporalAddress;
@@ -89,7 +92,7 @@ async function main(sd: Shutdown, cfg: Config): Promise<void> {
     devSecret = devSecretFile(tokensFile);
   }
   const full: Config = { ...cfg, temporalAddress, databaseUrl, tokensFile };
-  const connection = await NativeConnection.connect({ address: temporalAddress });
+  const connection = await NativeConnection.connect({ address: temporalAddress, ...secured });
   const pool = createPool(databaseUrl);
   const workers = await createWorkersFromConfig(cfg, connection, pool);
   const running = workers.map((w) => w.run());
@@ -158,6 +161,12 @@ async function preflight(cfg: Config): Promise<void> {
   const ctx = { dataDir: cfg.dataDir };
   await assertPortFree(cfg.apiPort, 'OD_API_PORT', cfg.apiHost, ctx);
   if (!cfg.temporalAddress) {
+    // The dev server started here speaks plaintext: a TLS or API key setting would fail every connection to it.
+    const secured = temporalConnectionFromEnv();
+    if (secured.tls !== undefined || secured.apiKey !== undefined)
+      throw new Error(
+        'OD_TEMPORAL_TLS* / OD_TEMPORAL_API_KEY_FILE are set but TEMPORAL_ADDRESS is not: the dev server `npm start` runs has no TLS; set TEMPORAL_ADDRESS to your TLS frontend, or unset them',
+      );
     await assertPortFree(cfg.temporalPort, 'TEMPORAL_PORT', '127.0.0.1', ctx);
     await assertPortFree(cfg.temporalUiPort, 'TEMPORAL_UI_PORT', '127.0.0.1', ctx);
   }

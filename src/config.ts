@@ -18,6 +18,18 @@ export const ENV = {
   TEMPORAL_PORT: { default: '7233', doc: 'gRPC port of the dev server that `npm start` runs.' },
   TEMPORAL_UI_PORT: { default: '8233', doc: 'Web UI port of the dev server that `npm start` runs.' },
   TEMPORAL_TASK_QUEUE: { default: 'ownership', doc: 'Task queue of the ownership workflows and their durable-store activities.' },
+  OD_TEMPORAL_TLS: {
+    default: 'auto',
+    doc: 'TLS to the Temporal frontend, for every client, worker and host agent connection: `auto` (on when a CA, client certificate, server name or API key is set), `on` (verified against the system roots without OD_TEMPORAL_TLS_CA), `off`.',
+  },
+  OD_TEMPORAL_TLS_CA: { default: '', doc: "PEM file of the CA that signed the Temporal frontend's certificate. Empty: the system's roots." },
+  OD_TEMPORAL_TLS_CERT: { default: '', doc: "PEM file of this process's client certificate (mTLS); with OD_TEMPORAL_TLS_KEY." },
+  OD_TEMPORAL_TLS_KEY: { default: '', doc: "PEM file of the client certificate's private key; refused unless only its owner can read it (mode 0600)." },
+  OD_TEMPORAL_TLS_SERVER_NAME: { default: '', doc: 'Server name (SNI and certificate check) when it differs from the host of TEMPORAL_ADDRESS.' },
+  OD_TEMPORAL_API_KEY_FILE: {
+    default: '',
+    doc: 'File holding the Temporal API key (sent as `authorization: Bearer`, over TLS only); refused unless mode 0600. A file, never a variable: the key stays out of environments and command lines.',
+  },
   OD_HOST_ID: { default: os.hostname(), doc: "This host's id; git activities for its worktrees run on task queue `ownership-host-<id>`." },
   OD_API_HOST: { default: '127.0.0.1', doc: 'Interface the HTTP API listens on.' },
   OD_API_PORT: { default: String(DEFAULT_API_PORT), doc: 'Port of the HTTP API (and MCP endpoint).' },

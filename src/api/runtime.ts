@@ -7,6 +7,7 @@ import { ownershipSettingsOf, type Config } from '../config';
 import { createPool } from '../store/db';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
+import { temporalConnectionFromEnv } from '../infra/temporal-connection';
 import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
 
 /** The principals the API authenticates: OD_TOKENS_FILE (cfg.tokensFile) and/or OD_TOKENS (cfg.tokensJson). */
@@ -25,7 +26,7 @@ export interface Backends {
 
 /** The Temporal client, OwnershipClient and pool of the service, from config (the API and the MCP stdio server in direct mode). */
 export async function connectBackends(cfg: Config): Promise<Backends> {
-  const connection = await Connection.connect({ address: cfg.temporalAddress, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
+  const connection = await Connection.connect({ address: cfg.temporalAddress, ...temporalConnectionFromEnv(), channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const keyring = loadKeyring(cfg);
   const temporal = new Client({
     connection,

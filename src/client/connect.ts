@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { dataConverterOf } from '../infra/payload-codec';
+import { temporalConnectionFromEnv, type TemporalConnectionOptions } from '../infra/temporal-connection';
 import { OwnershipClient, type OwnershipClientOptions } from '.';
 import { TEMPORAL_CHANNEL_ARGS } from './channel';
 
@@ -17,6 +18,11 @@ export interface ConnectOptions extends Omit<OwnershipClientOptions, 'client' | 
   serviceKeyFile?: string;
   /** default `.data` (OD_DATA_DIR) */
   dataDir?: string;
+  /**
+   * TLS, mTLS and API key of the connection (src/infra/temporal-connection.ts). Default: the
+   * deployment's, from OD_TEMPORAL_TLS* and OD_TEMPORAL_API_KEY_FILE in this process's environment.
+   */
+  connection?: TemporalConnectionOptions;
 }
 
 export interface ConnectedOwnershipClient {
@@ -28,8 +34,17 @@ export interface ConnectedOwnershipClient {
 
 /** An OwnershipClient on its own Temporal connection, with the service's defaults. */
 export async function connectOwnershipClient(opts: ConnectOptions): Promise<ConnectedOwnershipClient> {
-  const { address, namespace = 'default', taskQueue = 'ownership', payloadKeyFile = '', serviceKeyFile = '', dataDir = '.data', ...rest } = opts;
-  const connection = await Connection.connect({ address, channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
+  const {
+    address,
+    namespace = 'default',
+    taskQueue = 'ownership',
+    payloadKeyFile = '',
+    serviceKeyFile = '',
+    dataDir = '.data',
+    connection: secured,
+    ...rest
+  } = opts;
+  const connection = await Connection.connect({ address, ...(secured ?? temporalConnectionFromEnv()), channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
   const temporal = new Client({ connection, namespace, dataConverter: dataConverterOf({ payloadKeyFile, serviceKeyFile, dataDir: path.resolve(dataDir) }) });
   return { ownership: new OwnershipClient({ ...rest, client: temporal, taskQueue }), temporal, close: () => connection.close() };
 }

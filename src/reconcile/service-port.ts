@@ -13,6 +13,7 @@ import { logReconciliation } from '../store/reconciliations';
 import type { BindOutcome, ProvisionalSubmission, ReconcilePort, ReconciliationEntry } from './port';
 import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
 import { dataConverterOf } from '../infra/payload-codec';
+import { temporalConnectionFromEnv } from '../infra/temporal-connection';
 
 export interface ServicePortOptions {
   /** The typed client: binds go to the ownership workflow through Temporal. */
@@ -107,7 +108,12 @@ export async function openServicePort(
   endpoints: ServiceEndpoints,
   opts: Omit<ServicePortOptions, 'client' | 'pool'> = {},
 ): Promise<{ port: ReconcilePort; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address: endpoints.temporalAddress, connectTimeout: '5s', channelArgs: { ...TEMPORAL_CHANNEL_ARGS } });
+  const connection = await Connection.connect({
+    address: endpoints.temporalAddress,
+    ...temporalConnectionFromEnv(),
+    connectTimeout: '5s',
+    channelArgs: { ...TEMPORAL_CHANNEL_ARGS },
+  });
   const pool = createPool(endpoints.databaseUrl, { max: 2 });
   const client = new OwnershipClient({
     client: new Client({
