@@ -67,6 +67,8 @@ export const REASON_HTTP_STATUS: Readonly<Record<ApiErrorCode, number>> = Object
   snapshot_failed: 409,
   removal_in_progress: 409,
   worktree_present: 409,
+  holds_live: 409,
+  holds_exhausted: 409,
   process_not_session: 400,
   host_unavailable: 503,
   // The worker did not accept the API's seal: the deployment's processes hold different service keys.

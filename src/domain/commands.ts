@@ -104,6 +104,28 @@ export type CancelHandoffInput = z.infer<typeof CancelHandoffInputSchema>;
 export const ReleaseInputSchema = z.strictObject({ ...OwnerOnly, reason: FreeText.nullable().optional() });
 export type ReleaseInput = z.infer<typeof ReleaseInputSchema>;
 
+/** The owner gives a child session standing under its tenure (docs/ownership-record.md#child-holds). */
+export const GrantHoldInputSchema = z.strictObject({
+  ...OwnerOnly,
+  holdId: IdString,
+  childExecutionSessionId: IdString,
+  runtime: IdString.nullable().optional(),
+  leaseTtlMs: LeaseTtlMs.optional(),
+});
+export type GrantHoldInput = z.infer<typeof GrantHoldInputSchema>;
+
+/**
+ * A hold ends: by the child itself or by its parent (the owner), each naming its own session and
+ * the epoch the hold lives under; or by an admin with `force` and a reason.
+ */
+export const EndHoldInputSchema = z.strictObject({
+  ...OwnerOnly,
+  holdId: IdString,
+  force: z.boolean().optional(),
+  reason: FreeText.nullable().optional(),
+});
+export type EndHoldInput = z.infer<typeof EndHoldInputSchema>;
+
 export const SubmitInputSchema = z.strictObject({ ...OwnerOnly, head: FullSha.nullable().optional() });
 export type SubmitInput = z.infer<typeof SubmitInputSchema>;
 

@@ -1,5 +1,7 @@
 import type {
   AcceptHandoffInput,
+  EndHoldInput,
+  GrantHoldInput,
   BindPlanInput,
   CancelHandoffInput,
   ClaimInput,
@@ -11,7 +13,8 @@ import type {
   SubmitInput,
   WorktreeRemovedInput,
 } from './commands';
-import type { EventDraft } from './events';
+import { MAX_HOLDS, type EventDraft, type Hold } from './events';
+import { checkNoHolds, endHoldsWithTenure, holdEnded, holdsOf } from './hold';
 import type { AgentWorkerRef, Conversation, Owner, Principal } from './identity';
 import { ownerSummary, type OwnershipRecord } from './projection';
 import { refusal, type Refusal } from './reasons';
@@ -169,6 +172,8 @@ export function decideAcceptHandoff(r: OwnershipRecord | null, input: AcceptHand
   if (handoffSuccessorWorker(r) !== input.worker.workerId) return refusal('handoff_mismatch');
   return {
     events: [
+      // The children held under the tenure that is handed off: the successor grants its own.
+      ...endHoldsWithTenure(r),
       {
         type: 'ownership.claimed',
         ...actor(input.executionSessionId, input.principal),
@@ -221,7 +226,7 @@ export function decideRelease(r: OwnershipRecord | null, input: ReleaseInput): D
   ) {
     return { events: [] }; // replayed release, by the owner's own worker
   }
-  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId) ?? checkNoHolds(r);
   if (denied) return denied;
   if (r!.state === 'submitted') return refusal('invalid_state', { state: r!.state });
   return {
@@ -268,6 +273,9 @@ export function checkReclaim(r: OwnershipRecord | null, input: ReclaimInput, liv
   if (improper) return improper;
   if (r.owner?.executionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'executionSessionId' });
   if (input.force) return null;
+  // A dead owner's children may be alive: the worktree is theirs to finish or let go of first.
+  const held = checkNoHolds(r);
+  if (held) return held;
   if (r.state === 'stale') return null;
   if (r.state === 'released') return refusal('invalid_state', { state: r.state, hint: 'claim a released worktree' });
   // Silent past its lease and not (yet) proven alive: nobody can say it is alive, so the refusal
@@ -287,6 +295,7 @@ export function decideReclaim(r: OwnershipRecord | null, input: ReclaimInput, li
   const owner = newOwner(input, conversation);
   return {
     events: [
+      ...endHoldsWithTenure(r),
       {
         type: 'ownership.reclaimed',
         ...actor(input.executionSessionId, input.principal),
@@ -360,6 +369,7 @@ export function decideLanded(r: OwnershipRecord | null, input: LandedInput): Dec
   if (r.state === 'closed') return refusal('ownership_closed', { state: r.state });
   return {
     events: [
+      ...endHoldsWithTenure(r),
       {
         type: 'ownership.landed',
         actorSessionId: null,
@@ -438,4 +448,54 @@ export function decideConversationBound(
 export function refreshesTitle(r: OwnershipRecord | null, conversation: Conversation | null): boolean {
   const held = r?.owner?.conversation;
   return !!held && !!conversation?.title && held.conversationId === conversation.conversationId && held.title !== conversation.title;
+}
+
+export function decideGrantHold(r: OwnershipRecord | null, input: GrantHoldInput, now: string, defaultLeaseTtlMs: number): Decision {
+  const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
+  if (denied) return denied;
+  const record = r!;
+  const same = holdsOf(record).find((h) => h.holdId === input.holdId);
+  if (same !== undefined) {
+    // The same grant again (an answer lost in doubt): granted, nothing new. Another child under that id is a mistake.
+    return same.executionSessionId === input.childExecutionSessionId ? { events: [] } : refusal('invalid_input', { field: 'holdId' });
+  }
+  if (record.state !== 'active') return refusal('invalid_state', { state: record.state });
+  if (input.childExecutionSessionId === input.executionSessionId) return refusal('invalid_input', { field: 'childExecutionSessionId' });
+  if (holdsOf(record).some((h) => h.executionSessionId === input.childExecutionSessionId))
+    return refusal('invalid_input', { field: 'childExecutionSessionId', hint: 'this session already holds' });
+  if (holdsOf(record).length >= MAX_HOLDS) return refusal('holds_exhausted', { max: MAX_HOLDS });
+  const hold: Hold = {
+    holdId: input.holdId,
+    executionSessionId: input.childExecutionSessionId,
+    parentExecutionSessionId: input.executionSessionId,
+    epoch: record.epoch,
+    grantedAt: now,
+    leaseTtlMs: input.leaseTtlMs ?? defaultLeaseTtlMs,
+    runtime: input.runtime ?? null,
+  };
+  return {
+    events: [
+      { type: 'ownership.hold_granted', actorSessionId: input.executionSessionId, principal: `${input.principal.kind}:${input.principal.id}`, data: { hold } },
+    ],
+  };
+}
+
+export function decideEndHold(r: OwnershipRecord | null, input: EndHoldInput): Decision {
+  if (!r) return refusal('not_found');
+  const hold = holdsOf(r).find((h) => h.holdId === input.holdId);
+  if (hold === undefined) return refusal('not_found', { holdId: input.holdId });
+  const principal = `${input.principal.kind}:${input.principal.id}`;
+  if (input.force === true) {
+    if (input.principal.kind !== 'admin') return refusal('force_requires_admin');
+    if (!input.reason?.trim()) return refusal('force_requires_reason');
+    return { events: [holdEnded(hold, 'forced', input.reason, input.executionSessionId, principal)] };
+  }
+  const byChild = input.executionSessionId === hold.executionSessionId;
+  if (byChild) {
+    if (input.epoch !== hold.epoch) return refusal('stale_epoch', { currentEpoch: hold.epoch });
+  } else {
+    const denied = checkOwner(r, input.executionSessionId, input.epoch, input.principal, input.ownershipId);
+    if (denied) return denied;
+  }
+  return { events: [holdEnded(hold, 'released', input.reason ?? null, input.executionSessionId, principal)] };
 }

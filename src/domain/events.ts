@@ -44,6 +44,31 @@ export const RemovedReceiptSchema = z.strictObject({
 });
 export type RemovedReceipt = z.infer<typeof RemovedReceiptSchema>;
 
+/**
+ * A child hold: a nested agent's session given standing under its parent's tenure, so it may write
+ * in the parent's worktree while the parent owns it (docs/ownership-record.md#child-holds). It
+ * lives under one epoch of the parent: a change of owner ends it. A fixed number per ownership
+ * (docs/failure-bounds.md), so a record, its history and the gate's projection stay bounded.
+ */
+export const MAX_HOLDS = 8;
+
+export const HoldSchema = z.strictObject({
+  holdId: IdString,
+  /** the child session that holds */
+  executionSessionId: IdString,
+  /** the owner that granted it, at `epoch` */
+  parentExecutionSessionId: IdString,
+  epoch: z.number().int().positive(),
+  grantedAt: IsoTime,
+  /** the child's own lease: silent this long, its hold ends (the parent's liveness is not touched) */
+  leaseTtlMs: z.number().int().min(1_000).max(86_400_000),
+  runtime: IdString.nullable(),
+});
+export type Hold = z.infer<typeof HoldSchema>;
+
+export const HOLD_END_REASONS = ['released', 'expired', 'epoch_ended', 'forced'] as const;
+export type HoldEndReason = (typeof HOLD_END_REASONS)[number];
+
 export const EventDataSchemas = {
   'ownership.claimed': z.strictObject({
     owner: OwnerSchema,
@@ -103,6 +128,10 @@ export const EventDataSchemas = {
   'ownership.landed': z.strictObject({ receipt: LandingReceiptSchema }),
   'ownership.worktree_removed': z.strictObject({ reason: FreeText.nullable(), receipt: RemovedReceiptSchema.optional(), forced: z.literal(true).optional() }),
   'ownership.branch_renamed': z.strictObject({ from: z.string(), to: z.string().min(1).max(255) }),
+  /** the owner gave a child session standing under its tenure (docs/ownership-record.md#child-holds) */
+  'ownership.hold_granted': z.strictObject({ hold: HoldSchema }),
+  /** a child's hold ended: its own release or the parent's, its lease, the parent's change of epoch, or an admin */
+  'ownership.hold_ended': z.strictObject({ holdId: IdString, executionSessionId: IdString, reason: z.enum(HOLD_END_REASONS), detail: FreeText.nullable() }),
 } as const;
 
 export type EventType = keyof typeof EventDataSchemas;

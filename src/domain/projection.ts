@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AgentWorkerRefSchema, ConversationSchema, IsoTime, OwnerSchema } from './identity';
-import { LandingReceiptSchema, type OwnershipEvent } from './events';
+import { HoldSchema, LandingReceiptSchema, type OwnershipEvent } from './events';
 import { isFreeState, OWNERSHIP_STATES } from './states';
 
 /**
@@ -68,6 +68,8 @@ export const OwnershipRecordSchema = z.strictObject({
   landings: z.array(LandingReceiptSchema),
   worktreeRemoved: z.boolean(),
   branchNames: z.array(z.string()),
+  /** child sessions holding under the current tenure (absent: none, as in every record folded before holds) */
+  holds: z.array(HoldSchema).optional(),
 });
 export type OwnershipRecord = z.infer<typeof OwnershipRecordSchema>;
 export type Conversation = z.infer<typeof ConversationSchema>;
@@ -200,7 +202,15 @@ export function applyEvent(prev: OwnershipRecord | null, e: OwnershipEvent): Own
       r.branch = e.data.to;
       if (!r.branchNames.includes(e.data.to)) r.branchNames.push(e.data.to);
       break;
+    case 'ownership.hold_granted':
+      r.holds = [...(r.holds ?? []).filter((h) => h.holdId !== e.data.hold.holdId), e.data.hold];
+      break;
+    case 'ownership.hold_ended':
+      r.holds = (r.holds ?? []).filter((h) => h.holdId !== e.data.holdId);
+      break;
   }
+  // Nothing is held under a tenure that has ended.
+  if (r.holds !== undefined && r.holds.length > 0 && isFreeState(r.state)) r.holds = [];
   // The worktree identity recorded on the event is authoritative for that moment.
   r.branch = e.type === 'ownership.branch_renamed' ? e.data.to : e.branch;
   return r;
@@ -220,6 +230,8 @@ function takeOwner(r: OwnershipRecord, owner: z.infer<typeof OwnerSchema>, epoch
   r.owner = owner;
   r.worker = owner.worker;
   r.epoch = epoch;
+  // A hold lives under one tenure: a new one ends every hold (the decision recorded why, first).
+  if (r.holds !== undefined) r.holds = [];
   r.state = 'active';
   r.handoff = null;
   r.claimedAt = at;

@@ -50,6 +50,8 @@ export const REASONS = {
   dirty_files: 'the worktree has uncommitted or untracked files and no snapshot of them can be taken: removing it would lose them',
   snapshot_failed: "the snapshot of the worktree's uncommitted and untracked files failed: nothing was removed",
   removal_in_progress: 'another removal of this worktree is running; ask again once it has answered',
+  holds_live: 'child sessions hold under this tenure: end their holds first (details.children names them)',
+  holds_exhausted: 'this ownership has as many child holds as it may; end one first',
   worktree_present: "git on the worktree's host still has the worktree: its removal is not recorded",
   internal: 'an unexpected failure; see the service log',
 } as const;
