@@ -315,6 +315,19 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [],
   },
   {
+    fact: "a removal an admin recorded without the host's git agreeing",
+    home: { surface: 'event', fields: ['worktree_removed.forced'] },
+    copies: [],
+  },
+  {
+    fact: "child holds under the owner's tenure",
+    home: {
+      surface: 'event',
+      fields: ['hold_granted.hold', 'hold_ended.holdId', 'hold_ended.executionSessionId', 'hold_ended.reason', 'hold_ended.detail'],
+    },
+    copies: [{ surface: 'record', fields: ['holds'], refresh: REDUCER }],
+  },
+  {
     fact: 'submission for landing',
     home: { surface: 'event', fields: ['submitted.head'] },
     copies: [{ surface: 'record', fields: ['submitted'], refresh: REDUCER }],

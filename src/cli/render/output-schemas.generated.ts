@@ -622,6 +622,70 @@ export const WHO_OUTPUT_JSON_SCHEMA: { readonly [k: string]: unknown } = {
             "type": "string"
           }
         },
+        "holds": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "holdId": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "^[A-Za-z0-9._:@/+-]+$"
+              },
+              "executionSessionId": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "^[A-Za-z0-9._:@/+-]+$"
+              },
+              "parentExecutionSessionId": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "pattern": "^[A-Za-z0-9._:@/+-]+$"
+              },
+              "epoch": {
+                "type": "integer",
+                "exclusiveMinimum": 0,
+                "maximum": 9007199254740991
+              },
+              "grantedAt": {
+                "type": "string",
+                "format": "date-time",
+                "pattern": "^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d)))$"
+              },
+              "leaseTtlMs": {
+                "type": "integer",
+                "minimum": 1000,
+                "maximum": 86400000
+              },
+              "runtime": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 200,
+                    "pattern": "^[A-Za-z0-9._:@/+-]+$"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            },
+            "required": [
+              "holdId",
+              "executionSessionId",
+              "parentExecutionSessionId",
+              "epoch",
+              "grantedAt",
+              "leaseTtlMs",
+              "runtime"
+            ],
+            "additionalProperties": false
+          }
+        },
         "liveness": {
           "anyOf": [
             {
