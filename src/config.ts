@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTE_TYPES, type SearchAttributeName } from './domain/search-attributes';
 import { DEFAULT_API_PORT } from './contract/defaults';
 import { DEFAULT_SETTINGS, type OwnershipSettings } from './domain/settings';
+import { DEFAULT_UNPROVEN_BOUND_MS } from './domain/liveness';
 
 /**
  * Every environment variable the service reads, with its default and meaning. This table is the
@@ -51,6 +52,10 @@ export const ENV = {
     doc: 'Continue-as-new past this many history events (or when Temporal suggests it).',
   },
   OD_LIVENESS_AUTHORITY: { default: 'local', doc: 'Execution-session liveness authority: `local` (host, boot id, pid, start time), `http`, or `none`.' },
+  OD_LIVENESS_UNPROVEN_BOUND_MS: {
+    default: String(DEFAULT_UNPROVEN_BOUND_MS),
+    doc: 'With the `local` authority: a silent owner whose process runs but does not prove its session (no matching OVERDECK_EXECUTION_SESSION_ID in its environment, or one unreadable here) is `unknown` this long, then `dead` (reclaimable).',
+  },
   OD_LIVENESS_URL: { default: '', doc: 'URL of the HTTP liveness authority (POST {executionSessionId} -> {verdict}).' },
   OD_TOKENS_FILE: {
     default: '',
@@ -115,6 +120,7 @@ export const ConfigSchema = z.object({
   maxHistoryEvents: int,
   livenessAuthority: z.enum(['local', 'http', 'none']),
   livenessUrl: z.string(),
+  livenessUnprovenBoundMs: int,
   tokensFile: z.string(),
   payloadKeyFile: z.string(),
   serviceKeyFile: z.string(),
@@ -150,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxHistoryEvents: get('OD_MAX_HISTORY_EVENTS'),
     livenessAuthority: get('OD_LIVENESS_AUTHORITY'),
     livenessUrl: get('OD_LIVENESS_URL'),
+    livenessUnprovenBoundMs: get('OD_LIVENESS_UNPROVEN_BOUND_MS'),
     tokensFile: get('OD_TOKENS_FILE'),
     payloadKeyFile: get('OD_PAYLOAD_KEY_FILE'),
     serviceKeyFile: get('OD_SERVICE_KEY_FILE'),

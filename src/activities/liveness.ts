@@ -1,10 +1,12 @@
 import type { Owner, ProcessIdentity } from '../domain/identity';
 import type { LivenessVerdict } from './types';
+import { DEFAULT_UNPROVEN_BOUND_MS, runningProcessVerdict } from '../domain/liveness';
 import { procEnvironVar, procStat, readBootIdSync } from '../host/procfs';
 
 /**
  * The execution-session authority (docs/ownership-record.md#liveness): only a `dead` verdict may make an ownership
- * stale. Anything it cannot prove is `unknown`, which fails closed (reclaim then needs an admin).
+ * stale. Anything it cannot prove is `unknown`, which fails closed (reclaim then needs an admin); the
+ * local authority's unknown for a running but unproven process is bounded (runningProcessVerdict).
  */
 export interface LivenessAuthority {
   check(owner: Owner): Promise<{ verdict: LivenessVerdict; detail: string | null }>;
@@ -29,8 +31,24 @@ export async function currentProcessIdentity(hostId: string, pid = process.pid):
   return { hostId, bootId: await readBootId(), pid, startTime: start.startTime };
 }
 
-/** Local process identity: host + boot id + pid + process start time. A foreign host answers `unknown`. */
-export function localProcessAuthority(hostId: string): LivenessAuthority {
+export interface LocalAuthorityOptions {
+  /** how long a running process that cannot prove its session stays `unknown` (domain/liveness.ts runningProcessVerdict) */
+  unprovenBoundMs?: number;
+  /** the clock (tests) */
+  nowMs?: () => number;
+}
+
+/** Tenures whose process this authority found unproven, and since when; bounded, oldest first out. */
+const UNPROVEN_MAX = 4096;
+
+/**
+ * Local process identity: host + boot id + pid + process start time prove death; only the process
+ * carrying the session proves life (runningProcessVerdict). A foreign host answers `unknown`.
+ */
+export function localProcessAuthority(hostId: string, opts: LocalAuthorityOptions = {}): LivenessAuthority {
+  const boundMs = opts.unprovenBoundMs ?? DEFAULT_UNPROVEN_BOUND_MS;
+  const clock = opts.nowMs ?? Date.now;
+  const unprovenSince = new Map<string, number>();
   return {
     async check(owner) {
       const p = owner.process;
@@ -41,11 +59,16 @@ export function localProcessAuthority(hostId: string): LivenessAuthority {
       if (!now) return { verdict: 'dead', detail: `process ${p.pid} is gone` };
       if (now.startTime !== p.startTime) return { verdict: 'dead', detail: `pid ${p.pid} now belongs to another process` };
       if (now.zombie) return { verdict: 'dead', detail: `process ${p.pid} has exited` };
-      // A process that runs for another session proves nothing about this one.
+      // Alive only by proof: the process carries this session (pid 2, a root daemon, another user's process do not).
       const session = procEnvironVar(p.pid, 'OVERDECK_EXECUTION_SESSION_ID');
-      if (typeof session === 'string' && session !== owner.executionSessionId)
-        return { verdict: 'unknown', detail: `process ${p.pid} runs for another session` };
-      return { verdict: 'alive', detail: null };
+      const key = [owner.executionSessionId, p.bootId, p.pid, p.startTime].join('\0');
+      const nowMs = clock();
+      if (session === owner.executionSessionId) unprovenSince.delete(key);
+      else if (!unprovenSince.has(key)) {
+        unprovenSince.set(key, nowMs);
+        if (unprovenSince.size > UNPROVEN_MAX) unprovenSince.delete(unprovenSince.keys().next().value as string);
+      }
+      return runningProcessVerdict(p.pid, session, owner.executionSessionId, { sinceMs: unprovenSince.get(key) ?? nowMs, nowMs, boundMs });
     },
   };
 }
@@ -78,8 +101,14 @@ export const noAuthority: LivenessAuthority = {
   },
 };
 
-export function authorityFromConfig(cfg: { livenessAuthority: 'local' | 'http' | 'none'; livenessUrl: string; hostId: string }): LivenessAuthority {
-  if (cfg.livenessAuthority === 'local') return localProcessAuthority(cfg.hostId);
+export function authorityFromConfig(cfg: {
+  livenessAuthority: 'local' | 'http' | 'none';
+  livenessUrl: string;
+  hostId: string;
+  livenessUnprovenBoundMs?: number;
+}): LivenessAuthority {
+  if (cfg.livenessAuthority === 'local')
+    return localProcessAuthority(cfg.hostId, cfg.livenessUnprovenBoundMs === undefined ? {} : { unprovenBoundMs: cfg.livenessUnprovenBoundMs });
   if (cfg.livenessAuthority === 'http') return httpAuthority(cfg.livenessUrl);
   return noAuthority;
 }

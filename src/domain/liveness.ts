@@ -121,6 +121,39 @@ export function claimedProcessProblem(claimed: { pid: number; bootId: string; st
   return null;
 }
 
+/** How long the local authority answers `unknown` for a running process that cannot prove its session before it answers `dead` (OD_LIVENESS_UNPROVEN_BOUND_MS). */
+export const DEFAULT_UNPROVEN_BOUND_MS = 30 * 60_000;
+
+/**
+ * The local authority's verdict on a claimed process that runs, as claimed (same boot, same start
+ * time, not a zombie): by positive proof only. `alive` needs the process itself to carry the
+ * session: OVERDECK_EXECUTION_SESSION_ID in its environment naming this session (`od-worktree
+ * exec` and the bind answer's tenure.env put it there). A process whose environment is unreadable
+ * (another user's, a root daemon), that names no session (pid 2, any process a new owner merely
+ * named) or another session proves nothing: `unknown`. Unknown fails closed, but not for ever: an
+ * owner silent past its lease whose process has not proven the session for `boundMs` since the
+ * authority first found it unproven is answered `dead`, so a successor may reclaim (its WIP is
+ * saved first) instead of waiting for an admin. `unprovenSinceMs` is when this authority first
+ * found this tenure's process unproven (its memory: a restart starts the bound again).
+ */
+export function runningProcessVerdict(
+  pid: number,
+  sessionInEnviron: string | null | undefined,
+  session: string,
+  unproven: { sinceMs: number; nowMs: number; boundMs: number },
+): { verdict: Verdict; detail: string | null } {
+  if (sessionInEnviron === session) return { verdict: 'alive', detail: null };
+  const why =
+    sessionInEnviron === undefined
+      ? `process ${pid}'s environment is unreadable here`
+      : sessionInEnviron === null
+        ? `process ${pid} carries no OVERDECK_EXECUTION_SESSION_ID`
+        : `process ${pid} runs for another session`;
+  const forMs = unproven.nowMs - unproven.sinceMs;
+  if (forMs >= unproven.boundMs) return { verdict: 'dead', detail: `${why}: the session unproven for ${Math.round(forMs / 1000)} s, past the bound` };
+  return { verdict: 'unknown', detail: `${why}: it does not prove the session` };
+}
+
 /** The liveness part of a view, as the workflow publishes it (its memo) and the API serves it. */
 export interface LivenessFacts {
   status: LivenessStatus;

@@ -4,12 +4,12 @@
  * JSON line: what each step answered, or the error it ended with.
  */
 import { createHostActivities } from '../../src/activities';
-import { noAuthority } from '../../src/activities/liveness';
+import { currentProcessIdentity, localProcessAuthority, noAuthority } from '../../src/activities/liveness';
 import { emptyRecord, type OwnershipRecord } from '../../src/domain/projection';
 import { parseKeyring } from '../../src/keys/message-seal';
 
 async function main(): Promise<void> {
-  const [phase, root, repo, wt] = process.argv.slice(2) as ['hold' | 'release', string, string, string];
+  const [phase, root, repo, wt] = process.argv.slice(2) as ['hold' | 'release' | 'liveness', string, string, string];
   // A made-up service key: the projections written here carry the tenure hashes it derives.
   const keyring = parseKeyring(Buffer.alloc(32, 7).toString('base64'), 'test key');
   const host = createHostActivities({ allowedRoots: [root], authority: noAuthority, keyring });
@@ -43,6 +43,10 @@ async function main(): Promise<void> {
     await step('project', () => host.applyLocalProjection(record('active', 3)));
     await step('wip', () => host.preserveWip(wt, 'own_svc', 3));
     await step('presence', () => host.worktreePresence(wt));
+  } else if (phase === 'liveness') {
+    // `root` is a pid here: a process of another user (root) that carries the session in an environment this user cannot read.
+    const pid = Number(root);
+    await step('verdict', async () => localProcessAuthority('h').check({ ...record('active', 3).owner!, process: await currentProcessIdentity('h', pid) }));
   } else {
     await step('release', () => host.applyLocalProjection(record('released', 4)));
   }

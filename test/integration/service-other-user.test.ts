@@ -5,7 +5,7 @@
  * every discovering git call of the service died with `detected dubious ownership`, since the
  * service reads no global config where an operator could have said otherwise.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,11 +81,11 @@ if (!isRoot || !hasSetpriv) {
     });
 
     /** The host agent's activities (service-other-user.script.ts) as the service user: what each step answered. */
-    function asService(phase: 'hold' | 'release'): Record<string, { ok?: unknown; error?: string }> {
+    function asService(phase: 'hold' | 'release' | 'liveness', first = base): Record<string, { ok?: unknown; error?: string }> {
       const r = runAs(
         SERVICE,
         path.join(ROOT, 'node_modules', '.bin', 'tsx'),
-        [path.join(__dirname, 'service-other-user.script.ts'), phase, base, repo, wt],
+        [path.join(__dirname, 'service-other-user.script.ts'), phase, first, repo, wt],
         ROOT,
       );
       const line = r.stdout.trim().split('\n').pop() ?? '';
@@ -113,5 +113,17 @@ if (!isRoot || !hasSetpriv) {
       expect(failed(released)).toEqual([]);
       expect(agentGit(repo, 'worktree', 'list', '--porcelain')).not.toMatch(/locked/);
     }, 180_000);
+
+    test('the local authority as the service user: a process whose environment it cannot read is unknown, never alive', async () => {
+      // A root process that does carry the session: the service user cannot read /proc/<pid>/environ, so nothing is proven.
+      const daemon = spawn('sleep', ['60'], { env: { ...process.env, OVERDECK_EXECUTION_SESSION_ID: 'session_svc' } });
+      try {
+        await new Promise((r) => setTimeout(r, 100));
+        const out = asService('liveness', String(daemon.pid));
+        expect(out.verdict).toEqual({ ok: { verdict: 'unknown', detail: expect.stringMatching(/environment is unreadable/) } });
+      } finally {
+        daemon.kill('SIGKILL');
+      }
+    }, 60_000);
   });
 }
