@@ -12,9 +12,9 @@ import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../doma
  *
  * The transaction's statements, and why each: the per-ownership advisory lock (two attempts of one
  * write may overlap: one that timed out may still be running; rebuild.ts takes the same lock); the
- * events in one INSERT; and the projection row brought up to the log's last event (its record, the
- * events past it, the indexes those events feed, the row), so a lookup never sees a log without its
- * record or a record ahead of its log.
+ * events in one INSERT; and the projection row brought up to the log's last event (its record; the
+ * events past it, read only when they are not the ones just written; the indexes those events feed;
+ * the row), so a lookup never sees a log without its record or a record ahead of its log.
  */
 export interface Appended {
   /** the log's last seq once the batch is in */
@@ -58,8 +58,9 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
        ON CONFLICT (ownership_id, seq) DO NOTHING RETURNING seq`,
       [json],
     );
-    if (inserted.rowCount !== events.length) await sameAsRecorded(client, events, new Set(inserted.rows.map((r) => r.seq)));
-    const record = await foldProjection(client, workflowId, ownershipId);
+    const allNew = inserted.rowCount === events.length;
+    if (!allNew) await sameAsRecorded(client, events, new Set(inserted.rows.map((r) => r.seq)));
+    const record = await foldProjection(client, workflowId, ownershipId, allNew ? events : null);
     await client.query('COMMIT');
     return { durableSeq: record?.seq ?? 0, record };
   } catch (err) {
@@ -87,15 +88,27 @@ async function sameAsRecorded(client: PoolClient, events: OwnershipEvent[], inse
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */
-async function foldProjection(client: PoolClient, workflowId: string, ownershipId: string): Promise<OwnershipRecord | null> {
+async function foldProjection(
+  client: PoolClient,
+  workflowId: string,
+  ownershipId: string,
+  justWritten: readonly OwnershipEvent[] | null = null,
+): Promise<OwnershipRecord | null> {
   const row = await client.query<{ record: unknown }>('SELECT record FROM ownerships WHERE ownership_id = $1', [ownershipId]);
   let record: OwnershipRecord | null = row.rows[0] ? OwnershipRecordSchema.parse(row.rows[0].record) : null;
-  const fresh = await client.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [
-    ownershipId,
-    record?.seq ?? 0,
-  ]);
-  if (fresh.rows.length === 0) return record;
-  for (const { event } of fresh.rows) {
+  // The usual case: the row stands right before the events this transaction wrote, so they are what
+  // the log holds past it, and the read of them is spared. Otherwise the log is read past the row.
+  const fresh =
+    justWritten !== null && justWritten[0]?.seq === (record?.seq ?? 0) + 1 && justWritten.every((e, i) => e.seq === justWritten[0]!.seq + i)
+      ? justWritten
+      : (
+          await client.query<{ event: unknown }>('SELECT event FROM ownership_events WHERE ownership_id = $1 AND seq > $2 ORDER BY seq', [
+            ownershipId,
+            record?.seq ?? 0,
+          ])
+        ).rows.map((r) => r.event);
+  if (fresh.length === 0) return record;
+  for (const event of fresh) {
     const e = parseEvent(event);
     const before = record;
     record = applyEvent(record, e);
