@@ -10,6 +10,7 @@ import {
   readlinkSync,
   realpathSync,
   rmdirSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -52,7 +53,41 @@ export interface EmbeddedPgOptions {
 }
 
 const PG_USER = 'postgres';
-const PG_PASSWORD = 'postgres';
+/** The password of clusters initialised before each got its own (kept working: see clusterPassword). */
+const LEGACY_PG_PASSWORD = 'postgres';
+
+/**
+ * Where a cluster's password is kept: `<dataDir>.password` (`.data/pg.password`), mode 0600, owned
+ * by the user running the service (never inside the cluster directory, which the postgres user
+ * owns). It is a random 32-byte value, base64url, so it can stand in a URL unescaped.
+ */
+export function pgPasswordFile(dataDir: string): string {
+  return `${path.resolve(dataDir)}.password`;
+}
+
+const newPassword = () => randomBytes(32).toString('base64url');
+
+/** The file's password; a file others can read is a password every local user holds: refused, with the fix. */
+function readPasswordFile(file: string): string | null {
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return null;
+  }
+  if (!st.isFile()) throw new Error(`${file}: the embedded PostgreSQL's password file is not a regular file`);
+  if ((st.mode & 0o077) !== 0) throw new Error(`${file}: the embedded PostgreSQL's password file is readable or writable by others: chmod 600 ${file}`);
+  const pw = readFileSync(file, 'utf8').trim();
+  if (!/^[A-Za-z0-9_-]{16,}$/.test(pw)) throw new Error(`${file}: not a password this service wrote (base64url, at least 16 characters)`);
+  return pw;
+}
+
+/** Written whole (a temporary file renamed over), 0600, before anything depends on it. */
+function writePasswordFile(file: string, pw: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${pw}\n`, { mode: 0o600, flag: 'w' });
+  renameSync(tmp, file);
+}
 
 interface RunAs {
   uid?: number;
@@ -137,10 +172,17 @@ function binariesFor(user: RunAs): PgBinaries {
   return pgBinaries(user.uid === undefined ? undefined : (dir) => reachable(dir, user));
 }
 
-async function initialise(dataDir: string, user: RunAs, initdb: string, log: (l: string) => void, onSpawn: (pid: number) => void): Promise<void> {
+async function initialise(
+  dataDir: string,
+  password: string,
+  user: RunAs,
+  initdb: string,
+  log: (l: string) => void,
+  onSpawn: (pid: number) => void,
+): Promise<void> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const pwfile = path.join(os.tmpdir(), `od-pg-pw-${randomBytes(6).toString('hex')}`);
-  writeFileSync(pwfile, `${PG_PASSWORD}\n`, { mode: 0o600 });
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   if (user.uid !== undefined) {
     chownSync(dataDir, user.uid, user.gid!);
     chownSync(pwfile, user.uid, user.gid!);
@@ -183,7 +225,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
     );
   }
   const { initdb, postgres } = binariesFor(user);
-  if (!existsSync(path.join(dir, 'PG_VERSION'))) await initialise(dir, user, initdb, log, (p) => opts.onSpawn?.(p, 'initdb'));
+  const pwFile = pgPasswordFile(opts.dataDir);
+  let password = readPasswordFile(pwFile);
+  const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
+  if (fresh) {
+    // The password is kept before the cluster exists: a cluster is never left with one nobody has.
+    password ??= newPassword();
+    writePasswordFile(pwFile, password);
+    await initialise(dir, password, user, initdb, log, (p) => opts.onSpawn?.(p, 'initdb'));
+  }
 
   if (opts.alsoListen) allowNetwork(dir, opts.alsoListen.network);
   const listen = opts.alsoListen ? `127.0.0.1,${opts.alsoListen.address}` : '127.0.0.1';
@@ -216,8 +266,22 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
       /* gone */
     }
   };
+  const serverUrl = (pw: string) => `postgres://${PG_USER}:${pw}@127.0.0.1:${opts.port}`;
+  if (password === null) {
+    // A cluster made before each had its own password (the fixed `postgres`): given a random one now, kept in pwFile.
+    try {
+      password = await migrateLegacyPassword(serverUrl(LEGACY_PG_PASSWORD), pwFile);
+    } catch (err) {
+      signal('SIGINT');
+      await exit;
+      throw new Error(
+        `the embedded PostgreSQL in ${dir} has no password file (${pwFile}) and does not take the old default password: ${(err as Error).message}`,
+      );
+    }
+    opts.onNote?.(`the embedded PostgreSQL's password is now a random one, kept in ${pwFile} (mode 0600)`);
+  }
   return {
-    serverUrl: `postgres://${PG_USER}:${PG_PASSWORD}@127.0.0.1:${opts.port}`,
+    serverUrl: serverUrl(password),
     pid,
     dataDir: dir,
     async stop(graceMs = 5_000) {
@@ -233,6 +297,41 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
       if (opts.ownGroup && groupRunning(pid)) signal('SIGKILL', true);
     },
   };
+}
+
+/**
+ * Gives a cluster still on the legacy password a random one: the new one is written beside the
+ * file first (`.new`), the role altered, then the file renamed into place, so a crash in between
+ * leaves a password that works on disk (the next start tries `.new` first).
+ */
+async function migrateLegacyPassword(legacyUrl: string, pwFile: string): Promise<string> {
+  const pending = `${pwFile}.new`;
+  const pendingPw = readPasswordFile(pending);
+  if (pendingPw !== null) {
+    // A migration that altered the role and stopped before the rename: its password may be the one in force.
+    const c = new Client({ connectionString: legacyUrl.replace(`:${LEGACY_PG_PASSWORD}@`, `:${pendingPw}@`) });
+    const ok = await c.connect().then(
+      () => true,
+      () => false,
+    );
+    await c.end().catch(() => undefined);
+    if (ok) {
+      renameSync(pending, pwFile);
+      return pendingPw;
+    }
+  }
+  const pw = newPassword();
+  writeFileSync(pending, `${pw}\n`, { mode: 0o600 });
+  const admin = new Client({ connectionString: legacyUrl });
+  await admin.connect();
+  try {
+    // No parameters in ALTER ROLE; the value is base64url, nothing to escape. Stored as a SCRAM verifier, never in clear.
+    await admin.query(`ALTER ROLE ${PG_USER} PASSWORD '${pw}'`);
+  } finally {
+    await admin.end();
+  }
+  renameSync(pending, pwFile);
+  return pw;
 }
 
 /** One pg_hba.conf line letting `network` in with the password (once, however often the server starts). */
