@@ -276,6 +276,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Em
       await exit;
       throw new Error(
         `the embedded PostgreSQL in ${dir} has no password file (${pwFile}) and does not take the old default password: ${(err as Error).message}`,
+        { cause: err },
       );
     }
     opts.onNote?.(`the embedded PostgreSQL's password is now a random one, kept in ${pwFile} (mode 0600)`);
