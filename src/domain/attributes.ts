@@ -114,7 +114,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [],
   },
   {
-    fact: 'the message that decided an event (its outcome settled once, in message_outcomes)',
+    fact: 'the message that decided an event (its update id: the workflow answers a retry of it from the events it carries)',
     home: { surface: 'event', fields: ['messageId'] },
     copies: [],
   },

@@ -113,7 +113,7 @@ export async function bind(deps: ServiceDeps, principal: Principal, body: BindBo
     throw await namingTheOwner(deps, err, located);
   }
   // The proof goes with the answer.
-  const answered = redact(principal, await answeredTenure(deps, view, body.executionSessionId));
+  const answered = redact(principal, view);
   return enforced(deps, withTenure(deps, principal, answered, body.executionSessionId));
 }
 
@@ -157,30 +157,15 @@ export async function heartbeat(deps: ServiceDeps, principal: Principal, ownersh
   throwRefusal(staleHeartbeat(row, body));
   if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
   // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
-  // out (store/heartbeats.ts): no signal, no history. Signalled as well: a tenure's first that the
-  // store has not seen (the workflow may never have heard of the tenure: the log ahead of it, when
-  // the answer to its claim was lost), and a stale owner's (its revival is an event, due now).
-  const first = await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
-  if (row.state === 'active' && !first) return { accepted: true };
+  // out (store/heartbeats.ts): no signal, no history. A stale owner's is signalled as well: its
+  // revival is an event, due now.
+  await recordHeartbeat(deps.pool, ownershipId, body.executionSessionId, body.epoch);
+  if (row.state === 'active') return { accepted: true };
   // The client coalesces identical heartbeats in flight (OwnershipClient.heartbeat).
   await withTemporal(deps, () =>
     deps.client.heartbeat({ workflowId: row.workflowId, ownershipId }, { executionSessionId: body.executionSessionId, epoch: body.epoch }),
   );
   return { accepted: true };
-}
-
-/**
- * A tenure the workflow itself just answered for (a bind, an accepted handoff, a reclaim) is known
- * to it: recorded as heard now, so its owner's first heartbeat is no tenure's first and needs no
- * signal (no history). A tenure whose answer was lost is not recorded here: its first heartbeat is
- * signalled, and the workflow learns of it (the log ahead of it).
- */
-async function answeredTenure(deps: ServiceDeps, v: OwnershipView, executionSessionId: string): Promise<OwnershipView> {
-  if (v.state === 'active' && v.owner?.executionSessionId === executionSessionId) {
-    // Observability of the lease only: a failure here never fails the answer already given.
-    await recordHeartbeat(deps.pool, v.ownershipId, executionSessionId, v.epoch).catch(() => undefined);
-  }
-  return v;
 }
 
 function staleHeartbeat(row: OwnershipRow, body: HeartbeatBody): Refusal | null {
@@ -307,7 +292,7 @@ export async function acceptHandoff(
     { ...fields, runtime: facts.runtime, handoffId: body.handoffId },
     { ...sent(deps, ctx), conversation: facts.conversation, ...waitFor(seen) },
   );
-  const answered = view(principal, await answeredTenure(deps, accepted, fields.executionSessionId));
+  const answered = view(principal, accepted);
   return enforced(deps, withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
@@ -333,7 +318,7 @@ export async function reclaim(
     ...(seen?.agent === 'away' ? { hostAway: true } : {}),
   };
   const reclaimed = await deps.client.reclaim(ref, input, { ...sent(deps, ctx), conversation: facts.conversation, ...waitFor(seen) });
-  const answered = view(principal, await answeredTenure(deps, reclaimed, fields.executionSessionId));
+  const answered = view(principal, reclaimed);
   return enforced(deps, withTenure(deps, principal, answered, fields.executionSessionId));
 }
 
