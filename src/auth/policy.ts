@@ -85,14 +85,18 @@ export function authorize(principal: Principal | null, op: Operation): Refusal |
 
 /**
  * For operations on behalf of an agent worker: an executor only for the worker it is bound to
- * (docs/identities.md#agent-worker: a worker cannot act as, or bind itself to the conversation of, another worker).
+ * (docs/identities.md#agent-worker: a worker cannot act as, or bind itself to the conversation of, another worker),
+ * and a token bound to one run (principals file `runId`) only for that run: an ownership its worker
+ * holds under another run is not its own. `runId` is the run the ownership records (null: none
+ * recorded, any run of the worker, as the workflow's rule in domain/decide.ts has it).
  * Admin passes. Other kinds never act for a worker.
  */
-export function authorizeForWorker(principal: Principal | null, workerId: string | null): Refusal | null {
+export function authorizeForWorker(principal: Principal | null, workerId: string | null, runId: string | null): Refusal | null {
   if (!principal) return refusal('unauthenticated');
   if (principal.kind === 'admin') return null;
   if (principal.kind !== 'executor') return refusal('forbidden');
   if (!principal.workerId || workerId === null || principal.workerId !== workerId) return refusal('worker_mismatch');
+  if (principal.runId && runId !== null && runId !== principal.runId) return refusal('worker_mismatch');
   return null;
 }
 

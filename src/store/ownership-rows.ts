@@ -7,6 +7,8 @@ export interface OwnershipRow {
   workflowId: string;
   state: string;
   ownerWorkerId: string | null;
+  /** the run the owner's worker acts in (the record's worker.runId), null when none was recorded */
+  ownerRunId: string | null;
   ownerSessionId: string | null;
   epoch: number;
   seq: number;
@@ -19,17 +21,22 @@ export async function ownershipRowById(pool: Pool, ownershipId: string): Promise
     workflow_id: string;
     state: string;
     owner_worker_id: string | null;
+    owner_run_id: string | null;
     owner_session_id: string | null;
     epoch: number;
     seq: number;
     host_id: string;
-  }>('SELECT workflow_id, state, owner_worker_id, owner_session_id, epoch, seq, host_id FROM ownerships WHERE ownership_id = $1', [ownershipId]);
+  }>(
+    "SELECT workflow_id, state, owner_worker_id, record->'worker'->>'runId' AS owner_run_id, owner_session_id, epoch, seq, host_id FROM ownerships WHERE ownership_id = $1",
+    [ownershipId],
+  );
   const row = res.rows[0];
   if (!row) return null;
   return {
     workflowId: row.workflow_id,
     state: row.state,
     ownerWorkerId: row.owner_worker_id,
+    ownerRunId: row.owner_run_id,
     ownerSessionId: row.owner_session_id,
     epoch: row.epoch,
     seq: row.seq,

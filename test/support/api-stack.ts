@@ -22,6 +22,9 @@ export interface StackTokens {
   executor: string;
   /** executor of worker `otherWorkerId` */
   otherExecutor: string;
+  /** executors of worker `workerId` whose tokens are bound to runs `run-a` and `run-b` */
+  runA: string;
+  runB: string;
 }
 
 export interface ApiStack {
@@ -74,6 +77,8 @@ export async function startApiStack(
     reader: generateToken(),
     executor: generateToken(),
     otherExecutor: generateToken(),
+    runA: generateToken(),
+    runB: generateToken(),
   };
   const principals = [
     { id: `admin-${suffix}`, kind: 'admin', tokenSha256: hashToken(tokens.admin) },
@@ -81,6 +86,8 @@ export async function startApiStack(
     { id: `reader-${suffix}`, kind: 'reader', tokenSha256: hashToken(tokens.reader) },
     { id: `exec-${suffix}`, kind: 'executor', workerId, tokenSha256: hashToken(tokens.executor) },
     { id: `exec-other-${suffix}`, kind: 'executor', workerId: otherWorkerId, tokenSha256: hashToken(tokens.otherExecutor) },
+    { id: `exec-run-a-${suffix}`, kind: 'executor', workerId, runId: 'run-a', tokenSha256: hashToken(tokens.runA) },
+    { id: `exec-run-b-${suffix}`, kind: 'executor', workerId, runId: 'run-b', tokenSha256: hashToken(tokens.runB) },
   ];
   let authenticator;
   if (opts.devTokens) {

@@ -62,25 +62,34 @@ describe('authorisation matrix', () => {
 describe('authorizeForWorker', () => {
   const exec = principal('executor');
   it('lets an executor act for its own worker', () => {
-    expect(authorizeForWorker(exec, 'worker_a')).toBeNull();
+    expect(authorizeForWorker(exec, 'worker_a', null)).toBeNull();
   });
   it('refuses an executor acting for another worker, or for none', () => {
-    expect(authorizeForWorker(exec, 'worker_b')?.code).toBe('worker_mismatch');
-    expect(authorizeForWorker(exec, null)?.code).toBe('worker_mismatch');
+    expect(authorizeForWorker(exec, 'worker_b', null)?.code).toBe('worker_mismatch');
+    expect(authorizeForWorker(exec, null, null)?.code).toBe('worker_mismatch');
   });
   it('refuses an executor principal that is bound to no worker', () => {
-    expect(authorizeForWorker({ kind: 'executor', id: 'x' }, 'worker_a')?.code).toBe('worker_mismatch');
-    expect(authorizeForWorker({ kind: 'executor', id: 'x', workerId: null }, null)?.code).toBe('worker_mismatch');
+    expect(authorizeForWorker({ kind: 'executor', id: 'x' }, 'worker_a', null)?.code).toBe('worker_mismatch');
+    expect(authorizeForWorker({ kind: 'executor', id: 'x', workerId: null }, null, null)?.code).toBe('worker_mismatch');
   });
   it('lets admin act for any worker', () => {
-    expect(authorizeForWorker(principal('admin'), 'worker_b')).toBeNull();
-    expect(authorizeForWorker(principal('admin'), null)).toBeNull();
+    expect(authorizeForWorker(principal('admin'), 'worker_b', null)).toBeNull();
+    expect(authorizeForWorker(principal('admin'), null, null)).toBeNull();
   });
   it('never lets landing, reader or system act for a worker', () => {
-    for (const kind of ['landing', 'reader', 'system'] as const) expect(authorizeForWorker(principal(kind), 'worker_a')?.code).toBe('forbidden');
+    for (const kind of ['landing', 'reader', 'system'] as const) expect(authorizeForWorker(principal(kind), 'worker_a', null)?.code).toBe('forbidden');
+  });
+  it('lets a run-bound token act only for its run', () => {
+    const bound = { kind: 'executor' as const, id: 'x', workerId: 'worker_a', runId: 'run-1' };
+    expect(authorizeForWorker(bound, 'worker_a', 'run-1')).toBeNull();
+    expect(authorizeForWorker(bound, 'worker_a', 'run-2')?.code).toBe('worker_mismatch');
+    // An ownership that recorded no run is any run's of its worker, as the workflow's rule has it.
+    expect(authorizeForWorker(bound, 'worker_a', null)).toBeNull();
+    // A token bound to no run acts for every run of its worker.
+    expect(authorizeForWorker({ kind: 'executor', id: 'y', workerId: 'worker_a' }, 'worker_a', 'run-2')).toBeNull();
   });
   it('refuses the unauthenticated', () => {
-    expect(authorizeForWorker(null, 'worker_a')?.code).toBe('unauthenticated');
+    expect(authorizeForWorker(null, 'worker_a', null)?.code).toBe('unauthenticated');
   });
 });
 

@@ -139,7 +139,7 @@ async function openRef(deps: ServiceDeps, ownershipId: string) {
 async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operation, ownershipId: string) {
   authorizeOp(principal, op);
   const opened = await openRef(deps, ownershipId);
-  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, opened.row.ownerWorkerId));
+  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, opened.row.ownerWorkerId, opened.row.ownerRunId));
   return opened;
 }
 
@@ -155,7 +155,7 @@ export async function heartbeat(deps: ServiceDeps, principal: Principal, ownersh
   const row = await ownershipRow(deps, ownershipId);
   // Staleness first: a session that lost the worktree to another worker is told it lost it.
   throwRefusal(staleHeartbeat(row, body));
-  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
+  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId, row.ownerRunId));
   // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
   // out (store/heartbeats.ts): no signal, no history. A stale owner's is signalled as well: its
   // revival is an event, due now.

@@ -32,7 +32,8 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   const dryRun = body.dryRun === true;
   let found = await latestOwnershipAt(deps.pool, { hostId, worktreePath });
   // An executor acts for its own worker: the worktrees its worker's sessions owned (or nobody did).
-  if (principal.kind === 'executor' && found !== null) throwRefusal(authorizeForWorker(principal, found.record.worker?.workerId ?? null));
+  if (principal.kind === 'executor' && found !== null)
+    throwRefusal(authorizeForWorker(principal, found.record.worker?.workerId ?? null, found.record.worker?.runId ?? null));
 
   // A host whose agent is away cannot decide: answered now, not after the removal's bound.
   const seen = await deps.hostPresence?.of(hostId);
@@ -53,10 +54,7 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   }
 
   const record = found?.record ?? null;
-  const live =
-    record !== null && holdsWorktree(factOf(record))
-      ? await liveOf(deps, { workflowId: found!.workflowId, ownershipId: record.ownershipId })
-      : null;
+  const live = record !== null && holdsWorktree(factOf(record)) ? await liveOf(deps, { workflowId: found!.workflowId, ownershipId: record.ownershipId }) : null;
   const request: HostRemovalRequest = {
     hostId,
     worktreePath,

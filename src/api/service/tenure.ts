@@ -34,7 +34,7 @@ export function tenureProof(deps: ServiceDeps, t: Tenure): TenureOut {
  */
 export function withTenure(deps: ServiceDeps, principal: Principal, view: OwnershipViewOut, executionSessionId: string): ClaimResponse {
   const holds = isHeldState(view.state) && view.owner?.executionSessionId === executionSessionId;
-  const mayAct = principal.kind !== 'executor' || authorizeForWorker(principal, view.worker?.workerId ?? null) === null;
+  const mayAct = principal.kind !== 'executor' || authorizeForWorker(principal, view.worker?.workerId ?? null, view.worker?.runId ?? null) === null;
   return { ...view, tenure: holds && mayAct ? tenureProof(deps, { ownershipId: view.ownershipId, epoch: view.epoch, executionSessionId }) : null };
 }
 
@@ -56,7 +56,7 @@ export async function tenure(deps: ServiceDeps, principal: Principal, ownershipI
   const row = await ownershipRow(deps, ownershipId);
   // Losing first, as a heartbeat: a session that lost the worktree is told so.
   throwRefusal(notHolding(row, body.executionSessionId));
-  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId));
+  if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, row.ownerWorkerId, row.ownerRunId));
   if (body.worker !== undefined && body.worker.workerId !== row.ownerWorkerId) throw new OwnershipError('worker_mismatch');
   return tenureProof(deps, { ownershipId, epoch: row.epoch, executionSessionId: body.executionSessionId });
 }
