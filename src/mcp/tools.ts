@@ -72,6 +72,17 @@ export const AcceptHandoffToolSchema = AcceptHandoffBodySchema.extend(Addressed)
 export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed);
 export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
 export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
+/**
+ * How an agent is told to hand its tenure secret to git: never on a command line. Every local user
+ * reads any process's /proc/<pid>/cmdline, and an agent's shell tool runs each command as
+ * `bash -c "<command>"`, so `OVERDECK_TENURE_SECRET=... git commit` or an `export` typed into that
+ * command hands the secret to the host. Through a file only the agent's user can read, written with
+ * a file tool (never echo), and sourced inside the command: the secret is then in that shell's
+ * environment (readable by the same user and root only), never in an argument.
+ */
+export const SECRET_HANDLING =
+  "Never put OVERDECK_TENURE_SECRET on a command line, in a command string or in an echo (every user of the host can read a process's command line): write the three lines of tenure.env as KEY=value to a file only you can read (with your file-writing tool, mode 0600, outside the worktree, e.g. ~/.overdeck/<ownershipId>.env) and start each git command with `set -a; . <that file>; set +a; git ...`, or run your commands under `od-worktree exec --session <id> --ownership <ownershipId> -- <command>`, which fetches the secret into their environment itself";
+
 export const TenureToolSchema = TenureBodySchema.extend(Addressed);
 export const ObserveToolSchema = ObserveBodySchema.extend({
   leave: z.boolean().optional().describe('end the registration now (runtime and ttlMs are then not used)'),
@@ -148,8 +159,7 @@ export const TOOLS: readonly ToolDef[] = [
   tool({
     name: 'ownership.bind',
     title: 'Bind a worktree',
-    description:
-      'Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with the variables of tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH and OVERDECK_TENURE_SECRET), or the guard hooks refuse your changes; keep the secret to your session.',
+    description: `Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with the variables of tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH and OVERDECK_TENURE_SECRET), or the guard hooks refuse your changes. ${SECRET_HANDLING}`,
     schema: BindBodySchema,
     output: ClaimResponseSchema,
     annotations: write({ destructive: false, idempotent: true }),
@@ -217,8 +227,7 @@ export const TOOLS: readonly ToolDef[] = [
   tool({
     name: 'ownership.accept_handoff',
     title: 'Accept a handoff',
-    description:
-      'Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch and tenure (run git with tenure.env from now on). Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.',
+    description: `Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch and tenure (run git with tenure.env from now on; ${SECRET_HANDLING}). Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.`,
     schema: AcceptHandoffToolSchema,
     output: ClaimResponseSchema,
     annotations: write({ destructive: false, idempotent: true }),
@@ -255,8 +264,7 @@ export const TOOLS: readonly ToolDef[] = [
   tool({
     name: 'ownership.reclaim',
     title: 'Reclaim from a dead owner',
-    description:
-      "Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch and tenure (run git with tenure.env from now on). Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.",
+    description: `Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch and tenure (run git with tenure.env from now on; ${SECRET_HANDLING}). Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.`,
     schema: ReclaimToolSchema,
     output: ClaimResponseSchema,
     annotations: write({ destructive: true, idempotent: false }),
@@ -266,8 +274,7 @@ export const TOOLS: readonly ToolDef[] = [
   tool({
     name: 'ownership.tenure',
     title: 'Your tenure secret again',
-    description:
-      'The tenure your bind, accept or reclaim answered, again: secret, epoch and env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET) to run git with. Only for the session that owns the worktree now; another is refused with not_owner (you lost it: stop changing it). Asking again answers the same.',
+    description: `The tenure your bind, accept or reclaim answered, again: secret, epoch and env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET) to run git with (${SECRET_HANDLING}). Only for the session that owns the worktree now; another is refused with not_owner (you lost it: stop changing it). Asking again answers the same.`,
     schema: TenureToolSchema,
     output: TenureSchema,
     // It changes nothing: the secret is derived, not issued.
@@ -333,7 +340,7 @@ export function toolOutputJsonSchema(schema: z.ZodType): { type: 'object'; [k: s
 export const SERVER_INSTRUCTIONS = [
   'These tools tell who owns a git worktree and let your execution session own one while it changes it. One live owner per worktree; every change of owner raises the epoch.',
   'Lifecycle: ownership.bind before you change a worktree (keep the ownershipId and epoch it answers); ownership.heartbeat well within your lease while you work; then ownership.submit when the work is ready to land, or ownership.release to give it up. To pass it to another session: ownership.handoff, which that session takes with ownership.accept_handoff (or you withdraw with ownership.cancel_handoff). When the owner is proven dead (state stale), another session takes over with ownership.reclaim; the dead owner’s uncommitted work is saved first.',
-  'Git: run git in the worktree with the environment your bind, accept or reclaim answered in tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET); the guard hooks refuse changes without your tenure secret. ownership.tenure answers it again.',
+  `Git: run git in the worktree with the environment your bind, accept or reclaim answered in tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET); the guard hooks refuse changes without your tenure secret. ownership.tenure answers it again. ${SECRET_HANDLING}`,
   'Lookups (ownership.get, ownership.list, ownership.history, ownership.provenance) read the durable record and keep working after a worktree, a branch or a workflow is gone.',
   'Errors are tool results with isError and a body {code, message, details?}; branch on code: worktree_owned (details.owner holds it), not_owner or stale_epoch (you lost the worktree: stop changing it), owner_alive, invalid_input or unknown_field (details.fields names the fields), unavailable (retry later). Never pass a conversation: it comes from your worker.',
 ].join('\n\n');
