@@ -15,7 +15,7 @@ export const ATTRIBUTION_REASONS = {
   attribution_no_tenure: 'no tenure held the worktree while the line can have been written: nobody is attributed',
   attribution_no_session: 'no session id while the owner was not alone (a handoff, a stale owner): the author is not known',
   attribution_claim_mismatch: 'the line names another ownership, epoch, session, worker or conversation than the tenure that held the worktree',
-  attribution_commit_of_other_worktree: "the commit is on another owned worktree's branch and not on this one's",
+  attribution_commit_of_other_worktree: "the commit is on another worktree's branch (owned or not) and not on this one's",
   attribution_reported_by_other_worktree: 'another worktree reports the same commit as its own: neither is attributed',
 } as const;
 export type AttributionReason = keyof typeof ATTRIBUTION_REASONS;

@@ -227,14 +227,13 @@ async function notReachable(id: WorktreeIdentity, commits: readonly string[], ti
   return new Set(res.code === 0 ? res.stdout.split('\n').filter((s) => FULL_SHA.test(s)) : commits);
 }
 
-/** The heads of the other worktrees of this repository that an ownership held (git's own worktree list, not a line's word). */
-async function otherOwnedHeads(pool: Pool, id: WorktreeIdentity, hostId: string): Promise<string[]> {
-  const owned = await pool.query<{ worktree_path: string }>(
-    'SELECT DISTINCT worktree_path FROM ownerships WHERE repo_root = $1 AND host_id = $2 AND worktree_path <> $3 LIMIT 1000',
-    [id.repoRoot, hostId, id.worktreePath],
-  );
-  if (owned.rows.length === 0) return [];
-  const paths = new Set(owned.rows.map((r) => r.worktree_path));
+/**
+ * The heads of every other worktree of this repository, from git's own worktree list (not a line's
+ * word), owned or not: a commit made in a worktree nobody holds (the main worktree, one never
+ * bound, one released) is as much another worktree's as one made under another owner, and a forged
+ * line in this journal naming it must not make it this tenure's.
+ */
+async function otherHeads(id: WorktreeIdentity): Promise<string[]> {
   const list = await git(['worktree', 'list', '--porcelain'], { cwd: id.worktreePath, okCodes: [128] });
   const heads: string[] = [];
   for (const block of list.stdout.split('\n\n')) {
@@ -242,7 +241,7 @@ async function otherOwnedHeads(pool: Pool, id: WorktreeIdentity, hostId: string)
     const head = /^HEAD ([0-9a-f]+)$/m.exec(block)?.[1];
     if (!wt || !head || !FULL_SHA.test(head)) continue;
     const real = await fs.realpath(wt).catch(() => wt);
-    if (real !== id.worktreePath && (paths.has(real) || paths.has(wt))) heads.push(head);
+    if (real !== id.worktreePath) heads.push(head);
   }
   return heads;
 }
@@ -292,9 +291,9 @@ async function rowsOf(
     const judgement = judgeClaim(claim, tenures, { from: window.from === null ? null : window.from - CLOCK_SLACK_MS, to: window.to + CLOCK_SLACK_MS });
     let contested = new Set<string>();
     if (judgement.verdict === 'attributed') {
-      // A commit on another owned worktree's branch and not on this one's was made there: this
-      // journal claiming it (a forged line, a forged reflog) does not make it this worktree's.
-      heads ??= { others: await otherOwnedHeads(pool, id, hostId), own: await ownHead(id) };
+      // A commit on another worktree's branch (owned or free) and not on this one's was made there:
+      // this journal claiming it (a forged line, a forged reflog) does not make it this worktree's.
+      heads ??= { others: await otherHeads(id), own: await ownHead(id) };
       if (heads.others.length > 0) {
         const offOthers = await notReachable(id, commits, heads.others);
         const offOwn = await notReachable(id, commits, heads.own ? [heads.own] : []);

@@ -341,3 +341,29 @@ describe('the offset file in the worktree is not believed either', () => {
     expect(await reportsOf(dangling)).toEqual([]);
   });
 });
+
+describe('a forged line claims a commit made in a worktree nobody owns', () => {
+  test('not attributed to the journal’s tenure: disputed, like a commit of another owned worktree', async () => {
+    const base = git(wt.c.path, 'rev-parse', 'HEAD');
+    // A worktree of the same repository that no ownership ever held: anyone may commit there.
+    const freePath = path.join(mkdtempSync(path.join(process.env.OD_TEST_TMP!, 'free-wt-')), 'free');
+    git(repo.repoRoot, 'worktree', 'add', '-q', '-b', 'wt/free', freePath, base);
+    writeFileSync(path.join(freePath, 'free.txt'), 'made where nobody owns\n');
+    git(freePath, 'add', 'free.txt');
+    execFileSync('git', ['commit', '-q', '-m', 'free work'], { cwd: freePath, env: cleanGitEnv(GIT_IDENTITY) });
+    const freeCommit = git(freePath, 'rev-parse', 'HEAD');
+    expect(git(freePath, 'rev-parse', 'HEAD~1')).toBe(base);
+    // C's journal and reflog say C's own tenure made it.
+    forgeLine('c', claimsOf('c', base, freeCommit));
+    appendFileSync(
+      path.join(wt.c.gitDir, 'logs', 'HEAD'),
+      `${base} ${freeCommit} t <t@example.invalid> ${Math.floor(Date.now() / 1000)} +0000\tcommit: mine\n`,
+    );
+
+    await ship('c');
+    expect((await reportsOf(freeCommit)).map((r) => [r.worktree_path, r.verdict, r.reason])).toEqual([
+      [wt.c.path, 'disputed', 'attribution_commit_of_other_worktree'],
+    ]);
+    expect((await authorship(freeCommit))[0]).toMatchObject({ status: 'disputed', ownership_id: null });
+  });
+});
