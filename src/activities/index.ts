@@ -22,6 +22,7 @@ import { worktreePresence } from '../git/presence';
 import { mergeOwnership } from '../domain/removal';
 import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
+import { type CarriedTenure, tenureHashesFor } from '../host/carried-tenure';
 import type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
 
 export type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
@@ -136,7 +137,8 @@ async function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
  */
 function projectionWriter(deps: {
   allowedRoots: string[];
-  keyring: MessageKeyring;
+  /** null: a host agent without the service key, which writes only tenure hashes carried to it (src/host/carried-tenure.ts) */
+  keyring: MessageKeyring | null;
   lockWaitMs?: number | undefined;
   /**
    * Never write past late work that could not be preserved. The host agent's activity goes on
@@ -144,10 +146,10 @@ function projectionWriter(deps: {
    * whose attempts say nothing of the snapshot's, so it gives the write to the agent instead.
    */
   lateWorkFirstAlways?: boolean;
-}): (record: OwnershipRecord) => Promise<ProjectionWritten> {
+}): (record: OwnershipRecord, carried?: unknown) => Promise<ProjectionWritten> {
   const roots = deps.allowedRoots;
-  const keys = keyringKeys(deps.keyring);
-  const tenureHashes: TenureHashes = (t) => tenureHashWords(keys, t);
+  const keys = deps.keyring === null ? null : keyringKeys(deps.keyring);
+  const derive: TenureHashes | null = keys === null ? null : (t) => tenureHashWords(keys, t);
   const lockWait = deps.lockWaitMs === undefined ? {} : { lockWaitMs: deps.lockWaitMs };
   /**
    * An older tenure's late work is kept before a newer projection ends it (src/git/late.ts). A
@@ -171,8 +173,9 @@ function projectionWriter(deps: {
       });
     }
   };
-  return async (record: OwnershipRecord) => {
+  return async (record: OwnershipRecord, carried?: unknown) => {
     try {
+      const tenureHashes = tenureHashesFor(record, carried, derive);
       const worktreePath = await assertUnderAllowedRoots(record.worktreePath, roots);
       // Observability only (a failure to describe the branch never fails the projection), and
       // independent of the write: asked beside it, so its git processes add no time of their own;
@@ -221,17 +224,19 @@ export function createHostActivities(deps: {
   authority: LivenessAuthority;
   /**
    * The deployment's service key: every live owner's projection carries the hashes of its tenure
-   * secret under each key (src/keys/tenure.ts), which the API derives from the same keys.
+   * secret under each key (src/keys/tenure.ts), which the API derives from the same keys. null: a
+   * host agent that holds no key, and writes only the hashes the control plane carries in the
+   * activity's input (src/host/carried-tenure.ts).
    */
-  keyring: MessageKeyring;
+  keyring: MessageKeyring | null;
   /** Bounded wait for a worktree's cross-process writer lock (default: src/git/writer-lock.ts). */
   projectionLockWaitMs?: number;
 }): HostActivities {
   const roots = deps.allowedRoots;
   const applyProjection = projectionWriter({ allowedRoots: roots, keyring: deps.keyring, lockWaitMs: deps.projectionLockWaitMs });
   return {
-    async applyLocalProjection(record: OwnershipRecord) {
-      return heartbeating(() => applyProjection(record));
+    async applyLocalProjection(record: OwnershipRecord, carried?: CarriedTenure) {
+      return heartbeating(() => applyProjection(record, carried));
     },
     async preserveWip(worktreePath, ownershipId, seq) {
       const ctx = activityContext();

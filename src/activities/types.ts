@@ -1,3 +1,4 @@
+import type { CarriedTenure } from '../host/carried-tenure';
 import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
 import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
@@ -59,7 +60,7 @@ export interface HostActivities {
    * disk, `worktree_missing` when the worktree is gone; retryable `projection_busy` when another
    * writer held the worktree's lock past the bounded wait.
    */
-  applyLocalProjection(record: OwnershipRecord): Promise<ProjectionWritten>;
+  applyLocalProjection(record: OwnershipRecord, carried?: CarriedTenure): Promise<ProjectionWritten>;
   /** Heartbeats while git runs and kills git when cancelled; non-retryable `worktree_missing` for a worktree that is gone. */
   preserveWip(worktreePath: string, ownershipId: string, seq: number): Promise<{ ref: string; sha: string; files?: number; bytes?: number } | null>;
   /**
