@@ -85,6 +85,11 @@ export function recycle(wt: Worktree): Promise<void> {
   });
 }
 
+/** The worktree removed as git removes it (its registration too), before the service is told: it checks with git. */
+export function removeWorktree(wt: Worktree): Promise<void> {
+  return onRepo(wt.repoRoot, () => removeRegistered(wt));
+}
+
 async function removeRegistered(wt: Worktree): Promise<void> {
   try {
     if (existsSync(wt.path)) await git(wt.repoRoot, ['worktree', 'remove', '--force', '--force', wt.path]);

@@ -1,8 +1,8 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { summarizeView, type AnswerSummary } from '../chaos/answer';
 import { believeView, type OwnerBelief } from '../chaos/belief';
 import { JsonLines } from '../chaos/json-lines';
-import { commitWork, dirty, exists, git, landOnMain, recycle, type Worktree } from './git';
+import { commitWork, dirty, exists, git, landOnMain, recycle, removeWorktree, type Worktree } from './git';
 import { call, type CallLog, type Op } from './http';
 import type { Rng } from '../chaos/rng';
 import type { Tokens } from '../stack/principals';
@@ -335,9 +335,14 @@ export class Driver {
     return r;
   }
 
+  /** The lifecycle's end: the worktree is removed with git first, because the service believes git on the host, not the caller. */
   async worktreeRemoved(): Promise<IntentResult | null> {
     const b = this.belief;
     if (!b.ownershipId) return null;
+    if (existsSync(this.wt.path)) {
+      await removeWorktree(this.wt);
+      this.belief.deleted = true;
+    }
     return this.exec(
       'worktreeRemoved',
       `/v1/ownerships/${b.ownershipId}/worktree-removed`,
