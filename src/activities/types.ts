@@ -1,10 +1,9 @@
 import type { CarriedTenure } from '../host/carried-tenure';
-import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
+import type { HostRemovalRequest, RemovalResult, WorktreePresence } from '../contract/removal';
 import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
-import type { WorktreePresence } from '../git/presence';
 import type { BranchStatus } from '../git/status';
 import type { Appended } from '../store/event-store';
 

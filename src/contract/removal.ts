@@ -105,3 +105,10 @@ export const HostRemovalRequestSchema = z.strictObject({
   seal: SealSchema.optional(),
 });
 export type HostRemovalRequest = z.infer<typeof HostRemovalRequestSchema>;
+
+/** What git on the worktree's host says of a worktree someone reports removed (src/git/presence.ts). */
+export interface WorktreePresence {
+  present: boolean;
+  /** `on_disk`: git still finds the worktree at its path; `gone`: nothing there is that worktree */
+  detail: 'on_disk' | 'gone';
+}

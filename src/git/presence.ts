@@ -2,13 +2,7 @@ import { promises as fs } from 'node:fs';
 import { isNotFound } from './atomic';
 import { assertUnderAllowedRoots } from './paths';
 import { identifyWorktree } from './repo';
-
-/** What git on the worktree's host says of a worktree someone reports removed. */
-export interface WorktreePresence {
-  present: boolean;
-  /** `on_disk`: git still finds the worktree at its path; `gone`: nothing there is that worktree */
-  detail: 'on_disk' | 'gone';
-}
+import type { WorktreePresence } from '../contract/removal';
 
 /**
  * A caller's word that a worktree is gone is checked here, on its host, before the service records

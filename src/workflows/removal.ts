@@ -1,8 +1,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import { startRefused } from './seal';
 import type { HostActivities } from '../activities/types';
-import type { WorktreePresence } from '../git/presence';
-import type { HostRemovalRequest, RemovalResult } from '../contract/removal';
+import type { HostRemovalRequest, RemovalResult, WorktreePresence } from '../contract/removal';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
 import { PRESENCE_TIMEOUT_MS, REMOVAL_TIMEOUT_MS } from '../domain/removal';
