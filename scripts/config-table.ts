@@ -1,5 +1,5 @@
 /**
- * Prints the README's configuration table (markdown: variable | default | meaning) from ENV in
+ * Prints docs/configuration.md's table (markdown: variable | default | meaning) from ENV in
  * src/config.ts, the single source of every environment variable the service reads.
  *
  *   npx tsx scripts/config-table.ts

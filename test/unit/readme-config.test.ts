@@ -1,5 +1,5 @@
 /**
- * The README's configuration table and scripts/config-table.ts against ENV in src/config.ts.
+ * docs/configuration.md's table and scripts/config-table.ts against ENV in src/config.ts.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,33 +9,16 @@ import { configTable, SYMBOLIC_DEFAULTS } from '../../scripts/config-table';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-/** Text of the `## Configuration` section (up to the next level-2 heading), or null. */
-function configurationSection(markdown: string): string | null {
-  const lines = markdown.split('\n');
-  let inFence = false;
-  let start = -1;
-  let end = lines.length;
-  for (let i = 0; i < lines.length; i++) {
-    if (/^\s*(```|~~~)/.test(lines[i])) inFence = !inFence;
-    if (inFence) continue;
-    if (start < 0 && /^##\s+Configuration\s*$/i.test(lines[i])) start = i;
-    else if (start >= 0 && /^##\s/.test(lines[i])) {
-      end = i;
-      break;
-    }
-  }
-  return start < 0 ? null : lines.slice(start, end).join('\n');
-}
-
-const readmePath = path.join(ROOT, 'README.md');
-const section = fs.existsSync(readmePath) ? configurationSection(fs.readFileSync(readmePath, 'utf8')) : null;
+const docPath = path.join(ROOT, 'docs', 'configuration.md');
+const doc = fs.existsSync(docPath) ? fs.readFileSync(docPath, 'utf8') : null;
 const names = Object.keys(ENV) as EnvName[];
 
-describe('README.md configuration', () => {
-  test('has a "## Configuration" section listing every ENV variable of src/config.ts', () => {
-    expect(section).not.toBeNull();
-    const missing = names.filter((name) => !new RegExp(`\\b${name}\\b`).test(section as string));
-    expect(missing.map((name) => `README.md "## Configuration" does not list ${name} (regenerate the table: npx tsx scripts/config-table.ts)`)).toEqual([]);
+describe('docs/configuration.md', () => {
+  test('holds the table scripts/config-table.ts prints from ENV in src/config.ts, as printed', () => {
+    expect(doc).not.toBeNull();
+    const missing = names.filter((name) => !new RegExp(`\\| \`${name}\` \\|`).test(doc as string));
+    expect(missing.map((name) => `docs/configuration.md does not list ${name} (regenerate the table: npx tsx scripts/config-table.ts)`)).toEqual([]);
+    expect((doc as string).includes(configTable())).toBe(true);
   });
 });
 
