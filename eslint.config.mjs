@@ -16,7 +16,18 @@ export default tseslint.config(
       // A lazy require() hides an import edge from the layer rules (.dependency-cruiser.cjs): imports are static.
       '@typescript-eslint/no-require-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
-      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    // Type-aware rules (as Temporal's own samples turn on first): a promise nobody awaits or
+    // catches is a failure nobody sees, and a promise where a callback's void is expected (an
+    // event handler, forEach) is one too.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
     },
   },
   {

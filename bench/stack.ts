@@ -128,7 +128,7 @@ export async function startStack(cleanup: Cleanup): Promise<BenchStack> {
     ...(maxCached() > 0 ? { maxCachedWorkflows: maxCached() } : {}),
   });
   const running = workers.map((w) => w.run());
-  running.forEach((r) => r.catch((err) => log(`worker failed: ${err instanceof Error ? err.message : String(err)}`)));
+  for (const r of running) void r.catch((err: unknown) => log(`worker failed: ${err instanceof Error ? err.message : String(err)}`));
   cleanup.add(
     'stop workers',
     async () => {

@@ -106,13 +106,12 @@ async function main(sd: Shutdown, cfg: Config): Promise<void> {
     },
     { tier: TIER.workers, timeoutMs: 5_000 },
   );
-  running.forEach((r) =>
-    r.catch((err) => {
+  for (const r of running)
+    void r.catch((err: unknown) => {
       if (sd.stopping) return;
       warn(`a worker failed: ${err instanceof Error ? err.message : String(err)}`);
       void sd.run(1, 'a worker failed');
-    }),
-  );
+    });
   if (sd.stopping) return;
 
   const api = await startApi(full);

@@ -46,7 +46,7 @@ async function runWorker(args: string[], env: Record<string, string>): Promise<{
       raw += b.toString();
       if (raw.includes('"msg":"worker running"')) resolve();
     });
-    exited.then(() => reject(new Error(`worker.ts exited before running:\n${raw}\n${stderr}`)));
+    void exited.then(() => reject(new Error(`worker.ts exited before running:\n${raw}\n${stderr}`)));
   });
   // The SDK logs its warning as the worker's run begins, in the same turn as `worker running`:
   // everything it would print is out once it has stopped.
