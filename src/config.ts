@@ -82,6 +82,10 @@ export const ENV = {
     default: '0',
     doc: "When `1`, the host agent writes the provenance of each landed head (ownership, lander, authors' session, epoch, worker and conversation ids; no titles or URLs) as a git note under `refs/notes/overdeck-provenance`, and `od-worktree provenance` answers from it when the service is unreachable. `0`: off.",
   },
+  OD_HOST_AGENT_KEYLESS: {
+    default: '0',
+    doc: 'When `1`, a host agent alone (`worker.ts --host-agent`) loads no service key: it writes the tenure hashes the control plane computed and carries with each projection, and seals nothing. The control-plane workers and the API still hold the key. `0`: the host agent loads OD_SERVICE_KEY_FILE like every service process.',
+  },
   LOG_LEVEL: { default: 'info', doc: 'pino log level.' },
 } as const;
 
@@ -128,6 +132,7 @@ export const ConfigSchema = z.object({
   maxCachedWorkflows: z.coerce.number().int().nonnegative(),
   landingsScanIntervalMs: z.coerce.number().int().nonnegative(),
   provenanceNotes: z.enum(['0', '1']).transform((v) => v === '1'),
+  hostAgentKeyless: z.enum(['0', '1']).transform((v) => v === '1'),
   logLevel: z.string(),
 });
 export type Config = z.infer<typeof ConfigSchema>;
@@ -164,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxCachedWorkflows: get('OD_MAX_CACHED_WORKFLOWS'),
     landingsScanIntervalMs: get('OD_LANDINGS_SCAN_INTERVAL_MS'),
     provenanceNotes: get('OD_PROVENANCE_NOTES'),
+    hostAgentKeyless: get('OD_HOST_AGENT_KEYLESS'),
     logLevel: get('LOG_LEVEL'),
   });
   if (!parsed.success) {

@@ -24,6 +24,7 @@ import { assertUnderAllowedRoots, PathRefusal } from '../git/paths';
 import type { LivenessAuthority } from './liveness';
 import { type CarriedTenure, tenureHashesFor } from '../host/carried-tenure';
 import type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
+import { isHeldState } from '../domain/states';
 
 export type { HostActivities, InspectedWorktree, Persisted, ProjectionWritten, StoreActivities } from './types';
 
@@ -49,9 +50,21 @@ const INLINE_PROJECTION_MS = 1_000;
 const INLINE_LOCK_WAIT_MS = 250;
 
 /** Store activities: the durable log and the executor bindings, on the main task queue. */
-export function createStoreActivities(deps: { pool: Pool; settings?: Partial<OwnershipSettings> | null; local?: LocalProjector | null }): StoreActivities {
+export function createStoreActivities(deps: {
+  pool: Pool;
+  settings?: Partial<OwnershipSettings> | null;
+  local?: LocalProjector | null;
+  /** The service key: with it, the answer carries the record's tenure hash for the host agent (Persisted.tenure). */
+  keyring?: MessageKeyring | null;
+}): StoreActivities {
   const settings = deps.settings ?? null;
   const local = deps.local ?? null;
+  const keys = deps.keyring ? keyringKeys(deps.keyring) : null;
+  const carriedFor = (record: OwnershipRecord | null): CarriedTenure | undefined => {
+    if (keys === null || record === null || record.owner === null || !isHeldState(record.state)) return undefined;
+    const tenure = { ownershipId: record.ownershipId, epoch: record.epoch, executionSessionId: record.owner.executionSessionId };
+    return { ...tenure, tenureHash: tenureHashWords(keys, tenure) };
+  };
   return {
     async persistEvents(workflowId, events) {
       let written;
@@ -62,7 +75,9 @@ export function createStoreActivities(deps: { pool: Pool; settings?: Partial<Own
         if (err instanceof SecondLiveOwner) throw ApplicationFailure.nonRetryable(err.message, err.code);
         throw err;
       }
-      const { record, ...appended } = written;
+      const { record, ...durable } = written;
+      const tenure = carriedFor(record);
+      const appended: Persisted = tenure ? { ...durable, tenure } : durable;
       if (!local || record === null || record.seq !== events.at(-1)?.seq || record.hostId !== local.hostId) return appended;
       // Nothing the worktree's hooks enforce changed (a lane or plan): not on the answer's path, the projection loop writes it after.
       if (events.every((e) => OFF_THE_PATH.has(e.type))) return appended;

@@ -19,7 +19,15 @@ export interface ProjectionWritten {
  * record it made durable into the worktree before answering (src/activities createLocalProjector),
  * so the run has no projection of that record left to ask its host for.
  */
-export type Persisted = Appended & { projected?: { localSeq: number; branch?: BranchStatus | null } };
+export type Persisted = Appended & {
+  projected?: { localSeq: number; branch?: BranchStatus | null };
+  /**
+   * The tenure hash of the record the write made durable, computed here on the control plane,
+   * which holds the service key, for the host agent to write as given (src/host/carried-tenure.ts):
+   * so a host agent needs no key. A digest, never the secret. Absent when nobody holds the worktree.
+   */
+  tenure?: CarriedTenure;
+};
 
 /** Activities on the workflow's own task queue (ordinary activities, never local: src/workflows/activities.ts): the durable store. */
 export interface StoreActivities {

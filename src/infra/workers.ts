@@ -14,7 +14,7 @@ import type { HostActivities } from '../activities/types';
 import { useGitSpawner } from '../git/spawner';
 import { startBeacon } from './beacon';
 import { auditSinks } from './audit-sink';
-import { dataConverterOf, keyringOf } from './payload-codec';
+import { dataConverterOf, EncryptionCodec, keyringOf, readPayloadKey } from './payload-codec';
 import type { DataConverter } from '@temporalio/common';
 import { temporalLogger } from './logger';
 import { assertNamespaceReady } from './namespace-check';
@@ -114,7 +114,7 @@ export const JOURNAL_SHIP_INTERVAL_MS = 5_000;
 /** The workflow worker (workflows + the durable-store activities, on its task queue) and this host's git agent. */
 export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   const keyring = keyringOf(deps.dataConverter);
-  if (!keyring) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
+  // A host agent alone may run keyless (OD_HOST_AGENT_KEYLESS): the control plane carries the tenure hashes it writes.
   // Before anything polls: on a namespace without the search attributes every workflow task would
   // fail (BadSearchAttributes, a WARN line each) while binds wait out their bound. Refused here
   // with the commands that fix it; a host agent runs no workflows, so only its namespace must exist.
@@ -132,6 +132,7 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
   // The keys that prove this process's seals are the deployment's: the tenure hashes come from them too.
   const host = withShipping(createHostActivities({ allowedRoots: deps.allowedRoots, authority: deps.authority, keyring }), shipper);
   if (deps.pool) {
+    if (!keyring) throw new Error('createWorkers: the data converter must prove message seals (dataConverterOf)');
     // From the sources, the bundle of these very sources made by an earlier start, else made now (workflow-bundle-cache.ts).
     const workflowBundle =
       deps.workflowBundle ??
@@ -148,6 +149,8 @@ export async function createWorkers(deps: WorkerDeps): Promise<Worker[]> {
         sinks: auditSinks(deps.pool, (msg, meta) => Runtime.instance().logger.warn(msg, meta)),
         activities: createStoreActivities({
           pool: deps.pool,
+          // The tenure hash of each record it makes durable goes to the host agent with the record.
+          keyring,
           settings: deps.settings ?? null,
           // This process is also this host's agent: the log write projects its own host's worktrees.
           local: createLocalProjector({
@@ -214,7 +217,8 @@ export async function createWorkersFromConfig(
     authority: authorityFromConfig(cfg),
     pool,
     ...(journalPool ? { beaconPool: journalPool } : {}),
-    dataConverter: dataConverterOf(cfg),
+    // A keyless host agent runs no workflows and seals nothing: only the payload encryption, if any.
+    dataConverter: !pool && cfg.hostAgentKeyless ? keylessConverter(cfg) : dataConverterOf(cfg),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     settings: ownershipSettingsOf(cfg),
   });
@@ -223,4 +227,9 @@ export async function createWorkersFromConfig(
   if (journalPool && cfg.landingsScanIntervalMs > 0)
     new LandingScanJob({ pool: journalPool, hostId: cfg.hostId, ...(opts.log ? { log: opts.log } : {}) }).start(cfg.landingsScanIntervalMs);
   return workers;
+}
+
+/** The data converter of a host agent that holds no service key: payload encryption when the deployment uses it, nothing else. */
+function keylessConverter(cfg: Config): DataConverter {
+  return cfg.payloadKeyFile ? { payloadCodecs: [new EncryptionCodec(readPayloadKey(cfg.payloadKeyFile))] } : {};
 }

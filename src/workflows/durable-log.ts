@@ -53,9 +53,13 @@ export async function persistLoop(s: RunState): Promise<never> {
     const batch = s.pending;
     s.pending = [];
     try {
-      const { durableSeq, projected } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [workflowInfo().workflowId, batch]);
+      const { durableSeq, projected, tenure } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
+        workflowInfo().workflowId,
+        batch,
+      ]);
       for (const e of batch) s.durableRecord = applyEvent(s.durableRecord, e);
       s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
+      s.tenure = tenure ?? null;
       // Written into the worktree by the same activity (a worker that is its host's agent).
       if (projected) followProjected(s.sync, projected.localSeq, projected.branch);
     } catch (err) {

@@ -18,7 +18,9 @@ export async function projectionLoop(s: RunState, host: HostQueue): Promise<neve
     await condition(() => s.record !== null && sync.localSeq < s.record.seq && sync.durableSeq >= s.record.seq);
     const target = s.record!;
     try {
-      const res = await host.applyLocalProjection.executeWithOptions({ summary: projectionSummary(target) }, [target]);
+      // The control plane's tenure hash goes with the record it is for (the host agent then needs no key).
+      const carried = carriedFor(s, target);
+      const res = await host.applyLocalProjection.executeWithOptions({ summary: projectionSummary(target) }, carried ? [target, carried] : [target]);
       followProjected(sync, Math.max(res.localSeq, target.seq), res.branch);
     } catch (err) {
       if (isCancellation(err)) throw err;
@@ -27,6 +29,13 @@ export async function projectionLoop(s: RunState, host: HostQueue): Promise<neve
       sync.localSeq = target.seq;
     }
   }
+}
+
+/** The hash the log write computed, when it is for this record's tenure (a later write's may name another). */
+function carriedFor(s: RunState, target: NonNullable<RunState['record']>): NonNullable<RunState['tenure']> | undefined {
+  const t = s.tenure;
+  if (!t || target.owner === null) return undefined;
+  return t.ownershipId === target.ownershipId && t.epoch === target.epoch && t.executionSessionId === target.owner.executionSessionId ? t : undefined;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Persisted } from '../activities/types';
 import type { LivenessView } from '../domain/decide';
 import type { OwnershipEvent } from '../domain/events';
 import { livenessAfter } from '../domain/liveness';
@@ -72,6 +73,8 @@ export interface RunState {
   readonly signalIds: Map<string, number>;
   /** a signal whose seal expires no later than this was forgotten to stay bounded: one no younger is refused */
   signalFloorExp: number | null;
+  /** the tenure hash the log write computed for the record it made durable, carried to the host agent (which needs no key) */
+  tenure: Persisted['tenure'] | null;
 }
 
 export function startRun(input: OwnershipWorkflowInput): RunState {
@@ -108,6 +111,7 @@ export function startRun(input: OwnershipWorkflowInput): RunState {
     draining: false,
     signalIds: new Map(carried?.signals.ids ?? []),
     signalFloorExp: carried?.signals.floorExp ?? null,
+    tenure: null,
   };
 }
 
