@@ -1,0 +1,232 @@
+/**
+ * The ownership rule as the gate program runs it: the same rule, messages and statuses as the
+ * shell guard the installed hooks source (hooks/overdeck-guard.sh od_guard_at), for the worktree
+ * whose private git dir is given and the caller's OVERDECK_* variables. The statuses and their
+ * reason codes are GUARD_REFUSALS of src/domain/git-rules.ts.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { guardStatusOf, type GuardReason } from '../domain/git-rules';
+import { FREE_STATES } from '../domain/states';
+import { PROVISIONAL_CONFLICT_STATES } from '../git/projection-format';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface Owner {
+  any: boolean;
+  owner: string;
+  runtime: string;
+  ownership: string;
+  epoch: string;
+  state: string;
+  worker: string;
+  conversation: string;
+  tenure: string;
+}
+
+const KEYS: Readonly<Record<string, keyof Owner>> = {
+  'execution-session-id': 'owner',
+  runtime: 'runtime',
+  'ownership-id': 'ownership',
+  epoch: 'epoch',
+  state: 'state',
+  'worker-id': 'worker',
+  'conversation-id': 'conversation',
+  'tenure-hash': 'tenure',
+};
+
+const empty = (): Owner => ({ any: false, owner: '', runtime: '', ownership: '', epoch: '', state: '', worker: '', conversation: '', tenure: '' });
+
+function setKey(o: Owner, key: string, value: string): void {
+  const field = KEYS[key];
+  if (field !== undefined && field !== 'any') o[field] = value;
+  o.any = true;
+}
+
+/**
+ * The projection of the worktree whose private git dir is GD, read as the shell guard reads it:
+ * the exact form od-worktree writes; anything else (escapes, hand edits) is asked of git, whose
+ * answer is authoritative (worktree scope only: a global overdeck.owner.* must not count).
+ */
+export function readOwner(gd: string, realGit: string, env: Env): Owner {
+  const file = path.join(gd, 'overdeck.config');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return empty();
+  }
+  const o = empty();
+  let section = '';
+  for (const l of text.split('\n')) {
+    if (l === '' || l.startsWith('#')) continue;
+    if (l.includes('\\')) return readOwnerGit(gd, realGit, env);
+    if (l === '[overdeck "owner"]') {
+      section = 'owner';
+      continue;
+    }
+    if (l.startsWith('[')) {
+      section = 'other';
+      continue;
+    }
+    if (section !== 'owner') continue;
+    const m = /^\t([a-z][^]*?) = "([^]*)"$/.exec(l);
+    if (m === null) return readOwnerGit(gd, realGit, env);
+    setKey(o, m[1]!, m[2]!);
+  }
+  return o;
+}
+
+function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
+  const o = empty();
+  const r = spawnSync(realGit, [`--git-dir=${gd}`, 'config', '--worktree', '--includes', '--get-regexp', '^overdeck\\.owner\\.'], {
+    env: env as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  if (r.status !== 0 || typeof r.stdout !== 'string') return o;
+  for (const line of r.stdout.split('\n')) {
+    if (line === '') continue;
+    const sp = line.search(/[ \t]/);
+    const k = sp < 0 ? line : line.slice(0, sp);
+    const v = sp < 0 ? '' : line.slice(sp + 1).trim();
+    setKey(o, k.replace(/^overdeck\.owner\./, ''), v);
+  }
+  return o;
+}
+
+export interface Verdict {
+  /** 0: allowed; else the status of GUARD_REFUSALS. */
+  status: number;
+  reason?: GuardReason;
+  message?: string;
+  owner: Owner;
+}
+
+const or = (v: string, d = 'unknown'): string => (v === '' ? d : v);
+
+/** The one refusal message: who holds the worktree, who asked, and what to do next. */
+function refusal(o: Owner, reason: GuardReason, who: string): Verdict {
+  const conv = o.conversation === '' ? '' : `, conversation ${o.conversation}`;
+  const message = `od-worktree: refused: this worktree is owned by session ${or(o.owner)} (worker ${or(o.worker)}${conv}, runtime ${or(o.runtime)}, ownership ${or(o.ownership)}, epoch ${or(o.epoch)}); you are ${who}. Next: ask worker ${or(o.worker)} to hand the worktree off (od-worktree who shows the owner), or, as a person, step in with od-worktree override --reason '...'`;
+  return { status: guardStatusOf(reason), reason, message, owner: o };
+}
+
+/** The SHA-256 the projection holds for a secret: of the secret and a newline, as the shell's here-document hashes it. */
+export function secretHash(secret: string): string {
+  return createHash('sha256').update(`${secret}\n`).digest('hex');
+}
+
+/**
+ * May the caller (its OVERDECK_* variables in ENV) mutate the worktree whose private git dir is
+ * GD? In the order that names the most precise reason: a lost provisional claim, another session,
+ * an older epoch, then the tenure proof.
+ */
+export function guardAt(gd: string, env: Env, realGit: string): Verdict {
+  const session = env.OVERDECK_EXECUTION_SESSION_ID ?? '';
+  const o = readOwner(gd, realGit, env);
+  if (!o.any) return { status: 0, owner: o };
+  if (o.state !== '' && FREE_STATES.includes(o.state as (typeof FREE_STATES)[number])) return { status: 0, owner: o };
+  if (o.state !== '' && PROVISIONAL_CONFLICT_STATES.includes(o.state)) {
+    return {
+      status: guardStatusOf('provisional_conflict'),
+      reason: 'provisional_conflict',
+      message: `od-worktree: refused: the provisional claim of session ${or(o.owner)} (runtime ${or(o.runtime)}, ownership ${or(o.ownership)}) conflicts with the durable record of this worktree; run od-worktree reconcile --repair; you are ${or(session, 'unidentified')}`,
+      owner: o,
+    };
+  }
+  if (session !== '' && session !== o.owner) return refusal(o, 'not_owner', `session ${session}`);
+  const epoch = env.OVERDECK_EPOCH ?? '';
+  if (epoch !== '' && epoch !== o.epoch) return refusal(o, 'stale_epoch', `session ${or(session, 'unidentified')} with stale epoch ${epoch}`);
+  if (o.tenure === '') {
+    // A projection with no tenure hash: the session id is the only proof there is, and an empty one proves nothing.
+    if (session !== '') return { status: 0, owner: o };
+    return refusal(o, 'unidentified', 'unidentified (OVERDECK_EXECUTION_SESSION_ID is not set)');
+  }
+  const secret = env.OVERDECK_TENURE_SECRET ?? '';
+  if (secret === '') {
+    if (session === '') return refusal(o, 'unidentified', 'unidentified (neither OVERDECK_EXECUTION_SESSION_ID nor OVERDECK_TENURE_SECRET is set)');
+    return refusal(o, 'tenure_unproven', `session ${session} without this tenure's secret (OVERDECK_TENURE_SECRET is not set)`);
+  }
+  if (o.tenure.split(' ').includes(secretHash(secret))) return { status: 0, owner: o };
+  return refusal(
+    o,
+    'tenure_unproven',
+    `${session === '' ? '' : `session ${session} `}holding a tenure secret that is not this tenure's (OVERDECK_TENURE_SECRET)`,
+  );
+}
+
+/** A journal value: identifier characters only, else `!invalid` (never a TAB or a newline). */
+export function jv(v: string): string {
+  return /^[A-Za-z0-9._:@/+-]*$/.test(v) ? v : '!invalid';
+}
+
+/** The repository's common git dir for a private git dir (its commondir file), spelled one way. */
+export function commonOf(gd: string): string {
+  let line: string;
+  try {
+    line = readFileSync(path.join(gd, 'commondir'), 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return gd;
+  }
+  if (line.startsWith('/')) return line;
+  if (line === '../..') return path.dirname(path.dirname(gd));
+  return line === '' ? gd : `${gd}/${line}`;
+}
+
+function firstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * A refusal by the gate, journalled in the judged worktree's journal: one line, one append
+ * (concurrent appends do not interleave). Only the subcommand, never its arguments.
+ */
+export function journalRefusal(gd: string, v: Verdict, command: string, env: Env): void {
+  const o = v.owner;
+  const head = firstLine(path.join(gd, 'HEAD'));
+  let old = head;
+  if (head.startsWith('ref: ')) {
+    const ref = head.slice(5);
+    const common = commonOf(gd);
+    old = '';
+    if (existsSync(path.join(common, ref))) old = firstLine(path.join(common, ref));
+    else {
+      try {
+        for (const l of readFileSync(path.join(common, 'packed-refs'), 'utf8').split('\n')) {
+          const [sha, name] = l.split(' ');
+          if (name === ref) {
+            old = sha ?? '';
+            break;
+          }
+        }
+      } catch {
+        // no packed refs
+      }
+    }
+  }
+  const fields = [
+    ['kind', 'wrapper_refused'],
+    ['session', jv(env.OVERDECK_EXECUTION_SESSION_ID ?? '')],
+    ['env_epoch', jv(env.OVERDECK_EPOCH ?? '')],
+    ['ownership', jv(o.ownership)],
+    ['epoch', jv(o.epoch)],
+    ['owner', jv(o.owner)],
+    ['state', jv(o.state)],
+    ['code', v.reason ?? 'refused'],
+    ['command', jv(command)],
+    ['ref', jv(head.replace(/^ref: /, ''))],
+    ['old', jv(old)],
+  ];
+  try {
+    appendFileSync(path.join(gd, 'overdeck.journal'), `od1\t${fields.map(([k, val]) => `${k}=${val}`).join('\t')}\n`);
+  } catch {
+    // a journal that cannot be written does not change the answer
+  }
+}
