@@ -9,8 +9,11 @@ import {
   CancelHandoffInputSchema,
   ClaimInputSchema,
   ConversationBoundInputSchema,
+  EndHoldInputSchema,
+  GrantHoldInputSchema,
   HandoffInputSchema,
   HeartbeatInputSchema,
+  HoldHeartbeatInputSchema,
   LandedInputSchema,
   ReclaimInputSchema,
   ReleaseInputSchema,
@@ -20,8 +23,11 @@ import {
   type AcceptHandoffInput,
   type BindPlanInput,
   type CancelHandoffInput,
+  type EndHoldInput,
+  type GrantHoldInput,
   type HandoffInput,
   type HeartbeatInput,
+  type HoldHeartbeatInput,
   type LandedInput,
   type ReclaimInput,
   type ReleaseInput,
@@ -42,9 +48,12 @@ import {
   cancelHandoffUpdate,
   claimUpdate,
   conversationBoundSignal,
+  endHoldUpdate,
   eventsQuery,
+  grantHoldUpdate,
   handoffUpdate,
   heartbeatSignal,
+  holdHeartbeatSignal,
   landedSignal,
   projectionQuery,
   reclaimUpdate,
@@ -512,6 +521,21 @@ export class OwnershipClient {
   }
   renameBranch(ref: OwnershipRef, input: RenameBranchInput, opts: MessageOptions = {}) {
     return this.update(ref, renameBranchUpdate, RenameBranchInputSchema, input, opts);
+  }
+  /**
+   * Child holds (docs/ownership-record.md#child-holds). A grant and an end change who the
+   * worktree's projection admits (the child's tenure), so each answers once it is enforced, like
+   * an owner change.
+   */
+  grantHold(ref: OwnershipRef, input: GrantHoldInput, opts: MessageOptions = {}) {
+    return this.ownerChange(ref, grantHoldUpdate, GrantHoldInputSchema, input, opts);
+  }
+  endHold(ref: OwnershipRef, input: EndHoldInput, opts: MessageOptions = {}) {
+    return this.ownerChange(ref, endHoldUpdate, EndHoldInputSchema, input, opts);
+  }
+  /** A child's heartbeat: renews its hold's lease in the workflow, never the parent's. */
+  holdHeartbeat(ref: OwnershipRef, input: HoldHeartbeatInput, opts: MessageOptions = {}) {
+    return this.signal(ref, holdHeartbeatSignal, HoldHeartbeatInputSchema, input, opts.messageId);
   }
 
   /**

@@ -126,6 +126,13 @@ export const EndHoldInputSchema = z.strictObject({
 });
 export type EndHoldInput = z.infer<typeof EndHoldInputSchema>;
 
+/**
+ * A child's heartbeat: it renews its hold's own lease (in the workflow's memory, never the log);
+ * the parent's liveness is not touched. `epoch` is the parent tenure the hold lives under.
+ */
+export const HoldHeartbeatInputSchema = z.strictObject({ ...Addressed, holdId: IdString, executionSessionId: IdString, epoch: Epoch });
+export type HoldHeartbeatInput = z.infer<typeof HoldHeartbeatInputSchema>;
+
 export const SubmitInputSchema = z.strictObject({ ...OwnerOnly, head: FullSha.nullable().optional() });
 export type SubmitInput = z.infer<typeof SubmitInputSchema>;
 
@@ -187,6 +194,9 @@ export const Checks = {
   submit: compileCheck(SubmitInputSchema),
   bindPlan: compileCheck(BindPlanInputSchema),
   renameBranch: compileCheck(RenameBranchInputSchema),
+  grantHold: compileCheck(GrantHoldInputSchema),
+  endHold: compileCheck(EndHoldInputSchema),
+  holdHeartbeat: compileCheck(HoldHeartbeatInputSchema),
   heartbeat: compileCheck(HeartbeatInputSchema),
   landed: compileCheck(LandedInputSchema),
   worktreeRemoved: compileCheck(WorktreeRemovedInputSchema),

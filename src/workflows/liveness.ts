@@ -1,6 +1,7 @@
 import { isCancellation } from '@temporalio/workflow';
-import type { HeartbeatInput } from '../domain/commands';
-import type { EventDraft } from '../domain/events';
+import type { HeartbeatInput, HoldHeartbeatInput } from '../domain/commands';
+import type { EventDraft, Hold } from '../domain/events';
+import { decideHoldExpired, holdsOf } from '../domain/hold';
 import { decideHeartbeat, decideStale, sameTenure, type Verdict } from '../domain/liveness';
 import type { HostQueue } from './activities';
 import { store } from './activities';
@@ -116,4 +117,44 @@ async function checkLiveness(s: RunState, hostOnce: HostQueue): Promise<void> {
   }
   const stale = decideStale(s.record, asked, verdict, detail);
   if (stale.length > 0) emit(s, stale);
+}
+
+/**
+ * Child holds (docs/ownership-record.md#child-holds) have leases of their own: a child's heartbeat
+ * renews its hold in memory only (no event, no activity); a hold silent past its leaseTtlMs ends
+ * (`hold_ended expired`, decideHoldExpired). The parent's liveness is never touched by either.
+ */
+
+/** The holdHeartbeat signal, already checked: the hold named, by its own child, under its epoch. */
+export function holdHeartbeat(s: RunState, hb: HoldHeartbeatInput): void {
+  const r = s.record;
+  if (hb.ownershipId !== undefined && r?.ownershipId !== hb.ownershipId) return;
+  const hold = holdsOf(r).find((h) => h.holdId === hb.holdId);
+  if (!hold || hold.executionSessionId !== hb.executionSessionId || hold.epoch !== hb.epoch) return;
+  s.holdHeard.set(hold.holdId, Date.now());
+}
+
+/** When this hold's lease runs out: a lease after its grant or its child's last heartbeat. */
+function holdDue(s: RunState, hold: Hold): number {
+  return (s.holdHeard.get(hold.holdId) ?? Date.parse(hold.grantedAt)) + hold.leaseTtlMs;
+}
+
+/** The soonest lease of a live hold, or null when none lives. */
+export function holdDeadline(s: RunState): number | null {
+  const holds = holdsOf(s.record);
+  return holds.length === 0 ? null : Math.min(...holds.map((h) => holdDue(s, h)));
+}
+
+/** The hold whose lease runs out first (for the timer's summary), or null. */
+export function soonestHold(s: RunState): Hold | null {
+  const holds = holdsOf(s.record);
+  return holds.reduce<Hold | null>((a, h) => (a === null || holdDue(s, h) < holdDue(s, a) ? h : a), null);
+}
+
+/** At a deadline: every hold silent past its lease ends; what is remembered of ended holds goes. */
+export function checkHoldLeases(s: RunState): void {
+  const nowMs = Date.now();
+  for (const hold of holdsOf(s.record)) if (nowMs >= holdDue(s, hold)) emit(s, decideHoldExpired(s.record, hold.holdId));
+  const live = new Set(holdsOf(s.record).map((h) => h.holdId));
+  for (const id of [...s.holdHeard.keys()]) if (!live.has(id)) s.holdHeard.delete(id);
 }

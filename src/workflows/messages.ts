@@ -5,8 +5,11 @@ import type {
   CancelHandoffInput,
   ClaimInput,
   ConversationBoundInput,
+  EndHoldInput,
+  GrantHoldInput,
   HandoffInput,
   HeartbeatInput,
+  HoldHeartbeatInput,
   LandedInput,
   ReclaimInput,
   ReleaseInput,
@@ -77,8 +80,13 @@ export const reclaimUpdate = defineUpdate<OwnershipView, [ReclaimInput]>('reclai
 export const submitUpdate = defineUpdate<OwnershipView, [SubmitInput]>('submit');
 export const bindPlanUpdate = defineUpdate<OwnershipView, [BindPlanInput]>('bindPlan');
 export const renameBranchUpdate = defineUpdate<OwnershipView, [RenameBranchInput]>('renameBranch');
+/** The owner gives a child session a hold under its tenure; the child, the parent or an admin ends it (docs/ownership-record.md#child-holds). */
+export const grantHoldUpdate = defineUpdate<OwnershipView, [GrantHoldInput]>('grantHold');
+export const endHoldUpdate = defineUpdate<OwnershipView, [EndHoldInput]>('endHold');
 
 export const heartbeatSignal = defineSignal<[HeartbeatInput]>('heartbeat');
+/** A child's heartbeat: renews its hold's own lease (RunState.holdHeard), never the parent's. */
+export const holdHeartbeatSignal = defineSignal<[HoldHeartbeatInput]>('holdHeartbeat');
 export const landedSignal = defineSignal<[LandedInput]>('landed');
 export const worktreeRemovedSignal = defineSignal<[WorktreeRemovedInput]>('worktreeRemoved');
 export const conversationBoundSignal = defineSignal<[ConversationBoundInput]>('conversationBound');

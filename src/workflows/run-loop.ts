@@ -3,7 +3,7 @@ import type { HostQueue } from './activities';
 import { decideHandoffTimeout } from '../domain/decide';
 import { orFail } from './act';
 import { emit } from './durable-log';
-import { checkLease, leaseDeadline } from './liveness';
+import { checkHoldLeases, checkLease, holdDeadline, leaseDeadline, soonestHold } from './liveness';
 import { drainedToLog, now, type RunState } from './run-state';
 import { deadlineSummary } from './summaries';
 
@@ -29,6 +29,8 @@ function nextDeadline(s: RunState): number | undefined {
   const deadlines: number[] = [];
   const lease = leaseDeadline(s);
   if (lease !== null) deadlines.push(lease);
+  const hold = holdDeadline(s);
+  if (hold !== null) deadlines.push(hold);
   if (r?.state === 'handoff_pending' && r.handoff) deadlines.push(Date.parse(r.handoff.expiresAt));
   if (r === null) deadlines.push(s.startedMs + ABANDON_MS);
   return deadlines.length ? Math.min(...deadlines) : undefined;
@@ -51,7 +53,7 @@ export async function runUntilDone(s: RunState, hostOnce: HostQueue): Promise<vo
       const t = { at: due, fired: false };
       deadline = t;
       // Not awaited: a timer still pending when the run ends is cancelled, which is fine.
-      sleep(timeout!, { summary: deadlineSummary(s.record) }).then(
+      sleep(timeout!, { summary: deadlineSummary(s.record, holdDeadline(s) === due ? soonestHold(s) : null) }).then(
         () => void (t.fired = true),
         () => undefined,
       );
@@ -66,6 +68,7 @@ export async function runUntilDone(s: RunState, hostOnce: HostQueue): Promise<vo
     if (stop()) return;
     if (!woke && s.record) {
       emit(s, orFail(decideHandoffTimeout(s.record, now())));
+      checkHoldLeases(s);
       await checkLease(s, hostOnce);
     }
   }

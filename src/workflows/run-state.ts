@@ -27,6 +27,8 @@ export interface CarriedState {
   refusals: Array<[string, string]>;
   /** the signal ids the previous run remembered, with their seals' expiry, and its floor (seal.ts): a copied signal acts once across runs too */
   signals: { ids: Array<[string, number]>; floorExp: number | null };
+  /** when each live child hold was last heard from (absent: runs from before holds, or none) */
+  holdHeard?: Array<[string, number]>;
 }
 
 export interface OwnershipWorkflowInput {
@@ -75,6 +77,11 @@ export interface RunState {
   signalFloorExp: number | null;
   /** the tenure hash the log write computed for the record it made durable, carried to the host agent (which needs no key) */
   tenure: Persisted['tenure'] | null;
+  /**
+   * When each live child hold was last heard from (its grant, or its child's last heartbeat), by
+   * holdId: a hold's own lease runs from it (liveness.ts holdDeadline). Memory only, carried.
+   */
+  readonly holdHeard: Map<string, number>;
 }
 
 export function startRun(input: OwnershipWorkflowInput): RunState {
@@ -112,6 +119,7 @@ export function startRun(input: OwnershipWorkflowInput): RunState {
     signalIds: new Map(carried?.signals.ids ?? []),
     signalFloorExp: carried?.signals.floorExp ?? null,
     tenure: null,
+    holdHeard: new Map(carried?.holdHeard ?? []),
   };
 }
 
@@ -126,6 +134,8 @@ export function carry(s: RunState, record: OwnershipRecord): CarriedState {
     lastHeartbeatLoggedMs: s.lastHeartbeatLoggedMs,
     refusals: [...s.refusals],
     signals: { ids: [...s.signalIds].filter(([, e]) => e >= Date.now()), floorExp: s.signalFloorExp },
+    // Only when a hold lives: a run without holds carries what it always carried.
+    ...(s.holdHeard.size > 0 ? { holdHeard: [...s.holdHeard].filter(([id]) => record.holds?.some((h) => h.holdId === id)) } : {}),
   };
 }
 

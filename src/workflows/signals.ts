@@ -3,8 +3,17 @@ import { Checks } from '../domain/commands';
 import { decideConversationBound, decideLanded, decideWorktreeRemoved, refreshesTitle, type Decision } from '../domain/decide';
 import { store } from './activities';
 import { emit } from './durable-log';
-import { heartbeat } from './liveness';
-import { conversationBoundSignal, eventsQuery, heartbeatSignal, landedSignal, projectionQuery, QUERY_DESCRIPTIONS, worktreeRemovedSignal } from './messages';
+import { heartbeat, holdHeartbeat } from './liveness';
+import {
+  conversationBoundSignal,
+  eventsQuery,
+  heartbeatSignal,
+  holdHeartbeatSignal,
+  landedSignal,
+  projectionQuery,
+  QUERY_DESCRIPTIONS,
+  worktreeRemovedSignal,
+} from './messages';
 import { view, type RunState } from './run-state';
 import { recordRefusedSignal, sealedSignal } from './seal';
 import { conversationSummary } from './summaries';
@@ -13,6 +22,9 @@ import { conversationSummary } from './summaries';
 export function installSignals(s: RunState): void {
   setHandler(heartbeatSignal, (raw) => {
     if (Checks.heartbeat(raw) && sealedSignal(s, 'heartbeat', raw)) heartbeat(s, raw);
+  });
+  setHandler(holdHeartbeatSignal, (raw) => {
+    if (Checks.holdHeartbeat(raw) && sealedSignal(s, 'holdHeartbeat', raw)) holdHeartbeat(s, raw);
   });
   setHandler(landedSignal, (raw) => {
     if (!Checks.landed(raw)) return log.warn('landed signal dropped: invalid input');

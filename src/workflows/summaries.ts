@@ -1,4 +1,4 @@
-import type { OwnershipEvent } from '../domain/events';
+import type { Hold, OwnershipEvent } from '../domain/events';
 import type { OwnershipRecord } from '../domain/projection';
 
 /**
@@ -28,8 +28,10 @@ export const heartbeatSummary = (session: string, epoch: number): string => `hea
 
 export const inspectSummary = (hostId: string): string => `inspect the worktree on host ${hostId}`;
 
-export function deadlineSummary(r: OwnershipRecord | null): string {
+/** The timer's line: a child hold's lease when that is what falls due first (`hold`), else the record's deadline. */
+export function deadlineSummary(r: OwnershipRecord | null, hold: Hold | null = null): string {
   if (r === null) return 'first claim due';
+  if (hold !== null) return `lease of hold ${hold.holdId} (child ${hold.executionSessionId}) under ${owner(r)}`;
   if (r.state === 'handoff_pending' && r.handoff) return `handoff to ${r.handoff.toExecutionSessionId} expires`;
   return `lease of ${owner(r)}`;
 }

@@ -1,6 +1,6 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { setHandler, uuid4 } from '@temporalio/workflow';
-import { Checks, type AcceptHandoffInput, type ClaimInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
+import { Checks, type AcceptHandoffInput, type ClaimInput, type GrantHoldInput, type HandoffInput, type ReclaimInput } from '../domain/commands';
 import type { Conversation } from '../domain/identity';
 import {
   checkForce,
@@ -10,6 +10,8 @@ import {
   decideBindPlan,
   decideCancelHandoff,
   decideClaim,
+  decideEndHold,
+  decideGrantHold,
   decideHandoff,
   decideReclaim,
   decideRelease,
@@ -27,6 +29,8 @@ import {
   bindPlanUpdate,
   cancelHandoffUpdate,
   claimUpdate,
+  endHoldUpdate,
+  grantHoldUpdate,
   handoffUpdate,
   reclaimUpdate,
   releaseUpdate,
@@ -34,7 +38,7 @@ import {
   submitUpdate,
   type OwnershipView,
 } from './messages';
-import { livenessView, type RunState } from './run-state';
+import { livenessView, now, type RunState } from './run-state';
 import { refuseUnsealedUpdate } from './seal';
 import { conversationSummary } from './summaries';
 
@@ -149,6 +153,20 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
   ownerOnly(submitUpdate, Checks.submit, decideSubmit);
   ownerOnly(bindPlanUpdate, Checks.bindPlan, decideBindPlan);
   ownerOnly(renameBranchUpdate, Checks.renameBranch, decideRenameBranch);
+  // Child holds: granted by the owner (its lease starts at the grant), ended by the child, the parent or an admin.
+  setHandler(
+    grantHoldUpdate,
+    counted(s, async (raw) => {
+      const input = raw as GrantHoldInput;
+      return await act(
+        s,
+        () => decideGrantHold(s.record, input, now(), s.settings.leaseTtlMs),
+        () => void s.holdHeard.set(input.holdId, Date.now()),
+      );
+    }),
+    { validator: open((raw) => void orFail(decideGrantHold(s.record, validated(Checks.grantHold, raw), now(), s.settings.leaseTtlMs))) },
+  );
+  ownerOnly(endHoldUpdate, Checks.endHold, decideEndHold);
 
   setHandler(
     reclaimUpdate,
