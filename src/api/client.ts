@@ -13,6 +13,10 @@ import type {
   CancelHandoffBody,
   ClaimResponse,
   ConversationReportResponse,
+  EndHoldBody,
+  GrantHoldBody,
+  GrantHoldResponse,
+  HoldHeartbeatBody,
   GetQuery,
   HandoffBody,
   HeartbeatBody,
@@ -182,6 +186,16 @@ export class ApiClient {
   }
   renameBranch(id: string, body: RenameBranchBody) {
     return this.call<OwnershipViewOut>('POST', this.own(id, 'rename-branch'), { body });
+  }
+  /** Child holds (docs/ownership-record.md#child-holds): the owner grants; the answer carries the hold id and the child's tenure proof. */
+  grantHold(id: string, body: GrantHoldBody) {
+    return this.call<GrantHoldResponse>('POST', this.own(id, 'holds'), { body });
+  }
+  holdHeartbeat(id: string, holdId: string, body: HoldHeartbeatBody) {
+    return this.call<{ accepted: true }>('POST', this.own(id, `holds/${encodeURIComponent(holdId)}/heartbeat`), { body });
+  }
+  endHold(id: string, holdId: string, body: EndHoldBody) {
+    return this.call<OwnershipViewOut>('POST', this.own(id, `holds/${encodeURIComponent(holdId)}/end`), { body });
   }
   landed(id: string, body: LandedBody) {
     return this.call<LandingResponse>('POST', this.own(id, 'landed'), { body });

@@ -20,6 +20,9 @@ export const OPERATIONS = [
   'submit',
   'bindPlan',
   'renameBranch',
+  'grantHold',
+  'holdHeartbeat',
+  'endHold',
   'tenure',
   'override',
   'landed',
@@ -59,6 +62,10 @@ export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
   submit: EXECUTOR_WRITE,
   bindPlan: EXECUTOR_WRITE,
   renameBranch: EXECUTOR_WRITE,
+  // Child holds: the owner's executor grants; the child (under the same worker) heartbeats and ends; an admin forces an end.
+  grantHold: EXECUTOR_WRITE,
+  holdHeartbeat: EXECUTOR_WRITE,
+  endHold: EXECUTOR_WRITE,
   // The owner's tenure secret again: its executor (authorizeForWorker) or an admin, as heartbeat.
   tenure: EXECUTOR_WRITE,
   // A person stepping into an owned worktree with the owner's tenure: admins only, recorded.

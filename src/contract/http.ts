@@ -118,6 +118,25 @@ export type PlanBody = z.infer<typeof PlanBodySchema>;
 export const RenameBranchBodySchema = z.strictObject({ ...OwnerOnly, from: Branch, to: Branch });
 export type RenameBranchBody = z.infer<typeof RenameBranchBodySchema>;
 
+/** POST /v1/ownerships/{id}/holds: the owner gives a child session a hold under its tenure (docs/ownership-record.md#child-holds). */
+export const GrantHoldBodySchema = z.strictObject({
+  ...OwnerOnly,
+  childExecutionSessionId: IdString.describe('the child session the hold is for: one hold per child, at most 8 per ownership (holds_exhausted)'),
+  runtime: IdString.nullable().optional().describe('the child’s agent runtime, for people (who, history)'),
+  leaseTtlMs: LeaseTtlMs.optional().describe('the child’s own lease: silent this long, its hold ends; default: the server’s OD_LEASE_TTL_MS'),
+});
+export type GrantHoldBody = z.infer<typeof GrantHoldBodySchema>;
+/** A child's heartbeat (its own session, the parent epoch the hold lives under): renews the hold's lease only. */
+export const HoldHeartbeatBodySchema = z.strictObject({ ...OwnerOnly });
+export type HoldHeartbeatBody = z.infer<typeof HoldHeartbeatBodySchema>;
+/** A hold ends: the child or the parent naming its own session and the hold's epoch, or an admin with force and a reason. */
+export const EndHoldBodySchema = z.strictObject({
+  ...OwnerOnly,
+  force: z.boolean().optional().describe('admin only, with a reason: end the hold whoever holds'),
+  reason: FreeText.nullable().optional(),
+});
+export type EndHoldBody = z.infer<typeof EndHoldBodySchema>;
+
 const LandingFields = { sourceHead: Sha, landedBranch: Branch, landedHead: Sha, landedAt: IsoTimeInput };
 export const LandedBodySchema = z.strictObject({ ...LandingFields });
 export type LandedBody = z.infer<typeof LandedBodySchema>;
@@ -160,6 +179,7 @@ export const OverrideBodySchema = z.strictObject({
 export type OverrideBody = z.infer<typeof OverrideBodySchema>;
 
 export const OwnershipParamsSchema = z.strictObject({ id: OwnershipIdSchema });
+export const HoldParamsSchema = z.strictObject({ id: OwnershipIdSchema, holdId: IdString });
 
 /**
  * Exactly one selector among `keys` (`repoRoot` may narrow a branch). The refusal's fields are
@@ -332,6 +352,13 @@ export const ClaimResponseSchema = OwnershipViewSchema.extend({
   tenure: TenureSchema.nullable().describe('the proof for the session the call was for, when it holds the ownership after the call; null otherwise'),
 });
 export type ClaimResponse = z.infer<typeof ClaimResponseSchema>;
+
+/** POST /v1/ownerships/{id}/holds: the live view, the hold's id, and the child's tenure proof (null when the answer holds no such hold). */
+export const GrantHoldResponseSchema = OwnershipViewSchema.extend({
+  holdId: z.string().describe('the hold: the message’s (a retry with the same Idempotency-Key names the same hold)'),
+  tenure: TenureSchema.nullable().describe('the child’s proof, scoped to the ownership, the parent’s epoch and this hold; never stored'),
+});
+export type GrantHoldResponse = z.infer<typeof GrantHoldResponseSchema>;
 
 /** POST /v1/ownerships/{id}/override: recorded first (overrideId), then the current owner's tenure handed to the person. */
 export const OverrideResponseSchema = z.strictObject({

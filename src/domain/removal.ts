@@ -40,6 +40,8 @@ export const OwnershipFactSchema = z.strictObject({
   executionSessionId: z.string().nullable(),
   /** where the state was read: the worktree's local projection, the service, or both (held wins) */
   source: z.enum(['projection', 'service', 'both']),
+  /** the child holds under the owner's tenure (docs/ownership-record.md#child-holds): while any lives, the worktree stays */
+  holds: z.array(z.strictObject({ holdId: z.string(), executionSessionId: z.string(), runtime: z.string().nullable() })).optional(),
 });
 export type OwnershipFact = z.infer<typeof OwnershipFactSchema>;
 
@@ -132,6 +134,11 @@ export function decideRemoval(input: RemovalFacts): RemovalDecision {
   const f = RemovalFactsSchema.parse(input);
   const out: Refusal[] = [];
   const o = f.ownership;
+
+  // Children write in the worktree under the owner's tenure: not even the owner removes it from under them.
+  if (o !== null && o.holds !== undefined && o.holds.length > 0) {
+    out.push(refusal('holds_live', { children: o.holds }, 'child sessions hold this worktree: end their holds first'));
+  }
 
   if (o !== null && holdsWorktree(o) && !f.callerIsOwner) {
     const owner = { ownershipId: o.ownershipId, executionSessionId: o.executionSessionId, state: o.state, liveness: f.liveness, source: o.source };

@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { TENURE_SECRET_PREFIX, type Tenure } from '../domain/tenure';
+import { TENURE_SECRET_PREFIX, type HoldTenure, type Tenure } from '../domain/tenure';
 
 /**
  * The tenure secret, derived from the service key and the tenure, never stored: whoever holds the
@@ -12,6 +12,24 @@ const DOMAIN = 'overdeck-tenure-v1';
 export function tenureSecret(key: Uint8Array, t: Tenure): string {
   const mac = createHmac('sha256', key).update(`${DOMAIN}\n${t.ownershipId}\n${t.epoch}\n${t.executionSessionId}`).digest('base64url');
   return `${TENURE_SECRET_PREFIX}${mac}`;
+}
+
+/**
+ * A child hold's secret (docs/ownership-record.md#child-holds): derived like the owner's, scoped
+ * to the ownership, the parent's epoch, the hold and the child session, under a domain of its own,
+ * so no owner's secret is ever a child's or the other way round. Never stored or logged.
+ */
+const HOLD_DOMAIN = 'overdeck-hold-tenure-v1';
+
+export function holdTenureSecret(key: Uint8Array, t: HoldTenure): string {
+  const mac = createHmac('sha256', key).update(`${HOLD_DOMAIN}\n${t.ownershipId}\n${t.epoch}\n${t.holdId}\n${t.executionSessionId}`).digest('base64url');
+  return `${TENURE_SECRET_PREFIX}${mac}`;
+}
+
+/** The hash words of a child's secret under each key, the sealing key first (as tenureHashWords). */
+export function holdTenureHashWords(keys: readonly Uint8Array[], t: HoldTenure): string {
+  if (keys.length === 0) throw new Error('holdTenureHashWords: no key');
+  return keys.map((k) => tenureSecretHash(holdTenureSecret(k, t))).join(' ');
 }
 
 /**

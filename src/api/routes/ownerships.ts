@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import type { Operation } from '../../auth/policy';
 import { OwnershipError } from '../../client/errors';
@@ -8,6 +8,11 @@ import type { MessageContext } from '../service/messages';
 import {
   AcceptedSchema,
   ClaimResponseSchema,
+  EndHoldBodySchema,
+  GrantHoldBodySchema,
+  GrantHoldResponseSchema,
+  HoldHeartbeatBodySchema,
+  HoldParamsSchema,
   OverrideBodySchema,
   OverrideResponseSchema,
   TenureBodySchema,
@@ -70,6 +75,39 @@ function write<B extends z.ZodType, R extends z.ZodType>(app: App, r: WriteRoute
       const principal = principalOf(req);
       const out = await r.run(principal, params.id, req.body as z.output<B>, messageOf(req, reply, principal));
       return reply.code(r.accepted?.(out) ? 202 : r.status).send(out);
+    },
+  });
+}
+
+/** A message about one hold of an ownership: POST /v1/ownerships/{id}/holds/{holdId}/{path}. */
+function holdRoute<B extends z.ZodType, R extends z.ZodType>(
+  app: App,
+  path: string,
+  op: Operation,
+  summary: string,
+  body: B,
+  response: R,
+  status: 200 | 202,
+  run: (p: Principal, id: string, holdId: string, body: z.output<B>, ctx: MessageContext) => Promise<z.output<R>>,
+): void {
+  (app as unknown as FastifyInstance).route({
+    method: 'POST',
+    url: `/v1/ownerships/:id/holds/:holdId/${path}`,
+    config: { operation: op },
+    schema: {
+      summary,
+      tags: ['ownerships'],
+      security: SECURITY,
+      params: HoldParamsSchema,
+      headers: MessageHeadersSchema,
+      body,
+      response: { [status]: response, ...ERROR_RESPONSES },
+    },
+    handler: async (req, reply) => {
+      const params = req.params as z.output<typeof HoldParamsSchema>;
+      const principal = principalOf(req);
+      const out = await run(principal, params.id, params.holdId, req.body as z.output<B>, messageOf(req, reply, principal));
+      return (reply as unknown as FastifyReply).code(status).send(out);
     },
   });
 }
@@ -156,6 +194,37 @@ export function registerOwnershipRoutes(app: App, svc: OwnershipService): void {
     status: 202,
     run: svc.worktreeRemoved,
   });
+
+  // Child holds (docs/ownership-record.md#child-holds).
+  write(app, {
+    path: 'holds',
+    op: 'grantHold',
+    summary: 'Grant a child session a hold under the owner’s tenure (answers the hold id and the child’s tenure proof)',
+    body: GrantHoldBodySchema,
+    response: GrantHoldResponseSchema,
+    status: 200,
+    run: svc.grantHold,
+  });
+  holdRoute(
+    app,
+    'heartbeat',
+    'holdHeartbeat',
+    'Heartbeat of a child session: renews its hold’s own lease (signal)',
+    HoldHeartbeatBodySchema,
+    AcceptedSchema,
+    202,
+    (p, id, holdId, b) => svc.holdHeartbeat(p, id, holdId, b),
+  );
+  holdRoute(
+    app,
+    'end',
+    'endHold',
+    'End a hold: the child, the parent, or an admin with force and a reason',
+    EndHoldBodySchema,
+    view,
+    200,
+    (p, id, holdId, b, c) => svc.endHold(p, id, holdId, b, c),
+  );
 
   // Not messages to the ownership: nothing is sent to its workflow, so no message id either.
   app.post(

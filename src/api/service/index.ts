@@ -11,10 +11,14 @@ import { leaveObserver, observersOf, registerObserver } from './observers';
 import type { LeaveObserveBody, ObserveBody } from '../../contract/observers';
 import type { RemoveWorktreeBody } from '../../contract/removal';
 import { removeWorktree } from './removal';
+import { endHold, grantHold, holdHeartbeat } from './holds';
 import type {
   AcceptHandoffBody,
   BindBody,
   CancelHandoffBody,
+  EndHoldBody,
+  GrantHoldBody,
+  HoldHeartbeatBody,
   GetQuery,
   HandoffBody,
   HeartbeatBody,
@@ -51,6 +55,9 @@ export function createService(deps: ServiceDeps) {
     submit: (p: Principal, id: string, b: SubmitBody, c?: MessageContext) => own.submit(deps, p, id, b, c),
     bindPlan: (p: Principal, id: string, b: PlanBody, c?: MessageContext) => own.bindPlan(deps, p, id, b, c),
     renameBranch: (p: Principal, id: string, b: RenameBranchBody, c?: MessageContext) => own.renameBranch(deps, p, id, b, c),
+    grantHold: (p: Principal, id: string, b: GrantHoldBody, c?: MessageContext) => grantHold(deps, p, id, b, c),
+    holdHeartbeat: (p: Principal, id: string, holdId: string, b: HoldHeartbeatBody) => holdHeartbeat(deps, p, id, holdId, b),
+    endHold: (p: Principal, id: string, holdId: string, b: EndHoldBody, c?: MessageContext) => endHold(deps, p, id, holdId, b, c),
     landed: (p: Principal, id: string, b: LandedBody) => landed(deps, p, id, b),
     worktreeRemoved: (p: Principal, id: string, b: WorktreeRemovedBody) => own.worktreeRemoved(deps, p, id, b),
     tenure: (p: Principal, id: string, b: TenureBody) => tenure(deps, p, id, b),

@@ -35,14 +35,14 @@ import { notHolding, withTenure } from './tenure';
 import { withEnforcement, type HostAgentSeen } from './host-presence';
 
 /** The worktree's host agent as seen now, when the service watches hosts (./host-presence.ts). */
-const seenHost = (deps: ServiceDeps, hostId: string): Promise<HostAgentSeen | null> => deps.hostPresence?.of(hostId) ?? Promise.resolve(null);
+export const seenHost = (deps: ServiceDeps, hostId: string): Promise<HostAgentSeen | null> => deps.hostPresence?.of(hostId) ?? Promise.resolve(null);
 /** An owner change waits for its enforcement only on a host whose agent is there: nothing would write it meanwhile. */
-const waitFor = (seen: HostAgentSeen | null): { enforcementWaitMs?: number } => (seen?.agent === 'away' ? { enforcementWaitMs: 0 } : {});
+export const waitFor = (seen: HostAgentSeen | null): { enforcementWaitMs?: number } => (seen?.agent === 'away' ? { enforcementWaitMs: 0 } : {});
 /** The answer and whether its worktree's host enforces it. */
-const enforced = <T extends OwnershipViewOut>(deps: ServiceDeps, v: T): Promise<T> => withEnforcement(deps.hostPresence, v);
+export const enforced = <T extends OwnershipViewOut>(deps: ServiceDeps, v: T): Promise<T> => withEnforcement(deps.hostPresence, v);
 
 /** A message as the API sends it: its id, and the deployment's deadline when it sets one (else src/domain/deadlines.ts). */
-const sent = (deps: ServiceDeps, ctx: MessageContext): MessageOptions => ({
+export const sent = (deps: ServiceDeps, ctx: MessageContext): MessageOptions => ({
   ...(ctx.messageId !== undefined ? { messageId: ctx.messageId } : {}),
   ...(deps.temporalTimeoutMs !== undefined ? { deadlineMs: deps.temporalTimeoutMs } : {}),
 });
@@ -128,7 +128,7 @@ async function namingTheOwner(deps: ServiceDeps, err: unknown, where: { hostId: 
  * The workflow of an ownership that is still running. A closed ownership is never messaged: its
  * workflow id may already carry the next lifecycle of the same worktree.
  */
-async function openRef(deps: ServiceDeps, ownershipId: string) {
+export async function openRef(deps: ServiceDeps, ownershipId: string) {
   const row = await ownershipRow(deps, ownershipId);
   if (row.state === 'closed') throw new OwnershipError('ownership_closed', undefined, { state: row.state });
   // The ownership id travels with the message: the workflow refuses it if the id now runs another lifecycle.
@@ -136,7 +136,7 @@ async function openRef(deps: ServiceDeps, ownershipId: string) {
 }
 
 /** Owner-only messages: an executor only for the worker that owns it (the heartbeat signal carries no principal for the workflow to check). */
-async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operation, ownershipId: string) {
+export async function ownerRefRow(deps: ServiceDeps, principal: Principal, op: Operation, ownershipId: string) {
   authorizeOp(principal, op);
   const opened = await openRef(deps, ownershipId);
   if (principal.kind === 'executor') throwRefusal(authorizeForWorker(principal, opened.row.ownerWorkerId, opened.row.ownerRunId));

@@ -1,3 +1,5 @@
+import type { Hold } from '../../domain/events';
+import { checkNoHolds } from '../../domain/hold';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { OwnershipError } from '../../client/errors';
 import type { HostRemovalRequest, RemovalRecord, RemoveWorktreeBody, RemoveWorktreeResponse } from '../../contract/removal';
@@ -39,6 +41,9 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
   const seen = await deps.hostPresence?.of(hostId);
   if (seen?.agent === 'away') throw new OwnershipError('host_unavailable', undefined, { hostId, hostAgent: 'away', hostAgentSeenAgoMs: seen.seenAgoMs });
 
+  // Child sessions hold under the owner's tenure: refused now, naming them, before any release is tried.
+  if (found !== null) throwRefusal(checkNoHolds(found.record));
+
   let released: string | null = null;
   const owned = found !== null && holdsWorktree(factOf(found.record));
   const callerNamesOwner =
@@ -78,8 +83,15 @@ export async function removeWorktree(deps: ServiceDeps, principal: Principal, bo
 }
 
 /** The service's record of an ownership as the removal rule takes it. */
-function factOf(r: { ownershipId: string; state: string; owner: { executionSessionId: string } | null }): OwnershipFact {
-  return { ownershipId: r.ownershipId, state: r.state, executionSessionId: r.owner?.executionSessionId ?? null, source: 'service' };
+function factOf(r: { ownershipId: string; state: string; owner: { executionSessionId: string } | null; holds?: readonly Hold[] | undefined }): OwnershipFact {
+  const holds = (r.holds ?? []).map((h) => ({ holdId: h.holdId, executionSessionId: h.executionSessionId, runtime: h.runtime }));
+  return {
+    ownershipId: r.ownershipId,
+    state: r.state,
+    executionSessionId: r.owner?.executionSessionId ?? null,
+    source: 'service',
+    ...(holds.length > 0 ? { holds } : {}),
+  };
 }
 
 /** One removal per worktree at a time (its workflow id); the caller waits for the host's answer, bounded. */

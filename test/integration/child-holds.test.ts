@@ -1,0 +1,93 @@
+import { readEvents } from '../../src/store/event-store';
+import type { GrantHoldResponse, OwnershipViewOut } from '../../src/contract/http';
+import { makeRepo, type RepoFixture } from '../support/git-fixture';
+import { startApiStack, type ApiStack } from '../support/api-stack';
+
+/**
+ * Child holds over the real stack (HTTP API, Temporal, PostgreSQL; docs/ownership-record.md#child-holds):
+ * a parent grants two children holds; its release is refused naming both, so is the worktree's
+ * removal; its handoff, accepted, ends both holds first (hold_ended epoch_ended in the log before
+ * the new owner's claimed).
+ */
+let s: ApiStack;
+let repo: RepoFixture;
+
+beforeAll(async () => {
+  s = await startApiStack();
+  repo = makeRepo(1);
+});
+afterAll(async () => s?.stop());
+
+const children = (body: unknown) =>
+  ((body as { details?: { children?: Array<{ executionSessionId: string }> } }).details?.children ?? []).map((c) => c.executionSessionId).sort();
+
+test('two child holds: release and removal refused holds_live naming both; the accepted handoff ends both before the new owner claims', async () => {
+  const wt = repo.worktrees[0]!;
+  const bound = await s.raw('POST', '/v1/bind', {
+    token: s.tokens.executor,
+    body: { repoRoot: repo.repoRoot, worktreePath: wt.path, branch: wt.branch, executionSessionId: 'parent', runtime: 'claude-code' },
+  });
+  expect(bound.status).toBe(200);
+  const id = (bound.body as OwnershipViewOut).ownershipId;
+  const post = (p: string, body: Record<string, unknown>, token = s.tokens.executor) => s.raw('POST', `/v1/ownerships/${id}/${p}`, { token, body });
+
+  const grants: GrantHoldResponse[] = [];
+  for (const [child, runtime] of [
+    ['child-a', 'codex-cli'],
+    ['child-b', 'claude-code'],
+  ] as const) {
+    const res = await post('holds', { executionSessionId: 'parent', epoch: 1, childExecutionSessionId: child, runtime });
+    expect(res.status).toBe(200);
+    grants.push(res.body as GrantHoldResponse);
+  }
+  const [a, b] = grants as [GrantHoldResponse, GrantHoldResponse];
+  expect(b.holds?.map((h) => [h.executionSessionId, h.runtime])).toEqual([
+    ['child-a', 'codex-cli'],
+    ['child-b', 'claude-code'],
+  ]);
+  // Each child gets its own proof, scoped to its hold: never the parent's, never the other child's.
+  expect(a.tenure?.executionSessionId).toBe('child-a');
+  expect(a.tenure?.secret).toMatch(/^odt1_/);
+  expect(a.tenure?.secret).not.toBe(b.tenure?.secret);
+  const parentProof = await post('tenure', { executionSessionId: 'parent' });
+  expect((parentProof.body as { secret: string }).secret).not.toBe(a.tenure?.secret);
+
+  // A child heartbeats its own hold; another session's heartbeat for it is refused.
+  expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-a', epoch: 1 })).status).toBe(202);
+  expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-b', epoch: 1 })).body).toMatchObject({ code: 'not_owner' });
+
+  const released = await post('release', { executionSessionId: 'parent', epoch: 1 });
+  expect({ status: released.status, code: (released.body as { code?: string }).code }).toEqual({ status: 409, code: 'holds_live' });
+  expect(children(released.body)).toEqual(['child-a', 'child-b']);
+
+  const removed = await s.raw('POST', '/v1/worktrees/remove', {
+    token: s.tokens.executor,
+    body: { worktreePath: wt.path, executionSessionId: 'parent', epoch: 1 },
+  });
+  expect({ status: removed.status, code: (removed.body as { code?: string }).code }).toEqual({ status: 409, code: 'holds_live' });
+  expect(children(removed.body)).toEqual(['child-a', 'child-b']);
+  expect((await readEvents(s.h.pool, id)).map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.hold_granted', 'ownership.hold_granted']);
+
+  const offered = await post('handoff', { executionSessionId: 'parent', epoch: 1, toExecutionSessionId: 'successor' });
+  expect(offered.status).toBe(200);
+  const accepted = await post('handoff/accept', {
+    handoffId: (offered.body as OwnershipViewOut).handoff!.handoffId,
+    executionSessionId: 'successor',
+    runtime: 'claude-code',
+  });
+  expect(accepted.status).toBe(200);
+  expect({ epoch: (accepted.body as OwnershipViewOut).epoch, holds: (accepted.body as OwnershipViewOut).holds ?? [] }).toEqual({ epoch: 2, holds: [] });
+  const log = (await readEvents(s.h.pool, id)).map((e) => [
+    e.type,
+    (e.data as { reason?: unknown }).reason ?? null,
+    (e.data as { executionSessionId?: unknown }).executionSessionId ?? null,
+  ]);
+  expect(log.slice(3)).toEqual([
+    ['ownership.handoff_started', null, null],
+    ['ownership.hold_ended', 'epoch_ended', 'child-a'],
+    ['ownership.hold_ended', 'epoch_ended', 'child-b'],
+    ['ownership.claimed', null, null],
+  ]);
+  // The old children hold nothing now.
+  expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-a', epoch: 1 })).body).toMatchObject({ code: 'not_found' });
+});
