@@ -43,7 +43,10 @@ export function publish(s: RunState): void {
     s.publishedAttributes = serialized;
   }
   const who = r.owner ? `${r.owner.executionSessionId} (${r.owner.runtime})` : 'unowned';
-  setCurrentDetails(`${r.state.toUpperCase()} · ${who} · branch ${r.branch} · lane ${r.lane ?? 'unknown'} · epoch ${r.epoch} · seq ${r.seq}`);
+  // The children holding under the owner's tenure, by session and hold (only when some hold: the line is as it was otherwise).
+  const holds = (r.holds ?? []).map((h) => `${h.executionSessionId} (hold ${h.holdId})`);
+  const children = holds.length > 0 ? ` · children ${holds.join(', ')}` : '';
+  setCurrentDetails(`${r.state.toUpperCase()} · ${who}${children} · branch ${r.branch} · lane ${r.lane ?? 'unknown'} · epoch ${r.epoch} · seq ${r.seq}`);
 }
 
 function liveOf(s: RunState): LiveState | null {

@@ -75,9 +75,24 @@ export function renderHistoryEntry(e: Entry): string {
   for (const ev of e.events) {
     const actor = (ev as { actor?: { executionSessionId?: string | null; principal?: string | null } }).actor;
     const who = [actor?.executionSessionId, actor?.principal].filter(Boolean).join(' ');
-    lines.push(`    #${ev.seq}  ${ev.at}  ${ev.type.replace(/^ownership\./, '')}${who ? `  by ${who}` : ''}`);
+    lines.push(`    #${ev.seq}  ${ev.at}  ${ev.type.replace(/^ownership\./, '')}${who ? `  by ${who}` : ''}${holdText(ev.type, ev.data)}`);
   }
   return lines.join('\n');
+}
+
+/** A child hold's event, said (docs/ownership-record.md#child-holds): which hold, which child, and how it ended. */
+function holdText(type: string, data: unknown): string {
+  const d = (data ?? {}) as {
+    hold?: { holdId?: string; executionSessionId?: string; runtime?: string | null };
+    holdId?: string;
+    executionSessionId?: string;
+    reason?: string;
+  };
+  if (type === 'ownership.hold_granted' && d.hold)
+    return `: hold ${show(d.hold.holdId)} for ${show(d.hold.executionSessionId)} (${runtimeLabel(d.hold.runtime)})`;
+  if (type === 'ownership.hold_ended')
+    return `: hold ${show(d.holdId)} of ${show(d.executionSessionId)} ${d.reason === 'epoch_ended' ? "ended with the owner's tenure" : show(d.reason)}`;
+  return '';
 }
 
 type Late = NonNullable<Entry['lateAttempts']>[number];

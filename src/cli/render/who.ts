@@ -86,6 +86,17 @@ export function whoFields(
   ];
   const enforced = enforcementText(r.enforcement);
   if (enforced) fields.push({ label: 'Enforced', value: enforced });
+  // The holders as a tree, only when children hold (docs/ownership-record.md#child-holds): the owner, then each child.
+  const holds = r.holds ?? [];
+  if (holds.length > 0) {
+    fields.push({ label: 'Holders', value: `${show(r.owner?.executionSessionId)} (${runtimeLabel(r.owner?.runtime)}, owner, epoch ${r.epoch})` });
+    holds.forEach((h, i) =>
+      fields.push({
+        label: '',
+        value: `${i === holds.length - 1 ? '└─' : '├─'} ${h.executionSessionId} (${runtimeLabel(h.runtime)}, hold ${h.holdId}, granted ${h.grantedAt}${now === undefined ? '' : `, ${ago(h.grantedAt, now)}`})`,
+      }),
+    );
+  }
   if (r.handoff)
     fields.push({ label: 'Handoff', value: `pending to ${r.handoff.toExecutionSessionId} (since ${r.handoff.startedAt}, expires ${r.handoff.expiresAt})` });
   r.lineage.forEach((l, i) => {
