@@ -8,6 +8,10 @@ import {
   BindBodySchema,
   CancelHandoffBodySchema,
   ClaimResponseSchema,
+  EndHoldBodySchema,
+  GrantHoldBodySchema,
+  GrantHoldResponseSchema,
+  HoldHeartbeatBodySchema,
   GetQuerySchema,
   HandoffBodySchema,
   HeartbeatBodySchema,
@@ -26,6 +30,9 @@ import {
   type AcceptHandoffBody,
   type BindBody,
   type CancelHandoffBody,
+  type EndHoldBody,
+  type GrantHoldBody,
+  type HoldHeartbeatBody,
   type GetQuery,
   type HandoffBody,
   type HeartbeatBody,
@@ -59,6 +66,9 @@ export interface ToolBackend {
   submit(ownershipId: string, input: SubmitBody): Promise<object>;
   reclaim(ownershipId: string, input: ReclaimBody): Promise<object>;
   tenure(ownershipId: string, input: TenureBody): Promise<object>;
+  grantHold(ownershipId: string, input: GrantHoldBody): Promise<object>;
+  holdHeartbeat(ownershipId: string, holdId: string, input: HoldHeartbeatBody): Promise<object>;
+  endHold(ownershipId: string, holdId: string, input: EndHoldBody): Promise<object>;
   observe(input: ObserveBody): Promise<object>;
   leaveObserve(input: LeaveObserveBody): Promise<object>;
   removeWorktree(input: RemoveWorktreeBody): Promise<object>;
@@ -72,6 +82,10 @@ export const AcceptHandoffToolSchema = AcceptHandoffBodySchema.extend(Addressed)
 export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed);
 export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
 export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
+export const GrantHoldToolSchema = GrantHoldBodySchema.extend(Addressed);
+const HoldNamed = { ...Addressed, holdId: z.string().min(1).max(200).describe('the hold, as ownership.hold.grant answered it') };
+export const HoldHeartbeatToolSchema = HoldHeartbeatBodySchema.extend(HoldNamed);
+export const EndHoldToolSchema = EndHoldBodySchema.extend(HoldNamed);
 /**
  * How an agent is told to hand its tenure secret to git: never on a command line. Every local user
  * reads any process's /proc/<pid>/cmdline, and an agent's shell tool runs each command as
@@ -280,6 +294,35 @@ export const TOOLS: readonly ToolDef[] = [
     // It changes nothing: the secret is derived, not issued.
     annotations: READ,
     run: (b, { ownershipId, ...body }) => b.tenure(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.hold.grant',
+    title: 'Give a child session a hold',
+    description: `As the owner, let a nested agent (childExecutionSessionId) write in your worktree under your tenure: a hold, at most 8 (holds_exhausted), each with its own lease (leaseTtlMs; the child heartbeats it with ownership.hold.heartbeat). Answers holdId and the child's own tenure (hand tenure.env to the child only; ${SECRET_HANDLING}). While a child holds, your release is refused with holds_live naming the children; handing the worktree off ends every hold. ${FENCE}`,
+    schema: GrantHoldToolSchema,
+    output: GrantHoldResponseSchema,
+    annotations: write({ destructive: false, idempotent: false }),
+    run: (b, { ownershipId, ...body }) => b.grantHold(ownershipId, body),
+  }),
+  tool({
+    name: 'ownership.hold.heartbeat',
+    title: "Renew a child's hold",
+    description:
+      'As the child of a hold, say you are alive: your executionSessionId and the epoch the hold was granted under. A hold silent past its lease ends (the parent keeps the worktree). Refused with not_found when the hold has ended: stop changing the worktree.',
+    schema: HoldHeartbeatToolSchema,
+    output: AcceptedSchema,
+    annotations: write({ destructive: false, idempotent: true }),
+    run: (b, { ownershipId, holdId, ...body }) => b.holdHeartbeat(ownershipId, holdId, body),
+  }),
+  tool({
+    name: 'ownership.hold.end',
+    title: 'End a hold',
+    description:
+      'End a child hold: the child itself or its parent (the owner), each naming its own executionSessionId and the epoch; an admin may force it with a reason. The child may no longer change the worktree after.',
+    schema: EndHoldToolSchema,
+    output: OwnershipViewSchema,
+    annotations: write({ destructive: true, idempotent: true }),
+    run: (b, { ownershipId, holdId, ...body }) => b.endHold(ownershipId, holdId, body),
   }),
   tool({
     name: 'ownership.observe',
