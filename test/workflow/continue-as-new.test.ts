@@ -1,5 +1,5 @@
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
-import { requests, types, until } from './decision-helpers';
+import { executor, refusal, requests, types, until, worker } from './decision-helpers';
 import { startOwnershipEnv, type OwnershipEnv } from './ownership-env';
 
 /**
@@ -15,13 +15,13 @@ const { bindReq, ref, owner } = requests(() => repo);
 
 beforeAll(async () => {
   o = await startOwnershipEnv({ maxUpdatesPerRun: MAX_UPDATES });
-  repo = makeRepo(1, o.root);
+  repo = makeRepo(2, o.root);
 });
 afterAll(async () => {
   await o?.stop();
 });
 
-const runIdOf = async () => (await o.env.client.workflow.getHandle(await o.client.workflowIdOf(ref(0))).describe()).runId;
+const runIdOf = async (i = 0) => (await o.env.client.workflow.getHandle(await o.client.workflowIdOf(ref(i))).describe()).runId;
 
 test('a run past its bound continues as new carrying its state; retried update and signal ids are answered as in the run before', async () => {
   const bound = await o.client.bind(bindReq(0, 's-long'));
@@ -39,7 +39,10 @@ test('a run past its bound continues as new carrying its state; retried update a
   await o.client.bindPlan(ref(0), { ...owner('s-long', 1), planRef: 'docs/second.md' });
   // The bound's last update: the run drains it, then continues as new.
   const last = await o.client.submit(ref(0), { ...owner('s-long', 1), head: 'a'.repeat(40) });
-  const nextRun = await until(runIdOf, (id) => id !== firstRun);
+  const nextRun = await until(
+    () => runIdOf(),
+    (id) => id !== firstRun,
+  );
   expect(nextRun).not.toBe(firstRun);
 
   const carried = await o.client.projection(ref(0));
@@ -77,4 +80,36 @@ test('a run past its bound continues as new carrying its state; retried update a
   expect(after?.landings.map((l) => l.landedHead)).toEqual(['d'.repeat(40)]);
   expect(types(o, bound.ownershipId).filter((t) => t === 'ownership.landed')).toHaveLength(1);
   expect(await runIdOf()).toBe(nextRun);
+});
+
+test('a message refused after it was accepted is refused alike when retried in the next run, even without what refused it', async () => {
+  o.fakes.setVerdict('dead');
+  const bound = await o.client.bind(bindReq(1, 's-dead'));
+  const firstRun = await runIdOf(1);
+  await o.advance(61_000);
+  await until(
+    () => o.client.projection(ref(1)),
+    (v) => v?.state === 'stale',
+  );
+  const reclaim = (extra: { hostAway?: boolean } = {}) => ({
+    executionSessionId: 's-heir',
+    runtime: 'codex-cli' as const,
+    worker: worker('w-r'),
+    principal: executor('w-r'),
+    ...extra,
+  });
+  // Accepted by its validator (the owner is stale), refused by its handler: the host is away.
+  expect(await refusal(o.client.reclaim(ref(1), reclaim({ hostAway: true }), { messageId: 'reclaim-away' }))).toBe('host_unavailable');
+  const taken = await o.client.reclaim(ref(1), reclaim(), { messageId: 'reclaim-new' });
+  expect({ owner: taken.owner?.executionSessionId, epoch: taken.epoch }).toEqual({ owner: 's-heir', epoch: 2 });
+  await o.client.bindPlan(ref(1), { executionSessionId: 's-heir', epoch: 2, principal: executor('w-r'), planRef: 'docs/p.md' });
+  expect(
+    await until(
+      () => runIdOf(1),
+      (id) => id !== firstRun,
+    ),
+  ).not.toBe(firstRun);
+  // The refused id again, now without hostAway: the carried refusal answers it.
+  expect(await refusal(o.client.reclaim(ref(1), reclaim(), { messageId: 'reclaim-away' }))).toBe('host_unavailable');
+  expect(types(o, bound.ownershipId).filter((t) => t === 'ownership.reclaimed')).toHaveLength(1);
 });
