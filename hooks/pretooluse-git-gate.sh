@@ -7,5 +7,5 @@ for od_js in "$od_here/../bin/git-gate/od-gate.cjs" "$od_here/../../bin/git-gate
   [ -r "$od_js" ] && exec node "$od_js" pretooluse
 done
 cat >/dev/null 2>&1
-printf '%s\n' "od-worktree: pretooluse: the gate program (bin/git-gate/od-gate.cjs) is not beside $0; git commands are not checked" >&2
+printf '%s\n' "od-worktree: pretooluse: the git gate (bin/git-gate/git) is not beside $0; git commands are not checked" >&2
 exit 1

@@ -918,20 +918,6 @@ export const HARMLESS_FAST: readonly string[] = [
   'help',
 ];
 
-const caseList = (words: readonly string[], indent: string): string => {
-  const lines: string[] = [];
-  let line = '';
-  for (const w of words) {
-    const next = line === '' ? w : `${line} | ${w}`;
-    if (next.length > 96 && line !== '') {
-      lines.push(`${line} | \\`);
-      line = w;
-    } else line = next;
-  }
-  lines.push(line);
-  return lines.map((l, i) => (i === 0 ? l : `${indent}  ${l}`)).join('\n');
-};
-
 /**
  * The commands the owner may run without the gate program being started: those whose every form
  * is judged only where git writes. With no global option and none of git's redirecting or

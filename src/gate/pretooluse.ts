@@ -235,7 +235,7 @@ export class Walker {
     let stdin = stdin0;
     for (const r of list(s, 'Redirs')) {
       const o = ops();
-      if (r.Op === o.hdoc || r.Op === o.dashHdoc) stdin = this.words(node(r, 'Hdoc'), sh, true).join('');
+      if (r.Op === o.hdoc || r.Op === o.dashHdoc) stdin = this.word(node(r, 'Hdoc'), sh, true, true).join('');
       else if (r.Op === o.wordHdoc) stdin = `${this.word(node(r, 'Word'), sh, true).join(' ')}\n`;
       else if (node(r, 'Word') !== null) this.word(node(r, 'Word'), sh);
     }
@@ -711,19 +711,19 @@ export class Walker {
     const key = JSON.stringify([ctx.cwd, [...ctx.env].sort(), clean]);
     if (!this.seen.has(key)) {
       this.seen.add(key);
-      for (const m of this.judgeGit(clean, ctx)) if (!this.messages.includes(m)) this.messages.push(m);
+      this.messages.push(...this.judgeGit(clean, ctx));
     }
     return undefined;
   }
 
   /** A word's fields (QUOTED: one field, no splitting, as in an assignment or a here-doc). */
-  private word(w: N | null, sh: Shell, quoted = false): string[] {
+  private word(w: N | null, sh: Shell, quoted = false, dq = false): string[] {
     if (w === null) return [];
     const out: string[] = [];
     let cur = '';
     let has = false;
     list(w, 'Parts').forEach((p, idx) => {
-      const r = this.part(p, sh, quoted, idx === 0);
+      const r = this.part(p, sh, quoted, idx === 0, dq);
       if (r.fields !== undefined) {
         r.fields.forEach((f, k) => {
           if (k > 0) out.push(cur);
@@ -757,11 +757,11 @@ export class Walker {
     return list(n, key).flatMap((w) => this.word(w, sh, quoted));
   }
 
-  private part(p: N, sh: Shell, quoted: boolean, first: boolean): { value: string; split?: boolean; fields?: string[] } {
+  private part(p: N, sh: Shell, quoted: boolean, first: boolean, dq: boolean): { value: string; split?: boolean; fields?: string[] } {
     switch (type(p)) {
       case 'Lit': {
         let v = text(p, 'Value');
-        if (quoted) return { value: v.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)) };
+        if (dq) return { value: v.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c)) };
         if (first && (v === '~' || v.startsWith('~/'))) v = (sh.get('HOME') ?? '~') + v.slice(1);
         return { value: v.replace(/\\(\n|.)/g, (_m, c: string) => (c === '\n' ? '' : c)) };
       }
@@ -772,7 +772,7 @@ export class Walker {
         // "$@" is one field per positional parameter.
         if (inner.length === 1 && type(inner[0]) === 'ParamExp' && text(node(inner[0], 'Param'), 'Value') === '@' && node(inner[0], 'Exp') === null)
           return { value: '', fields: sh.pos.slice(1) };
-        return { value: inner.map((x) => this.part(x, sh, true, false).value).join('') };
+        return { value: inner.map((x) => this.part(x, sh, true, false, true).value).join('') };
       }
       case 'ParamExp':
         return { value: this.param(p, sh), split: !quoted };
@@ -851,7 +851,7 @@ export function judgeToolCall(json: string, env: Env, say: (s: string) => void):
   }
   const call = ToolCall.safeParse(raw);
   if (!call.success) {
-    say('od-worktree: pretooluse: the tool call is not a JSON object; its git commands are not checked\n');
+    say('od-worktree: pretooluse: the tool call is not valid JSON (not an object); its git commands are not checked\n');
     return 1;
   }
   const c = call.data;
