@@ -4,6 +4,7 @@
 // needs nothing but node and the dev dependencies.
 //   dist/worker.js, dist/src/**, dist/scripts/migrate.js   tsc -p tsconfig.build.json
 //   dist/migrations/, dist/hooks/                          found next to the compiled code (store/db.ts, git/guard.ts)
+//   dist/gate/od-gate.js                                   the gate program, bundled (scripts/build-gate.js)
 //   dist/workflow-bundle.js                                the workflows bundled once, so a worker does not run webpack at start
 // --out <dir> builds elsewhere (the bench builds into its temp dir, never over a working tree's dist/).
 'use strict';
@@ -25,6 +26,9 @@ execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', pat
 });
 step('compiled');
 for (const dir of ['migrations', 'hooks']) fs.cpSync(path.join(root, dir), path.join(out, dir), { recursive: true });
+// The gate program as one bundle (bin/git-gate/od-gate.cjs loads dist/gate/od-gate.js in the package).
+require('./build-gate.js').buildGate(root, path.join(out, 'gate'));
+step('gate bundle');
 
 async function bundle() {
   const { bundleWorkflowCode } = require('@temporalio/worker');
