@@ -1,6 +1,6 @@
 import { OwnershipError } from '../../client/errors';
 import { attemptsOf, disputesOf } from '../../store/attributions';
-import type { BranchStatus } from '../../git/status';
+import type { BranchStatus } from '../../domain/branch';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { isHeldState } from '../../domain/states';
