@@ -7,7 +7,7 @@ import { installHooks } from '../../src/git/guard';
 import { cleanGitEnv } from '../../src/git/exec';
 import { recordObservation } from '../../src/store/bindings';
 import { attemptsOf, shipJournal } from '../../src/store/attributions';
-import { JournalShipper } from '../../src/store/attributions-shipper';
+import { JournalShipper } from '../../src/provenance/attributions-shipper';
 import { provenance, renderProvenance } from '../../src/store/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';

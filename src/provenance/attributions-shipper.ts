@@ -1,9 +1,10 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { journalStat } from '../git/journal';
 import type { OwnershipRecord } from '../domain/projection';
-import { recordLandedCommits } from './landing-commits';
+import { journalWorktreesOf } from '../store/ownership-rows';
+import { recordLandedCommits } from '../store/landing-commits';
 import { writeProvenanceNote } from './provenance-notes';
-import { shipJournal } from './attributions';
+import { shipJournal } from '../store/attributions';
 
 /**
  * The host agent's journal shipping (docs/git-projection.md#the-journal). The hooks only append to
@@ -39,7 +40,7 @@ export class JournalShipper {
       hostId: string;
       allowedRoots: readonly string[];
       log?: ShipperLog;
-      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/store/provenance-notes.ts) */ provenanceNotes?: boolean;
+      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/provenance/provenance-notes.ts) */ provenanceNotes?: boolean;
     },
   ) {
     if (!deps.pool)
@@ -113,11 +114,7 @@ export class JournalShipper {
   async shipAll(): Promise<void> {
     const pool = this.deps.pool;
     if (!pool || this.stopped) return;
-    const res = await pool.query<{ worktree_path: string }>(
-      `SELECT DISTINCT worktree_path FROM ownerships WHERE host_id = $1 AND (state <> 'closed' OR updated_at > now() - interval '1 day') LIMIT 1000`,
-      [this.deps.hostId],
-    );
-    for (const r of res.rows) await this.ship(r.worktree_path);
+    for (const worktreePath of await journalWorktreesOf(pool, this.deps.hostId)) await this.ship(worktreePath);
   }
 
   start(intervalMs: number): void {
