@@ -457,7 +457,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
       },
       {
         surface: 'code',
-        fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'],
+        fields: ['provenance authors[] (src/provenance/provenance.ts, GET /v1/provenance)'],
         refresh: 'read from commit_authorship and the ownership log at each lookup; a commit not attributed reads unknown, with its status and reports',
       },
     ],
@@ -475,7 +475,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'the pre-land commits a landing brought, in order, with their patch-ids',
-    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/store/landing-commits.ts landedCommitsOf)"] },
+    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/provenance/landing-commits.ts landedCommitsOf)"] },
     copies: [
       {
         surface: 'code',

@@ -2,7 +2,7 @@ import type { Pool } from '../store/db';
 import { journalStat } from '../git/journal';
 import type { OwnershipRecord } from '../domain/projection';
 import { journalWorktreesOf } from '../store/ownership-rows';
-import { recordLandedCommits } from '../store/landing-commits';
+import { recordLandedCommits } from './landing-commits';
 import { writeProvenanceNote } from './provenance-notes';
 import { shipJournal } from '../store/attributions';
 

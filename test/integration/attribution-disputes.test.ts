@@ -11,7 +11,7 @@ import { JOURNAL_FILE } from '../../src/git/journal';
 import { scanLandings } from '../../src/landings/scan';
 import { authorsOf, shipJournal } from '../../src/store/attributions';
 import { recordObservation } from '../../src/store/bindings';
-import { provenance, renderProvenance } from '../../src/store/provenance';
+import { provenance, renderProvenance } from '../../src/provenance/provenance';
 import { commitAs, git, GIT_IDENTITY, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, testKeyring, waitForView, type Harness } from '../support/harness';

@@ -6,7 +6,7 @@ import { cleanGitEnv } from '../../src/git/exec';
 import { installHooks } from '../../src/git/guard';
 import { scanLandings, type ScanReport, type ScanResult } from '../../src/landings/scan';
 import { shipJournal } from '../../src/store/attributions';
-import { provenance } from '../../src/store/provenance';
+import { provenance } from '../../src/provenance/provenance';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';

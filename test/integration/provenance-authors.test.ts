@@ -8,7 +8,7 @@ import { cleanGitEnv } from '../../src/git/exec';
 import { recordObservation } from '../../src/store/bindings';
 import { attemptsOf, shipJournal } from '../../src/store/attributions';
 import { JournalShipper } from '../../src/provenance/attributions-shipper';
-import { provenance, renderProvenance } from '../../src/store/provenance';
+import { provenance, renderProvenance } from '../../src/provenance/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';
 import { executorPrincipal as executor, startHarness, waitForView, type Harness } from '../support/harness';

@@ -7,7 +7,7 @@ import { isHeldState } from '../../domain/states';
 import { ownershipWorkflowId } from '../../ids/workflow-id';
 import { getHistory, getOwnership, listOwnerships } from '../../store/lookups';
 import type { GetOwnershipInput, HistoryInput } from '../../contract/lookups';
-import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
+import { provenance as resolveProvenance, type Provenance } from '../../provenance/provenance';
 import { refusedMessagesOf } from '../../store/refused-messages';
 import { overridesOf } from '../../store/overrides';
 import { lateAttemptsOf } from '../../store/late-work-lookup';
