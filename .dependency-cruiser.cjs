@@ -108,6 +108,14 @@ module.exports = {
       to: { path: '^src/store/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'store-runs-no-git',
+      comment:
+        'src/store is SQL over the pool, nothing else: what reads git and writes rows (provenance, attributions, late work) lives in src/provenance, over both.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/git/' },
+    },
+    {
       name: 'git-keeps-no-rows',
       comment: 'src/git is the worktree side (git, the projection files, the journal): it never reaches the database.',
       severity: 'error',

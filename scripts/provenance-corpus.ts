@@ -8,7 +8,7 @@ import { cleanGitEnv } from '../src/git/exec';
 import { installHooks } from '../src/git/guard';
 import { recordLandedCommits } from '../src/provenance/landing-commits';
 import { scanLandings } from '../src/landings/scan';
-import { shipJournal } from '../src/store/attributions';
+import { shipJournal } from '../src/provenance/attributions';
 import { provenance } from '../src/provenance/provenance';
 import type { Tenure } from '../src/domain/tenure';
 

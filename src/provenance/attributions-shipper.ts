@@ -4,7 +4,7 @@ import type { OwnershipRecord } from '../domain/projection';
 import { journalWorktreesOf } from '../store/ownership-rows';
 import { recordLandedCommits } from './landing-commits';
 import { writeProvenanceNote } from './provenance-notes';
-import { shipJournal } from '../store/attributions';
+import { shipJournal } from './attributions';
 
 /**
  * The host agent's journal shipping (docs/git-projection.md#the-journal). The hooks only append to
@@ -12,7 +12,7 @@ import { shipJournal } from '../store/attributions';
  * they appended straight to PostgreSQL when it has a pool: right after each projection write (an
  * owner change, a landing: the moments whose commits must be attributed before anything else moves
  * the branch) and every `intervalMs` for the worktrees of this host. One worktree is shipped by one
- * call at a time; each call is bounded (src/store/attributions.ts MAX_PASSES) and idempotent.
+ * call at a time; each call is bounded (src/provenance/attributions.ts MAX_PASSES) and idempotent.
  *
  * Without a pool (a host agent given no DATABASE_URL) nothing is shipped: it says so once, and the
  * journals stay in the worktrees until an agent with a pool ships them (the offset resumes).

@@ -5,7 +5,7 @@ import type { OwnershipView } from '../../src/client';
 import { cleanGitEnv } from '../../src/git/exec';
 import { installHooks } from '../../src/git/guard';
 import { scanLandings, type ScanReport, type ScanResult } from '../../src/landings/scan';
-import { shipJournal } from '../../src/store/attributions';
+import { shipJournal } from '../../src/provenance/attributions';
 import { provenance } from '../../src/provenance/provenance';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';

@@ -112,6 +112,10 @@ const TREES = {
     'src/store/beacons.ts': 'export const pingDatabase = 1;\n',
     'src/store/db.ts': 'export type Pool = { query(): void };\n',
   },
+  storeRunsGit: {
+    'src/store/provenance.ts': "import { git } from '../git/exec';\nexport const p = git;\n",
+    'src/git/exec.ts': 'export const git = 1;\n',
+  },
   gitReachesRows: {
     'src/git/journal.ts': "import { rows } from '../store/rows';\nexport const j = rows;\n",
     'src/store/rows.ts': 'export const rows = 1;\n',
@@ -262,6 +266,12 @@ describe('dependency-cruiser layers', () => {
   test("the HTTP surface reaches the store only through src/api/service: a value import is named, a type-only one and the service's own are not", async () => {
     const { violations } = await cruise('apiSurfaceStore');
     expect(edges(violations, 'api-surface-reads-store-only-through-service')).toEqual(['src/api/health.ts -> src/store/beacons.ts']);
+  });
+
+  test('the store runs no git', async () => {
+    const { code, violations } = await cruise('storeRunsGit');
+    expect(code).not.toBe(0);
+    expect(edges(violations, 'store-runs-no-git')).toEqual(['src/store/provenance.ts -> src/git/exec.ts']);
   });
 
   test('git reaches no rows', async () => {
