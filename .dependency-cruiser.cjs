@@ -1,7 +1,16 @@
 /**
  * The layers of src/, as rules: `npm run lint:deps` fails on an import that crosses one the wrong way.
  * test/unit/layers.test.ts plants a back-edge of each kind and sees the rule name it.
+ *
+ * The order, top down (docs/architecture.md, Layers): the HTTP surface (src/api) -> the service
+ * (src/api/service) -> the client (src/client) -> workflow code (src/workflows); beside it
+ * activities, landings, reconcile and provenance -> store | git -> contract -> domain. No file
+ * cycle anywhere, no folder cycle in src/. `lint:deps` cruises the kits (scripts, worker.ts,
+ * chaos, faults, torture, multihost, stack, bench) too: the rules written for src/ are scoped to
+ * it (a kit may read the database with pg), and src/ never imports a kit.
  */
+const KITS = '^(scripts|chaos|faults|torture|multihost|stack|bench|test)/|^worker\\.ts$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -45,7 +54,7 @@ module.exports = {
       comment:
         'src/store is the only place with SQL: nothing else imports pg (a Pool is passed around as the store/db type). The one other spot is src/infra/postgres.ts, which creates the database itself before any pool exists.',
       severity: 'error',
-      from: { pathNot: ['^src/store/', '^src/infra/postgres\\.ts$'] },
+      from: { path: '^src/', pathNot: ['^src/store/', '^src/infra/postgres\\.ts$'] },
       to: { path: '(^|/)node_modules/(pg|pg-pool|node-pg-migrate)/' },
     },
     {
@@ -77,7 +86,8 @@ module.exports = {
     },
     {
       name: 'client-runs-no-git',
-      comment: 'The typed client takes a worktree resolver (a port); the git-backed one is passed in by the API/CLI composition.',
+      comment:
+        'The typed client stands below the service: it never imports the API nor the store, and it takes a worktree resolver (a port); the git-backed one is passed in by the API/CLI composition.',
       severity: 'error',
       from: { path: '^src/client/' },
       to: { path: '^src/(git|host|store|api|cli|mcp|landings|reconcile|activities)/' },
@@ -87,6 +97,59 @@ module.exports = {
       comment: 'Workflow code is never a value in the client; its message declarations (workflows/messages.ts) are the one shared module.',
       severity: 'error',
       from: { path: '^src/client/' },
+      to: { path: '^src/workflows/', pathNot: '^src/workflows/messages\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'api-surface-reads-store-only-through-service',
+      comment:
+        'The HTTP surface (src/api outside src/api/service: routes, http.ts, the serializer) calls the operations in src/api/service; it names the store only for its types (a Pool passed on).',
+      severity: 'error',
+      from: { path: '^src/api/', pathNot: '^src/api/service/' },
+      to: { path: '^src/store/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'store-runs-no-git',
+      comment:
+        'src/store is SQL over the pool, nothing else: what reads git and writes rows (provenance, attributions, late work) lives in src/provenance, over both.',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/git/' },
+    },
+    {
+      name: 'git-keeps-no-rows',
+      comment: 'src/git is the worktree side (git, the projection files, the journal): it never reaches the database.',
+      severity: 'error',
+      from: { path: '^src/git/' },
+      to: { path: '^src/store/' },
+    },
+    {
+      name: 'store-and-git-import-only-the-model',
+      comment:
+        'store and git are the bottom of the service: they import domain, contract and ids, never what stands on them (activities, provenance, landings, reconcile, the client, the API).',
+      severity: 'error',
+      from: { path: '^src/(store|git)/' },
+      to: { path: '^src/', pathNot: ['^src/(store|git|domain|contract|ids)/', '^src/version\\.ts$'] },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No module reaches itself through its imports, in src/ or in a kit (a cycle inside one folder too).',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'src-imports-no-kit',
+      comment: 'The kits (scripts, worker.ts, chaos, faults, torture, multihost, stack, bench) and the tests stand on src/; src/ never imports one of them.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: KITS },
+    },
+    {
+      name: 'kits-import-workflow-code-only-as-types',
+      comment:
+        "A kit runs outside the workflow sandbox, as the client does: workflow code is a type there, its message declarations (workflows/messages.ts) the one shared module. bench/workflows is the bench worker's bundle entry, workflow code itself.",
+      severity: 'error',
+      from: { path: KITS, pathNot: '^bench/workflows/' },
       to: { path: '^src/workflows/', pathNot: '^src/workflows/messages\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -6,10 +6,10 @@ import type { OwnershipClient, OwnershipView } from '../src/client';
 import type { Principal } from '../src/domain/identity';
 import { cleanGitEnv } from '../src/git/exec';
 import { installHooks } from '../src/git/guard';
-import { recordLandedCommits } from '../src/store/landing-commits';
+import { recordLandedCommits } from '../src/provenance/landing-commits';
 import { scanLandings } from '../src/landings/scan';
-import { shipJournal } from '../src/store/attributions';
-import { provenance } from '../src/store/provenance';
+import { shipJournal } from '../src/provenance/attributions';
+import { provenance } from '../src/provenance/provenance';
 import type { Tenure } from '../src/domain/tenure';
 
 /**

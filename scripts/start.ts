@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { checkHealth, type HealthDeps, type HealthReport } from '../src/api/health';
+import { checkHealth, type HealthDeps, type HealthReport } from '../src/api/service/health';
 import { startApi } from '../src/server/runtime';
 import { createDevTokens, devSecretFile } from '../src/auth/principals';
 import { loadConfig, type Config } from '../src/config';

@@ -1,7 +1,7 @@
 import type { BenchContext } from '../context';
 import { judge, type Row } from '../report';
 import { summarize, timeOnce } from '../stats';
-import { provenance } from '../../src/store/provenance';
+import { provenance } from '../../src/provenance/provenance';
 
 /**
  * 12. Provenance lookup at 100,000 receipts (issue goal: under 5 ms from the store). Synthetic rows,

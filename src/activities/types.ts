@@ -4,7 +4,7 @@ import type { OwnershipEvent } from '../domain/events';
 import type { Conversation, Owner } from '../domain/identity';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
-import type { BranchStatus } from '../git/status';
+import type { BranchStatus } from '../domain/branch';
 import type { Appended } from '../store/event-store';
 
 /** A local projection written: the seq it holds now, and the branch's status beside it (null once cleared). */

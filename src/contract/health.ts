@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** GET /healthz's answer (src/api/health.ts checks): each probe up or down, what is wrong, the hosts seen. */
+/** GET /healthz's answer (src/api/service/health.ts checks): each probe up or down, what is wrong, the hosts seen. */
 
 const UpDown = z.enum(['up', 'down']);
 /** `version`: this build and its wire contract (src/version.ts), for clients to check compatibility. */

@@ -3,7 +3,7 @@ import { AgentWorkerRefSchema, IsoTime } from '../domain/identity';
 import { AuthorSchema } from './attributions';
 import { CommitIdSchema } from './lookups';
 
-/** A landed commit's provenance (src/store/provenance.ts answers it): landed commit -> source branch/worktree -> session -> worker -> conversation. */
+/** A landed commit's provenance (src/provenance/provenance.ts answers it): landed commit -> source branch/worktree -> session -> worker -> conversation. */
 
 export const ProvenanceInputSchema = z.strictObject({ repoPath: z.string().min(1).max(4096), sha: CommitIdSchema });
 export type ProvenanceInput = z.input<typeof ProvenanceInputSchema>;

@@ -451,13 +451,13 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [
       {
         surface: 'code',
-        fields: ['PostgreSQL commit_reports and the commit_authorship view (src/store/attributions.ts shipJournal)'],
+        fields: ['PostgreSQL commit_reports and the commit_authorship view (src/provenance/attributions.ts shipJournal)'],
         refresh:
           'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; a line is a claim, judged against the tenure the ownership log says held the shipped worktree (src/domain/attribution.ts); a commit is attributed only when one worktree reports it consistently (docs/git-projection.md#whom-a-commit-is-attributed-to)',
       },
       {
         surface: 'code',
-        fields: ['provenance authors[] (src/store/provenance.ts, GET /v1/provenance)'],
+        fields: ['provenance authors[] (src/provenance/provenance.ts, GET /v1/provenance)'],
         refresh: 'read from commit_authorship and the ownership log at each lookup; a commit not attributed reads unknown, with its status and reports',
       },
     ],
@@ -475,7 +475,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
   },
   {
     fact: 'the pre-land commits a landing brought, in order, with their patch-ids',
-    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/store/landing-commits.ts landedCommitsOf)"] },
+    home: { surface: 'host', fields: ["git rev-list of the receipt's source range (src/provenance/landing-commits.ts landedCommitsOf)"] },
     copies: [
       {
         surface: 'code',

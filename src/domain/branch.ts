@@ -1,5 +1,16 @@
+import { z } from 'zod';
 import { refusal, type Refusal } from './reasons';
 import { isHeldState } from './states';
+
+/** What the host agent reports about a worktree's branch for observability (docs/ownership-record.md#the-live-view, `projectionSync.branch`): never authoritative. */
+export const BranchStatusSchema = z.strictObject({
+  head: z.string(),
+  base: z.string().nullable(),
+  ahead: z.number().int().nullable(),
+  behind: z.number().int().nullable(),
+  at: z.string(),
+});
+export type BranchStatus = z.infer<typeof BranchStatusSchema>;
 
 /**
  * The branch of an ownership is the one git has checked out in its worktree, never the caller's

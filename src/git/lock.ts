@@ -2,7 +2,7 @@ import path from 'node:path';
 import { readFileIfExists } from './atomic';
 import { removeInDir, writeInDir } from './confine';
 import { clearLockIn, type LockJson, readLockIn, writeLockIn } from './lock-file';
-import type { LocalProjection } from './projection';
+import type { LocalProjection } from './projection-format';
 import { type WorktreeDirs, worktreeDirs } from './repo';
 import { serialisePerWorktree } from './serial';
 import { withWriterLock } from './writer-lock';

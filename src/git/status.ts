@@ -1,15 +1,7 @@
-import { z } from 'zod';
+import { type BranchStatus, BranchStatusSchema } from '../domain/branch';
 import { git } from './exec';
 
-/** What the host agent reports about a worktree's branch for observability (docs/ownership-record.md#the-live-view, `projectionSync.branch`): never authoritative. */
-export const BranchStatusSchema = z.strictObject({
-  head: z.string(),
-  base: z.string().nullable(),
-  ahead: z.number().int().nullable(),
-  behind: z.number().int().nullable(),
-  at: z.string(),
-});
-export type BranchStatus = z.infer<typeof BranchStatusSchema>;
+export { type BranchStatus, BranchStatusSchema };
 
 const BASES = ['main', 'master', 'trunk'];
 

@@ -5,7 +5,7 @@ import type { Pool } from '../store/db';
 
 /**
  * The worker process's beacon: a row in `worker_beacons` beaten every BEAT_MS while all of its
- * workers run. /healthz (src/api/health.ts) trusts Temporal's poller list only as far as the
+ * workers run. /healthz (src/api/service/health.ts) trusts Temporal's poller list only as far as the
  * beacon agrees: a poller stays listed for a minute or more after its process was killed, a beacon
  * goes stale in BEACON_STALE_MS. A process that is frozen (SIGSTOP), killed, or whose workers
  * stopped, stops beating.

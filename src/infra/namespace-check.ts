@@ -7,7 +7,7 @@ import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTE_TYPES } from '../domain/search
  * every search attribute the ownership workflows upsert (src/domain/search-attributes.ts), each of
  * its type. On a namespace without them every workflow task fails (BadSearchAttributes) and every
  * bind waits out its bound: the worker refuses to start on it and /healthz names what is missing.
- * Loads no Temporal module at the top: src/api/health.ts, whose schemas clients import, uses it.
+ * Loads no Temporal module at the top: src/api/service/health.ts, whose schemas clients import, uses it.
  */
 
 /** The two services asked: a client's Connection and a worker's NativeConnection both have them. */

@@ -9,7 +9,7 @@ import { ownershipSettingsOf, type Config } from '../config';
 import type { OwnershipSettings } from '../domain/settings';
 import { hostTaskQueue } from '../domain/queues';
 import { LandingScanJob } from '../landings/periodic';
-import { JournalShipper, type ShipperLog } from '../store/attributions-shipper';
+import { JournalShipper, type ShipperLog } from '../provenance/attributions-shipper';
 import type { HostActivities } from '../activities/types';
 import { useGitSpawner } from '../git/spawner';
 import { startBeacon } from './beacon';

@@ -1,5 +1,5 @@
 import type { Pool } from '../store/db';
-import type { ShipperLog } from '../store/attributions-shipper';
+import type { ShipperLog } from '../provenance/attributions-shipper';
 import { landedBranchesOf, repoRootsOfHost } from '../store/inferred-landings';
 import { scanLandings } from './scan';
 

@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createHostPresence } from '../api/service/host-presence';
 import { ApiClient, normalizeApiUrl } from '../api/client';
-import { authenticatorFromConfig, connectBackends } from '../api/runtime';
+import { authenticatorFromConfig, connectBackends } from '../api/service/backends';
 import { createService } from '../api/service';
 import { loadConfig } from '../config';
 import { directBackend, remoteBackend, remoteErrorBody } from './backend';

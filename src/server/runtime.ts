@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import { createLogger } from '../infra/logger';
 import { assertPortFree } from '../infra/ports';
 import type { Pool } from '../store/db';
-import { authenticatorFromConfig, connectBackends } from '../api/runtime';
+import { authenticatorFromConfig, connectBackends } from '../api/service/backends';
 import { buildServer } from './app';
 
 export interface RunningApi {

@@ -2,7 +2,7 @@ import type { Pool } from './db';
 
 /**
  * The worker processes' beacons (`worker_beacons`): src/infra/beacon.ts beats one per process,
- * /healthz (src/api/health.ts) reads them. How old a fresh beacon may be is the caller's rule.
+ * /healthz (src/api/service/health.ts) reads them. How old a fresh beacon may be is the caller's rule.
  */
 
 export interface BeaconRow {

@@ -1,44 +1,7 @@
 import type { Pool, PoolClient } from './db';
 import { inTransaction } from './db';
-import type { LandingReceipt } from '../domain/events';
-import { RepoGit } from '../git/repo-git';
-import { attributedAmong } from './attributions';
 
-/**
- * The pre-land commits a landing brought (landing_commits), recorded beside its receipt and
- * outside the workflow: by the host agent after it projects a landed record, by the landing API
- * once the receipt is durable, and by provenance when it meets a receipt without them. All three
- * write the same rows (idempotent), and the first one that can see the objects wins; after that
- * the commits answer without the branch, the worktree or the objects.
- *
- *  - merge (landed head has two parents), squash, rebase (the source head is not on the landed
- *    head's history): `rev-list S ^L^1`, the source branch's own commits;
- *  - fast-forward (the source head is the landed head, or on its history): the landed head's
- *    first-parent line down to the first commit not attributed to this ownership (what its
- *    journal reported and the record confirmed; a disputed commit ends it), at least the landed head itself.
- */
-
-export const LANDED_COMMITS_LIMIT = 2000;
-
-export async function landedCommitsOf(pool: Pool, g: RepoGit, r: Pick<LandingReceipt, 'ownershipId' | 'sourceHead' | 'landedHead'>): Promise<string[] | null> {
-  const l = await g.resolve(r.landedHead);
-  if (!l) return null;
-  const s = await g.resolve(r.sourceHead);
-  const parents = await g.parents(l);
-  const fastForward = s !== null && parents.length < 2 && (s === l || (await g.isAncestor(s, l)));
-  if (s !== null && !fastForward) {
-    return g.revList(['--topo-order', `--max-count=${LANDED_COMMITS_LIMIT}`, s, ...parents.slice(0, 1).map((p) => `^${p}`)]);
-  }
-  if (s === null) return null; // the source's objects are gone: nothing can be said beyond the receipt
-  const line = await g.revList(['--first-parent', `--max-count=${LANDED_COMMITS_LIMIT}`, l], false);
-  const mine = await attributedAmong(pool, line, r.ownershipId);
-  const out: string[] = [];
-  for (const c of line) {
-    if (c !== l && !mine.has(c)) break;
-    out.push(c);
-  }
-  return out.reverse();
-}
+/** The rows of landing_commits: the pre-land commits each landing brought (src/provenance/landing-commits.ts computes them from git). */
 
 /** The landed commits of one receipt, in order, with their patch-ids; nothing when the receipt has some already. */
 export async function insertLandingCommits(
@@ -57,28 +20,45 @@ export async function insertLandingCommits(
   );
 }
 
-/** Records the landed commits of a receipt once; returns how many rows it has (0: nothing could be said). */
-export async function recordLandedCommits(
-  pool: Pool,
-  repoCwd: string,
-  repoRoot: string,
-  r: Pick<LandingReceipt, 'ownershipId' | 'sourceHead' | 'landedHead'>,
-): Promise<number> {
+/** How many landed-commit rows a receipt has (0: none recorded yet). */
+export async function landingCommitCount(pool: Pool, ownershipId: string, landedHead: string): Promise<number> {
   const have = await pool.query<{ n: string }>('SELECT count(*)::text AS n FROM landing_commits WHERE ownership_id = $1 AND landed_head = $2', [
-    r.ownershipId,
-    r.landedHead,
+    ownershipId,
+    landedHead,
   ]);
-  if (Number(have.rows[0]?.n ?? '0') > 0) return Number(have.rows[0]!.n);
-  const g = new RepoGit(repoCwd);
-  const commits = await landedCommitsOf(pool, g, r);
-  if (!commits || commits.length === 0) return 0;
-  const pids = await g.patchIds(commits);
-  // One writer per receipt, and only into an empty set: two callers never mix their answers.
+  return Number(have.rows[0]?.n ?? '0');
+}
+
+/** Writes a receipt's landed commits, one writer per receipt and only into an empty set: two callers never mix their answers. */
+export async function writeLandingCommits(
+  pool: Pool,
+  repoRoot: string,
+  ownershipId: string,
+  landedHead: string,
+  commits: readonly string[],
+  pids: ReadonlyMap<string, string>,
+): Promise<void> {
   await inTransaction(pool, async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landing_commits:${r.ownershipId}:${r.landedHead}`]);
-    await insertLandingCommits(client, repoRoot, r.ownershipId, r.landedHead, commits, pids);
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`landing_commits:${ownershipId}:${landedHead}`]);
+    await insertLandingCommits(client, repoRoot, ownershipId, landedHead, commits, pids);
   });
-  return commits.length;
+}
+
+/** The landings whose pre-land commits include one with this patch-id (a rebase or cherry-pick copy), up to 3. */
+export async function landingsOfPatchId(pool: Pool, patchId: string, roots: readonly string[]): Promise<{ ownershipId: string; landedHead: string }[]> {
+  const res = await pool.query<{ ownership_id: string; landed_head: string }>(
+    'SELECT DISTINCT ownership_id, landed_head FROM landing_commits WHERE patch_id = $1 AND repo_root = ANY($2) LIMIT 3',
+    [patchId, roots],
+  );
+  return res.rows.map((x) => ({ ownershipId: x.ownership_id, landedHead: x.landed_head }));
+}
+
+/** "ownership landedHead" of every landing in these roots whose pre-land commits are recorded. */
+export async function recordedLandingsOf(pool: Pool, roots: readonly string[]): Promise<Set<string>> {
+  const recorded = await pool.query<{ k: string }>("SELECT DISTINCT ownership_id || ' ' || landed_head AS k FROM landing_commits WHERE repo_root = ANY($1)", [
+    roots,
+  ]);
+  return new Set(recorded.rows.map((x) => x.k));
 }
 
 export interface LandedCommitRow {

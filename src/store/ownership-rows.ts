@@ -65,3 +65,12 @@ export async function storedLandingReceipt(pool: Pool, ownershipId: string, land
   const raw = res.rows[0]?.receipt;
   return raw ? LandingReceiptSchema.parse(raw) : null;
 }
+
+/** The worktrees of a host that may still have journal lines to ship (src/provenance/attributions-shipper.ts): held ones, and those changed within a day. */
+export async function journalWorktreesOf(pool: Pool, hostId: string): Promise<string[]> {
+  const res = await pool.query<{ worktree_path: string }>(
+    `SELECT DISTINCT worktree_path FROM ownerships WHERE host_id = $1 AND (state <> 'closed' OR updated_at > now() - interval '1 day') LIMIT 1000`,
+    [hostId],
+  );
+  return res.rows.map((r) => r.worktree_path);
+}

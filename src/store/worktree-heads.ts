@@ -1,5 +1,5 @@
 import type { Pool } from 'pg';
-import { BranchStatusSchema, type BranchStatus } from '../git/status';
+import { BranchStatusSchema, type BranchStatus } from '../domain/branch';
 
 /**
  * The branch head of owned worktrees as their journals say it moved (see the migration

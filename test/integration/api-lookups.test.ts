@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ConversationReportResponse, HistoryResponse, LandingResponse, ListResponse, OwnershipViewOut, WireRecord } from '../../src/contract/http';
 import { readBinding } from '../../src/store/bindings';
 import { readEvents } from '../../src/store/event-store';
-import type { Provenance } from '../../src/store/provenance';
+import type { Provenance } from '../../src/provenance/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
 

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cleanGitEnv } from '../../src/git/exec';
 import { installHooks } from '../../src/git/guard';
-import { shipJournal } from '../../src/store/attributions';
+import { shipJournal } from '../../src/provenance/attributions';
 import { git, makeRepo } from '../support/git-fixture';
 import { withTenureSecret } from '../support/tenure-env';
 import { startApiStack, type ApiStack } from '../support/api-stack';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { checkHealth, type HealthDeps } from '../../src/api/health';
+import { checkHealth, type HealthDeps } from '../../src/api/service/health';
 import { hostTaskQueue } from '../../src/domain/queues';
 import { BEACON_STALE_MS } from '../../src/infra/beacon';
 import { createPool } from '../../src/store/db';

@@ -13,7 +13,7 @@ import { preserveLateWork } from '../../src/git/late';
 import { worktreeDirs } from '../../src/git/repo';
 import { lateRef } from '../../src/git/wip';
 import { createWorkers } from '../../src/infra/workers';
-import { JournalShipper } from '../../src/store/attributions-shipper';
+import { JournalShipper } from '../../src/provenance/attributions-shipper';
 import { getOwnership } from '../../src/store/lookups';
 import { apiEnv, runCli } from '../support/cli';
 import { git, GIT_IDENTITY, makeRepo, type RepoFixture } from '../support/git-fixture';

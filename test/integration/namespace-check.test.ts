@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { checkHealth, HealthReportSchema, type HealthDeps, type HealthReport } from '../../src/api/health';
+import { checkHealth, HealthReportSchema, type HealthDeps, type HealthReport } from '../../src/api/service/health';
 import { buildServer } from '../../src/server/app';
 import { loadConfig } from '../../src/config';
 import { hostTaskQueue } from '../../src/domain/queues';

@@ -1,7 +1,7 @@
 import type { OwnershipView } from '../../src/client';
 import { installHooks } from '../../src/git/guard';
 import { ScanReportSchema } from '../../src/landings/scan';
-import { shipJournal } from '../../src/store/attributions';
+import { shipJournal } from '../../src/provenance/attributions';
 import { apiEnv, runCli, type CliResult } from '../support/cli';
 import { commitAs, git, gitAs, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';

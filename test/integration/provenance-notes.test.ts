@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import type { OwnershipView } from '../../src/client';
 import { installHooks } from '../../src/git/guard';
-import { NOTES_REF, ProvenanceNoteOutputSchema } from '../../src/store/provenance-notes';
+import { NOTES_REF, ProvenanceNoteOutputSchema } from '../../src/provenance/provenance-notes';
 import { loadConfig } from '../../src/config';
-import { JournalShipper } from '../../src/store/attributions-shipper';
+import { JournalShipper } from '../../src/provenance/attributions-shipper';
 import { recordObservation } from '../../src/store/bindings';
 import { apiEnv, runCli, type CliResult } from '../support/cli';
 import { commitAs, git, makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -12,7 +12,7 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
 import { waitForView } from '../support/harness';
 
 /**
- * Provenance readable from git alone (OD_PROVENANCE_NOTES, src/store/provenance-notes.ts): with the option
+ * Provenance readable from git alone (OD_PROVENANCE_NOTES, src/provenance/provenance-notes.ts): with the option
  * on, the host agent's recording of a landing writes the landed head's note; `od-worktree
  * provenance` answers from it when the service is unreachable, marked as such. Off: no note.
  */

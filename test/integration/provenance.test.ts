@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Principal } from '../../src/domain/identity';
 import { recordObservation } from '../../src/store/bindings';
-import { provenance, renderProvenance, type Provenance } from '../../src/store/provenance';
+import { provenance, renderProvenance, type Provenance } from '../../src/provenance/provenance';
 import { git, makeRepo, type RepoFixture } from '../support/git-fixture';
 import { executorPrincipal as executor, startHarness, type Harness } from '../support/harness';
 

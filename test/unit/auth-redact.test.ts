@@ -3,7 +3,7 @@ import type { LandingReceipt, OwnershipEvent } from '../../src/domain/events';
 import type { Conversation, Owner, Principal } from '../../src/domain/identity';
 import { emptyRecord, type OwnershipRecord } from '../../src/domain/projection';
 import type { LocalProjection } from '../../src/git/projection';
-import type { Provenance } from '../../src/store/provenance';
+import type { Provenance } from '../../src/provenance/provenance';
 import { REDACTED, redactForExport, redactForPrincipal } from '../../src/auth/policy';
 
 const A = 'aaaaaaaa-1111-4111-8111-111111111111';

@@ -6,7 +6,7 @@ import { writeProjection } from '../../src/git/projection';
 import { identifyWorktree, type WorktreeIdentity } from '../../src/git/repo';
 import { judgeClaim, type TenureSegment } from '../../src/domain/attribution';
 import { tenureSecretHash } from '../../src/keys/tenure';
-import { claimOf } from '../../src/store/attributions';
+import { claimOf } from '../../src/provenance/attributions';
 import { g, preparedRepo, projection, run, type Fixture } from './git-fixture';
 
 /** docs/git-projection.md#the-journal: what the hooks append, and which commits a move made. */

@@ -71,6 +71,9 @@ const TREES = {
   clientImports: {
     'src/client/index.ts':
       "import { identify } from '../git/repo';\nimport { DEFAULTS } from '../workflows/ownership';\nimport type { View } from '../workflows/view';\nexport const c: View = { identify, DEFAULTS };\n",
+    'src/client/below.ts': "import { bind } from '../api/service/ownerships';\nimport { rows } from '../store/rows';\nexport const b = [bind, rows];\n",
+    'src/api/service/ownerships.ts': 'export const bind = 1;\n',
+    'src/store/rows.ts': 'export const rows = 1;\n',
     'src/git/repo.ts': 'export const identify = 1;\n',
     'src/workflows/ownership.ts': 'export const DEFAULTS = 1;\n',
     'src/workflows/view.ts': 'export interface View { identify: number; DEFAULTS: number }\n',
@@ -96,10 +99,50 @@ const TREES = {
     'src/exports/schemas.ts': "export { render } from '../cli/render';\nexport { w } from '../contract/wire';\n",
     'src/cli/render.ts': 'export const render = 1;\n',
   },
+  fileCycle: {
+    'src/git/lock.ts': "import type { LocalProjection } from './projection';\nexport const lock = (p: LocalProjection) => p;\n",
+    'src/git/projection.ts': "import { lock } from './lock';\nexport type LocalProjection = { seq: number };\nexport const write = lock;\n",
+  },
+  apiSurfaceStore: {
+    'src/api/health.ts': "import { pingDatabase } from '../store/beacons';\nexport const h = pingDatabase;\n",
+    'src/api/routes/landings.ts':
+      "import type { Pool } from '../../store/db';\nimport { scan } from '../service/landings';\nexport const r = (p: Pool) => scan(p);\n",
+    'src/api/service/landings.ts':
+      "import type { Pool } from '../../store/db';\nimport { pingDatabase } from '../../store/beacons';\nexport const scan = (p: Pool) => [p, pingDatabase];\n",
+    'src/store/beacons.ts': 'export const pingDatabase = 1;\n',
+    'src/store/db.ts': 'export type Pool = { query(): void };\n',
+  },
+  storeRunsGit: {
+    'src/store/provenance.ts': "import { git } from '../git/exec';\nexport const p = git;\n",
+    'src/git/exec.ts': 'export const git = 1;\n',
+  },
+  gitReachesRows: {
+    'src/git/journal.ts': "import { rows } from '../store/rows';\nexport const j = rows;\n",
+    'src/store/rows.ts': 'export const rows = 1;\n',
+  },
+  storeReachesUp: {
+    'src/store/rows.ts': "import { acts } from '../activities/index';\nimport { walk } from '../provenance/walk';\nexport const rows = [acts, walk];\n",
+    'src/activities/index.ts': 'export const acts = 1;\n',
+    'src/provenance/walk.ts': 'export const walk = 1;\n',
+  },
+  kits: {
+    'src/infra/tools.ts': "import { seed } from '../../scripts/seed';\nexport const t = seed;\n",
+    'scripts/seed.ts':
+      "import { Pool } from 'pg';\nimport { DEFAULTS } from '../src/workflows/ownership';\nimport { q } from '../src/workflows/messages';\nexport const seed = [Pool, DEFAULTS, q];\n",
+    'bench/workflows/index.ts': "export { DEFAULTS } from '../../src/workflows/ownership';\n",
+    'bench/stack.ts': "import type { DEFAULTS } from '../src/workflows/ownership';\nexport const s: typeof DEFAULTS = 1;\n",
+    'worker.ts': "import { q } from './src/workflows/messages';\nexport const w = q;\n",
+    'src/workflows/ownership.ts': 'export const DEFAULTS = 1;\n',
+    'src/workflows/messages.ts': 'export const q = 1;\n',
+  },
   layered: {
     'src/domain/model.ts': "import { z } from 'zod';\nexport const M = z.string();\n",
     'src/store/rows.ts': "import type { Pool } from 'pg';\nimport { M } from '../domain/model';\nexport const rows = (p: Pool) => [p, M];\n",
-    'src/api/route.ts': "import { rows } from '../store/rows';\nexport const r = rows;\n",
+    'src/api/service/route.ts': "import { rows } from '../../store/rows';\nexport const r = rows;\n",
+    'src/git/exec.ts': "import { M } from '../domain/model';\nexport const git = M;\n",
+    'src/provenance/walk.ts': "import { rows } from '../store/rows';\nimport { git } from '../git/exec';\nexport const walk = [rows, git];\n",
+    'src/activities/index.ts': "import { walk } from '../provenance/walk';\nexport const acts = walk;\n",
+    'scripts/check.ts': "import { Pool } from 'pg';\nimport { walk } from '../src/provenance/walk';\nexport const c = [Pool, walk];\n",
   },
 } satisfies Record<string, Record<string, string>>;
 type Tree = keyof typeof TREES;
@@ -176,7 +219,11 @@ describe('dependency-cruiser layers', () => {
 
   test('the client runs no git and takes workflow code only as types', async () => {
     const { violations } = await cruise('clientImports');
-    expect(edges(violations, 'client-runs-no-git')).toEqual(['src/client/index.ts -> src/git/repo.ts']);
+    expect(edges(violations, 'client-runs-no-git').sort()).toEqual([
+      'src/client/below.ts -> src/api/service/ownerships.ts',
+      'src/client/below.ts -> src/store/rows.ts',
+      'src/client/index.ts -> src/git/repo.ts',
+    ]);
     expect(edges(violations, 'client-imports-workflow-code-only-as-types')).toEqual(['src/client/index.ts -> src/workflows/ownership.ts']);
   });
 
@@ -207,6 +254,46 @@ describe('dependency-cruiser layers', () => {
     const { violations } = await cruise('contractAndExports');
     expect(edges(violations, 'contract-is-pure')).toEqual(['src/contract/wire.ts -> src/store/lookups.ts']);
     expect(edges(violations, 'exports-reexport-contract-and-clients')).toEqual(['src/exports/schemas.ts -> src/cli/render.ts']);
+  });
+
+  test('a file cycle (git/lock.ts -> git/projection.ts -> git/lock.ts, one of them type-only) is an error inside one folder', async () => {
+    const { code, violations } = await cruise('fileCycle');
+    expect(code).not.toBe(0);
+    // Named once, from the module the cruise reached first.
+    expect(cycles(violations, 'no-circular')).toEqual(['src/git/lock.ts -> src/git/projection.ts -> src/git/lock.ts']);
+  });
+
+  test("the HTTP surface reaches the store only through src/api/service: a value import is named, a type-only one and the service's own are not", async () => {
+    const { violations } = await cruise('apiSurfaceStore');
+    expect(edges(violations, 'api-surface-reads-store-only-through-service')).toEqual(['src/api/health.ts -> src/store/beacons.ts']);
+  });
+
+  test('the store runs no git', async () => {
+    const { code, violations } = await cruise('storeRunsGit');
+    expect(code).not.toBe(0);
+    expect(edges(violations, 'store-runs-no-git')).toEqual(['src/store/provenance.ts -> src/git/exec.ts']);
+  });
+
+  test('git reaches no rows', async () => {
+    const { code, violations } = await cruise('gitReachesRows');
+    expect(code).not.toBe(0);
+    expect(edges(violations, 'git-keeps-no-rows')).toEqual(['src/git/journal.ts -> src/store/rows.ts']);
+  });
+
+  test('store and git import nothing that stands on them (activities, provenance)', async () => {
+    const { violations } = await cruise('storeReachesUp');
+    expect(edges(violations, 'store-and-git-import-only-the-model').sort()).toEqual([
+      'src/store/rows.ts -> src/activities/index.ts',
+      'src/store/rows.ts -> src/provenance/walk.ts',
+    ]);
+  });
+
+  test('the kits are cruised: src importing a kit is named, a kit importing workflow code as a value is named, pg in a kit is not', async () => {
+    const { code, violations } = await cruise('kits');
+    expect(code).not.toBe(0);
+    expect(edges(violations, 'src-imports-no-kit')).toEqual(['src/infra/tools.ts -> scripts/seed.ts']);
+    expect(edges(violations, 'kits-import-workflow-code-only-as-types')).toEqual(['scripts/seed.ts -> src/workflows/ownership.ts']);
+    expect(violations.filter((v) => v.rule.name === 'sql-only-in-store')).toEqual([]);
   });
 
   test('layered imports pass', async () => {

@@ -4,7 +4,7 @@ import type { Owner } from '../../src/domain/identity';
 import { project } from '../../src/domain/projection';
 import { buildListQuery, lineageOf } from '../../src/store/lookups';
 import { GetOwnershipInputSchema, HistoryInputSchema, ListOwnershipsInputSchema } from '../../src/contract/lookups';
-import { provenanceFields, renderProvenance, type Provenance } from '../../src/store/provenance';
+import { provenanceFields, renderProvenance, type Provenance } from '../../src/provenance/provenance';
 import { derive } from '../../src/store/rebuild';
 
 /** Pure parts of the store: derivation of the index rows, lineage, list query building, rendering. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Registry } from 'prom-client';
-import { checkHealth, HealthReportSchema, type HealthDeps } from '../health';
+import { checkHealth, HealthReportSchema, type HealthDeps } from '../service/health';
 import { cachedNamespaceCheck, describeNamespaceProblem, namespaceReady, setupCommands } from '../../infra/namespace-check';
 import type { App } from '../http';
 

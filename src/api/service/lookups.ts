@@ -1,13 +1,13 @@
 import { OwnershipError } from '../../client/errors';
 import { attemptsOf, disputesOf } from '../../store/attributions';
-import type { BranchStatus } from '../../git/status';
+import type { BranchStatus } from '../../domain/branch';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { isHeldState } from '../../domain/states';
 import { ownershipWorkflowId } from '../../ids/workflow-id';
 import { getHistory, getOwnership, listOwnerships } from '../../store/lookups';
 import type { GetOwnershipInput, HistoryInput } from '../../contract/lookups';
-import { provenance as resolveProvenance, type Provenance } from '../../store/provenance';
+import { provenance as resolveProvenance, type Provenance } from '../../provenance/provenance';
 import { refusedMessagesOf } from '../../store/refused-messages';
 import { overridesOf } from '../../store/overrides';
 import { lateAttemptsOf } from '../../store/late-work-lookup';

@@ -13,7 +13,7 @@ const plainChecks = () => require('../render/plain-check') as typeof import('../
 const whoView = () => require('../render/who') as typeof import('../render/who');
 const listView = () => require('../render/list') as typeof import('../render/list');
 const historyView = () => require('../render/history') as typeof import('../render/history');
-const notes = () => require('../../store/provenance-notes') as typeof import('../../store/provenance-notes');
+const notes = () => require('../../provenance/provenance-notes') as typeof import('../../provenance/provenance-notes');
 const provenanceView = () => require('../render/provenance') as typeof import('../render/provenance');
 
 /** The lookups: who, list --owners, history and provenance (read-only). */

@@ -1,4 +1,4 @@
-import { provenanceFields, type Provenance } from '../../store/provenance';
+import { provenanceFields, type Provenance } from '../../provenance/provenance';
 import { renderFields } from './format';
 
 /**

@@ -1,13 +1,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { Pool } from 'pg';
-import { LandingReceiptSchema, type LandingReceipt } from '../domain/events';
+import type { Pool } from '../store/db';
+import type { LandingReceipt } from '../domain/events';
 import { git as runGit } from '../git/exec';
 import { identifyWorktree } from '../git/repo';
-import { headMatch } from './lookups';
-import { authorsOf } from './attributions';
-import { describeReport, type Author } from './attributions-schemas';
-import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPreLandCommit, recordLandedCommits } from './landing-commits';
+import { authorsOf } from '../store/attributions';
+import { describeReport, type Author } from '../store/attributions-schemas';
+import { landedCommitsOfHead, landedCommitsOfReceipt, landingsOfPatchId, landingsOfPreLandCommit, recordedLandingsOf } from '../store/landing-commits';
+import { landerPrincipalOf, receiptOf, receiptsByHead, receiptsOfRepo, type StoredReceipt } from '../store/provenance-rows';
+import { recordLandedCommits } from './landing-commits';
 import { RepoGit } from '../git/repo-git';
 import { ProvenanceInputSchema, ProvenanceSchema, type Provenance } from '../contract/provenance';
 
@@ -63,23 +64,17 @@ export async function provenance(pool: Pool, repoPath: string, sha: string): Pro
     // (c) A copy of exactly one landing's pre-land commit (rebase, cherry-pick) inside that landing.
     const pid = (await new RepoGit(repo.cwd).patchIds([full])).get(full);
     if (pid !== undefined) {
-      const same = await pool.query<{ ownership_id: string; landed_head: string }>(
-        'SELECT DISTINCT ownership_id, landed_head FROM landing_commits WHERE patch_id = $1 AND repo_root = ANY($2) LIMIT 3',
-        [pid, repo.roots],
-      );
-      const only = same.rows.length === 1 ? same.rows[0]! : null;
-      if (only && (await repo.graph.isAncestor(full, only.landed_head).catch(() => false))) {
-        const stored = await receiptOf(pool, only.ownership_id, only.landed_head);
+      const same = await landingsOfPatchId(pool, pid, repo.roots);
+      const only = same.length === 1 ? same[0]! : null;
+      if (only && (await repo.graph.isAncestor(full, only.landedHead).catch(() => false))) {
+        const stored = await receiptOf(pool, only.ownershipId, only.landedHead);
         if (stored) return withAuthors(pool, repo, full, stored, 'range');
       }
     }
     // (d) Inside a landing's range, among this repository's receipts (landings recorded before their commits were).
     const all = await receiptsOfRepo(pool, repo.roots);
     // Landings whose pre-land commits are recorded: (b) already looked at their source side.
-    const recorded = await pool.query<{ k: string }>("SELECT DISTINCT ownership_id || ' ' || landed_head AS k FROM landing_commits WHERE repo_root = ANY($1)", [
-      repo.roots,
-    ]);
-    const covered = new Set(recorded.rows.map((x) => x.k));
+    const covered = await recordedLandingsOf(pool, repo.roots);
     const found = await locate(repo.graph, full, all, covered);
     if (found) return withAuthors(pool, repo, full, all[found.order]!, found.via);
   }
@@ -119,68 +114,13 @@ async function withAuthors(pool: Pool, repo: Repo | null, commit: string, s: Sto
 
 async function landerOf(pool: Pool, r: LandingReceipt): Promise<Provenance['lander']> {
   // The event's actor names the principal as "kind:id" (src/domain/decide.ts).
-  const res = await pool.query<{ principal: string | null }>(
-    `SELECT event->'actor'->>'principal' AS principal FROM ownership_events
-      WHERE ownership_id = $1 AND type = 'ownership.landed' AND event->'data'->'receipt'->>'landedHead' = $2 ORDER BY seq LIMIT 1`,
-    [r.ownershipId, r.landedHead],
-  );
-  const p = res.rows[0]?.principal ?? null;
+  const p = await landerPrincipalOf(pool, r.ownershipId, r.landedHead);
   const colon = p === null ? -1 : p.indexOf(':');
   const principal = p !== null && colon > 0 ? { kind: p.slice(0, colon), id: p.slice(colon + 1) } : null;
   return { principal, executionSessionId: r.executionSessionId };
 }
 
 // --- receipts ------------------------------------------------------------------------------------
-
-interface StoredReceipt {
-  /** position in landing order (landed_at, seq, ownership id): lower is earlier */
-  order: number;
-  receipt: LandingReceipt;
-  kind: Provenance['receiptKind'];
-  method: string | null;
-}
-
-const RECEIPT_ORDER = 'landed_at, seq, ownership_id';
-
-/** Receipts sent by landing controllers, then those `landings scan` inferred (only when no sent one names the head). */
-const ALL_RECEIPTS = `
-  SELECT receipt, repo_root, landed_head, landed_at, seq, ownership_id, 'receipt' AS kind, NULL::text AS method FROM landing_receipts
-  UNION ALL
-  SELECT i.receipt, i.repo_root, i.landed_head, (i.receipt->>'landedAt')::timestamptz, 0, i.ownership_id, 'inferred', i.method
-    FROM inferred_landings i WHERE i.receipt IS NOT NULL`;
-
-function stored(rows: { receipt: unknown; kind: string; method: string | null }[]): StoredReceipt[] {
-  return rows.map((r, i) => ({
-    order: i,
-    receipt: LandingReceiptSchema.parse(r.receipt),
-    kind: r.kind === 'inferred' ? 'inferred' : 'receipt',
-    method: r.method,
-  }));
-}
-
-async function receiptsByHead(pool: Pool, head: string, roots: string[]): Promise<StoredReceipt[]> {
-  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
-    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE ${headMatch('$1')} ORDER BY (repo_root = ANY($2)) DESC, (kind = 'receipt') DESC, ${RECEIPT_ORDER} LIMIT 50`,
-    [head, roots],
-  );
-  return stored(res.rows);
-}
-
-async function receiptsOfRepo(pool: Pool, roots: string[]): Promise<StoredReceipt[]> {
-  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
-    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE repo_root = ANY($1) ORDER BY ${RECEIPT_ORDER}`,
-    [roots],
-  );
-  return stored(res.rows);
-}
-
-async function receiptOf(pool: Pool, ownershipId: string, landedHead: string): Promise<StoredReceipt | null> {
-  const res = await pool.query<{ receipt: unknown; kind: string; method: string | null }>(
-    `SELECT receipt, kind, method FROM (${ALL_RECEIPTS}) r WHERE ownership_id = $1 AND landed_head = $2 ORDER BY (kind = 'receipt') DESC LIMIT 1`,
-    [ownershipId, landedHead],
-  );
-  return stored(res.rows)[0] ?? null;
-}
 
 function toProvenance(commit: string, s: StoredReceipt, via: Provenance['via'], authors: Author[], lander: Provenance['lander']): Provenance {
   const r = s.receipt;

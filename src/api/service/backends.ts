@@ -1,14 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
-import type { Pool } from '../store/db';
-import { loadAuthenticator, type Authenticator } from '../auth/principals';
-import { OwnershipClient } from '../client';
-import { gitWorktreeResolver } from '../adapters/worktree-resolver';
-import { ownershipSettingsOf, type Config } from '../config';
-import { createPool } from '../store/db';
-import { TEMPORAL_CHANNEL_ARGS } from '../client/channel';
-import { dataConverterOf } from '../infra/payload-codec';
-import { temporalConnectionFromEnv } from '../infra/temporal-connection';
-import { loadKeyring, type MessageKeyring } from '../keys/message-seal';
+import type { Pool } from '../../store/db';
+import { loadAuthenticator, type Authenticator } from '../../auth/principals';
+import { OwnershipClient } from '../../client';
+import { gitWorktreeResolver } from '../../adapters/worktree-resolver';
+import { ownershipSettingsOf, type Config } from '../../config';
+import { createPool } from '../../store/db';
+import { TEMPORAL_CHANNEL_ARGS } from '../../client/channel';
+import { dataConverterOf } from '../../infra/payload-codec';
+import { temporalConnectionFromEnv } from '../../infra/temporal-connection';
+import { loadKeyring, type MessageKeyring } from '../../keys/message-seal';
 
 /** The principals the API authenticates: OD_TOKENS_FILE (cfg.tokensFile) and/or OD_TOKENS (cfg.tokensJson). */
 export function authenticatorFromConfig(cfg: Config): Authenticator {

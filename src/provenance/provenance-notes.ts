@@ -1,7 +1,7 @@
-import type { Pool } from './db';
+import type { Pool } from '../store/db';
 import { z } from 'zod';
 import { git } from '../git/exec';
-import { provenance, type Provenance } from './provenance';
+import { provenance, type Provenance } from '../provenance/provenance';
 import { RepoGit } from '../git/repo-git';
 
 /**

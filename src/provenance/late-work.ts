@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { FULL_SHA, IdString } from '../domain/identity';
 import { parseEvent } from '../domain/events';
 import { git } from '../git/exec';

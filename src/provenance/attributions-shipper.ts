@@ -1,6 +1,7 @@
-import type { Pool } from 'pg';
+import type { Pool } from '../store/db';
 import { journalStat } from '../git/journal';
 import type { OwnershipRecord } from '../domain/projection';
+import { journalWorktreesOf } from '../store/ownership-rows';
 import { recordLandedCommits } from './landing-commits';
 import { writeProvenanceNote } from './provenance-notes';
 import { shipJournal } from './attributions';
@@ -11,7 +12,7 @@ import { shipJournal } from './attributions';
  * they appended straight to PostgreSQL when it has a pool: right after each projection write (an
  * owner change, a landing: the moments whose commits must be attributed before anything else moves
  * the branch) and every `intervalMs` for the worktrees of this host. One worktree is shipped by one
- * call at a time; each call is bounded (src/store/attributions.ts MAX_PASSES) and idempotent.
+ * call at a time; each call is bounded (src/provenance/attributions.ts MAX_PASSES) and idempotent.
  *
  * Without a pool (a host agent given no DATABASE_URL) nothing is shipped: it says so once, and the
  * journals stay in the worktrees until an agent with a pool ships them (the offset resumes).
@@ -39,7 +40,7 @@ export class JournalShipper {
       hostId: string;
       allowedRoots: readonly string[];
       log?: ShipperLog;
-      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/store/provenance-notes.ts) */ provenanceNotes?: boolean;
+      /** OD_PROVENANCE_NOTES: also write each landed head's provenance as a git note (src/provenance/provenance-notes.ts) */ provenanceNotes?: boolean;
     },
   ) {
     if (!deps.pool)
@@ -113,11 +114,7 @@ export class JournalShipper {
   async shipAll(): Promise<void> {
     const pool = this.deps.pool;
     if (!pool || this.stopped) return;
-    const res = await pool.query<{ worktree_path: string }>(
-      `SELECT DISTINCT worktree_path FROM ownerships WHERE host_id = $1 AND (state <> 'closed' OR updated_at > now() - interval '1 day') LIMIT 1000`,
-      [this.deps.hostId],
-    );
-    for (const r of res.rows) await this.ship(r.worktree_path);
+    for (const worktreePath of await journalWorktreesOf(pool, this.deps.hostId)) await this.ship(worktreePath);
   }
 
   start(intervalMs: number): void {

@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
-import { queuePolled } from '../infra/queue-pollers';
-import { beaconVerdict, pingDatabase } from '../store/beacons';
-import type { Pool } from '../store/db';
-import { type HealthProblem, type HealthReport } from '../contract/health';
-import { hostTaskQueue as hostQueueOf } from '../domain/queues';
-import { agentPresent, BEACON_STALE_MS } from '../infra/beacon';
-import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands, type NamespaceReport } from '../infra/namespace-check';
-import { seenHosts, type SeenHost } from '../store/hosts';
-import { VERSION_INFO } from '../version';
+import { queuePolled } from '../../infra/queue-pollers';
+import { beaconVerdict, pingDatabase } from '../../store/beacons';
+import type { Pool } from '../../store/db';
+import { type HealthProblem, type HealthReport } from '../../contract/health';
+import { hostTaskQueue as hostQueueOf } from '../../domain/queues';
+import { agentPresent, BEACON_STALE_MS } from '../../infra/beacon';
+import { checkNamespace, describeNamespaceProblem, namespaceReady, setupCommands, type NamespaceReport } from '../../infra/namespace-check';
+import { seenHosts, type SeenHost } from '../../store/hosts';
+import { VERSION_INFO } from '../../version';
 
 export {
   HealthVersionSchema,
@@ -17,7 +17,7 @@ export {
   HealthReportSchema,
   type HealthProblem,
   type HealthReport,
-} from '../contract/health';
+} from '../../contract/health';
 
 export interface HealthDeps {
   temporal: Client;
