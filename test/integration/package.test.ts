@@ -35,6 +35,7 @@ const BUILD_INPUTS = [
   'worker.ts',
   'src',
   'scripts/build.js',
+  'scripts/build-gate.js',
   'scripts/migrate.ts',
   'migrations',
   'hooks',
@@ -291,7 +292,7 @@ afterAll(async () => {
 
 test('the tarball holds only what runs: compiled code, declarations, the CLI, migrations and hooks', () => {
   const files = packed.map((f) => f.path);
-  const outside = files.filter((f) => !/^(dist\/|bin\/od-worktree\.js$|bin\/git-gate\/(git|\.od-git-gate)$|package\.json$|README\.md$)/.test(f));
+  const outside = files.filter((f) => !/^(dist\/|bin\/od-worktree\.js$|bin\/git-gate\/(git|\.od-git-gate|od-gate\.cjs)$|package\.json$|README\.md$)/.test(f));
   expect(outside).toEqual([]);
   expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
   for (const entry of ['index', 'http', 'schemas']) {
@@ -308,6 +309,8 @@ test('the tarball holds only what runs: compiled code, declarations, the CLI, mi
     'dist/hooks/pretooluse-git-gate.sh',
     'bin/git-gate/git',
     'bin/git-gate/.od-git-gate',
+    'bin/git-gate/od-gate.cjs',
+    'dist/gate/od-gate.js',
   ])
     expect(files).toContain(f);
   expect(files.filter((f) => f.startsWith('dist/migrations/')).length).toBeGreaterThan(0);

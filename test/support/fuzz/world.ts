@@ -83,6 +83,10 @@ const PER_OWNERSHIP: Record<string, [RouteClass, Operation]> = {
   override: ['ownerOnly', 'override'],
   landed: ['landingWrite', 'landed'],
   'worktree-removed': ['landingWrite', 'worktreeRemoved'],
+  // Child holds: the owner grants; the child or the owner (of its own worker) beats and ends.
+  holds: ['ownerOnly', 'grantHold'],
+  'holds/{holdId}/heartbeat': ['ownerOnly', 'holdHeartbeat'],
+  'holds/{holdId}/end': ['ownerOnly', 'endHold'],
 };
 
 /** The route's policy operation, as src/api/routes registers it (the document does not say). */
