@@ -308,7 +308,13 @@ class Gate {
     this.common = '';
     this.top = '';
     if (this.locateFast()) return;
-    const out = this.git([...this.globals(), 'rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel']).stdout.split('\n');
+    const ask = (globals: string[]) => this.git([...globals, 'rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel']);
+    let r = ask(this.globals());
+    // A setting git cannot read (an include naming a directory, say) makes git fail to say where it
+    // is; the same setting may read otherwise a moment later. Located without the caller's settings,
+    // the command is still judged where it would write, never let through for want of a place.
+    if (r.status !== 0) r = ask(withoutSettings(this.globals()));
+    const out = r.stdout.split('\n');
     this.gd = out[0] ?? '';
     this.common = out[1] ?? '';
     this.top = out[2] ?? '';
@@ -642,4 +648,15 @@ export function judge(input: JudgeInput): Judgement {
     if (e instanceof Refused) return { status: 1, stderr: gate.stderr };
     throw e;
   }
+}
+
+/** Global options without the caller's `-c`/`--config-env` settings: only where git runs stays. */
+function withoutSettings(globals: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < globals.length; i++) {
+    const a = globals[i]!;
+    if (a === '-c' || a === '--config-env') i++;
+    else if (!(a.startsWith('-c') && a.length > 2) && !a.startsWith('--config-env=')) out.push(a);
+  }
+  return out;
 }
