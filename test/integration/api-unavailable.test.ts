@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/infra/logger';
 import { freePort } from '../../src/infra/ports';
 import { createPool } from '../../src/store/db';
+import { readHeartbeat } from '../../src/store/heartbeats';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startHarness, type Harness } from '../support/harness';
 
@@ -101,7 +102,7 @@ test('PostgreSQL unavailable: lookups and writes answer 503 with Retry-After', a
   expect(await health.json()).toMatchObject({ ok: false, postgres: 'down' });
 });
 
-test('Temporal unavailable: writes answer 503; reads from PostgreSQL keep working', async () => {
+test("Temporal unavailable: messages answer 503, an active owner's heartbeat is still recorded in PostgreSQL, reads keep working", async () => {
   // A real ownership first, through the working stack.
   const view = await h.client.bind({
     ...bindBody(1, 'u-s1'),
@@ -123,7 +124,11 @@ test('Temporal unavailable: writes answer 503; reads from PostgreSQL keep workin
   const base = await serve({ temporal, client, pool: h.pool });
 
   expectUnavailable(await call(base, 'POST', '/v1/bind', bindBody(0, 'u-s0')));
-  expectUnavailable(await call(base, 'POST', `/v1/ownerships/${view.ownershipId}/heartbeat`, { executionSessionId: 'u-s1', epoch: 1 }));
+  // An active owner's heartbeat is a row in PostgreSQL, read by the workflow when the lease runs
+  // out: it needs no Temporal, so it is recorded and acknowledged (the workflow finds it later).
+  const beat = await call(base, 'POST', `/v1/ownerships/${view.ownershipId}/heartbeat`, { executionSessionId: 'u-s1', epoch: 1 });
+  expect({ status: beat.status, body: beat.body }).toEqual({ status: 202, body: { accepted: true } });
+  expect(await readHeartbeat(h.pool, view.ownershipId)).toMatchObject({ executionSessionId: 'u-s1', epoch: 1 });
   expectUnavailable(await call(base, 'POST', `/v1/ownerships/${view.ownershipId}/release`, { executionSessionId: 'u-s1', epoch: 1 }));
 
   const byPath = await call(base, 'GET', `/v1/ownership?worktreePath=${encodeURIComponent(repo.worktrees[1]!.path)}`);
