@@ -22,6 +22,7 @@ import {
   pagerSafe,
   PROGRAM_VARS,
   OVERRIDE_VARS,
+  REDIRECT_VARS,
 } from '../domain/git-rules';
 import { commonOf, type Env, guardAt, journalRefusal } from './guard';
 
@@ -273,18 +274,7 @@ class Gate {
   private locateFast(): boolean {
     if (this.p.nglob !== 0) return false;
     const env = this.input.env;
-    if (
-      [
-        'GIT_DIR',
-        'GIT_WORK_TREE',
-        'GIT_INDEX_FILE',
-        'GIT_COMMON_DIR',
-        'GIT_CEILING_DIRECTORIES',
-        'GIT_DISCOVERY_ACROSS_FILESYSTEM',
-        'GIT_OBJECT_DIRECTORY',
-      ].some((n) => (env[n] ?? '') !== '')
-    )
-      return false;
+    if (REDIRECT_VARS.some((n) => (env[n] ?? '') !== '')) return false;
     let w: string | undefined = physical(this.input.cwd);
     if (/\/\.git(\/|$)/.test(w)) return false;
     for (; w !== undefined; w = parent(w)) {
