@@ -8,6 +8,7 @@ import type { HoldTenure } from '../../domain/tenure';
 import { holdTenureSecret } from '../../keys/tenure';
 import { getOwnership } from '../../store/lookups';
 import { authorizeOp, redact, throwRefusal, withTemporal, type ServiceDeps } from './context';
+import { proofOf } from './tenure';
 import type { MessageContext } from './messages';
 import { enforced, openRef, ownerRefRow, seenHost, sent, waitFor } from './ownerships';
 
@@ -22,13 +23,7 @@ const holdIdOf = (ctx: MessageContext): string => `hld_${(ctx.messageId ?? `msg_
 
 /** The child's proof (src/keys/tenure.ts holdTenureSecret): derived, never stored, sent to Temporal or logged. */
 export function holdTenureProof(deps: ServiceDeps, t: HoldTenure): TenureOut {
-  const secret = holdTenureSecret(deps.keyring().sealing.key, t);
-  return {
-    secret,
-    epoch: t.epoch,
-    executionSessionId: t.executionSessionId,
-    env: { OVERDECK_EXECUTION_SESSION_ID: t.executionSessionId, OVERDECK_EPOCH: String(t.epoch), OVERDECK_TENURE_SECRET: secret },
-  };
+  return proofOf(holdTenureSecret(deps.keyring().sealing.key, t), t);
 }
 
 export async function grantHold(

@@ -18,7 +18,11 @@ import { authorizeOp, ownershipRow, throwRefusal, type OwnershipRow, type Servic
 
 /** The secret of the keyring's first key: the one the host agent's hashes list first. */
 export function tenureProof(deps: ServiceDeps, t: Tenure): TenureOut {
-  const secret = tenureSecret(deps.keyring().sealing.key, t);
+  return proofOf(tenureSecret(deps.keyring().sealing.key, t), t);
+}
+
+/** A secret as the answer carries it: beside the identity the agent's git presents, and as the environment that spells it. */
+export function proofOf(secret: string, t: Pick<Tenure, 'epoch' | 'executionSessionId'>): TenureOut {
   return {
     secret,
     epoch: t.epoch,
