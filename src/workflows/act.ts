@@ -60,7 +60,11 @@ export function refusesInput(err: unknown): boolean {
  */
 export async function act(s: RunState, decide: () => Decision, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
   const messageId = messageIdOf();
-  for (;;) {
+  for (let adopted = false; ; adopted = true) {
+    // After an adoption: the lost task may have decided this very message, on a record since moved
+    // on (a cancel then refused no_pending_handoff, a lane set again): its event is the answer.
+    const answered = adopted ? await answeredByLog(s, messageId) : null;
+    if (answered) return answered;
     const d = decide();
     if ('code' in d) {
       if (await logWasAhead(s)) continue;
@@ -72,8 +76,7 @@ export async function act(s: RunState, decide: () => Decision, onEvents?: (draft
     const mine = drafts.flatMap((x) => emit(s, [x], messageId));
     if (mine.length === 0) {
       // A decision that changed nothing (a replay by its content: the handoff already pending, the
-      // release already made; the rules answer a message decided before so, adopted or not) rests
-      // on the record as it stood: answered as of then once the log holds it.
+      // release already made) rests on the record as it stood: answered as of then once the log holds it.
       const asDecided = view(s, s.record);
       if (await logWasAhead(s)) continue;
       return (await durableView(s)) === null ? fail(refusal('unavailable')) : asDecided!;
@@ -84,6 +87,12 @@ export async function act(s: RunState, decide: () => Decision, onEvents?: (draft
     refuseIfDropped(s, mine);
     return view(s)!;
   }
+}
+
+/** The answer of a message an adopted event bears (the lost task decided it), or null. */
+export async function answeredByLog(s: RunState, messageId: string | undefined): Promise<OwnershipView | null> {
+  if (messageId === undefined || eventOf(s, messageId) === undefined) return null;
+  return await durableView(s);
 }
 
 /** The log refused the batch holding these events (durable-log.ts): so is the message. */

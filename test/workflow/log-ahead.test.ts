@@ -1,4 +1,4 @@
-import { decideAcceptHandoff, decideBindPlan, decideHandoff } from '../../src/domain/decide';
+import { decideAcceptHandoff, decideBindPlan, decideCancelHandoff, decideHandoff } from '../../src/domain/decide';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -25,7 +25,7 @@ const { bindReq, ref, owner } = requests(() => repo);
 
 beforeAll(async () => {
   o = await startOwnershipEnv({ leaseTtlMs: 24 * 60 * 60_000 }, { maxCachedWorkflows: 2, maxConcurrentWorkflowTaskExecutions: 2 });
-  repo = makeRepo(6, o.root);
+  repo = makeRepo(7, o.root);
   await o.client.bind(bindReq(3, 's-elsewhere'));
   await o.client.bind(bindReq(5, 's-elsewhere'));
 });
@@ -96,26 +96,45 @@ test('a refusal is given only on the log’s record: the successor the lost task
   await noTaskLost(1);
 });
 
-test('a message the lost task decided is answered with that decision when it comes again (its id, the same content), not decided twice', async () => {
+test('a message the lost task decided is answered with that decision when it comes again (its id), not refused on the record it made', async () => {
   const bound = await o.client.bind(bindReq(2, 's-offers'));
-  const messageId = 'upd_lost-offer-0001';
-  const handoffId = 'hof_fedcba9876543210fedcba9876543210';
-  lostTask(
-    bound.ownershipId,
-    (r) =>
-      decideHandoff(
-        r,
-        { ...owner('s-offers', 1), toExecutionSessionId: 's-next', toWorkerId: 'w-b' },
-        handoffId,
-        new Date(Date.now() + 3_600_000).toISOString(),
-      ),
-    messageId,
+  const cancelId = 'upd_lost-cancel-0001';
+  lostTask(bound.ownershipId, (r) =>
+    decideHandoff(
+      r,
+      { ...owner('s-offers', 1), toExecutionSessionId: 's-next', toWorkerId: 'w-b' },
+      'hof_fedcba9876543210fedcba9876543210',
+      new Date(Date.now() + 3_600_000).toISOString(),
+    ),
   );
   await evict();
-  const answer = await o.client.handoff(ref(2), { ...owner('s-offers', 1), toExecutionSessionId: 's-next', toWorkerId: 'w-b' }, { messageId });
-  expect(answer.handoff?.handoffId).toBe(handoffId);
-  expect(types(o, bound.ownershipId)).toEqual(['ownership.claimed', 'ownership.handoff_started']);
+  // The run's record has the offer pending; the lost task also cancelled it, under cancelId.
+  await o.client.handoff(ref(2), { ...owner('s-offers', 1), toExecutionSessionId: 's-next', toWorkerId: 'w-b' });
+  lostTask(bound.ownershipId, (r) => decideCancelHandoff(r, owner('s-offers', 1)), cancelId);
+  await evict();
+  // Decided again on the log's record it would be no_pending_handoff: it is the lost task's cancel.
+  const answer = await o.client.cancelHandoff(ref(2), owner('s-offers', 1), { messageId: cancelId });
+  expect({ state: answer.state, seq: answer.seq }).toEqual({ state: 'active', seq: 3 });
+  expect(types(o, bound.ownershipId)).toEqual(['ownership.claimed', 'ownership.handoff_started', 'ownership.handoff_cancelled']);
   await noTaskLost(2);
+});
+
+test('a message the lost task decided before another is answered with its own event, not decided again on the later record', async () => {
+  const bound = await o.client.bind(bindReq(6, 's-lanes'));
+  const firstId = 'upd_lost-lane-0001';
+  lostTask(bound.ownershipId, (r) => decideBindPlan(r, { ...owner('s-lanes', 1), lane: 'first' }), firstId);
+  lostTask(bound.ownershipId, (r) => decideBindPlan(r, { ...owner('s-lanes', 1), lane: 'second' }), 'upd_lost-lane-0002');
+  await evict();
+  const answer = await o.client.bindPlan(ref(6), { ...owner('s-lanes', 1), lane: 'first' }, { messageId: firstId });
+  // One event per message: the first's is seq 2; the record answered is the log's (lane second).
+  expect(
+    o.fakes
+      .log(bound.ownershipId)
+      .filter((e) => e.messageId === firstId)
+      .map((e) => e.seq),
+  ).toEqual([2]);
+  expect({ seq: answer.seq, lane: answer.lane }).toEqual({ seq: 3, lane: 'second' });
+  await noTaskLost(6);
 });
 
 test('a signal decided on the record before a lost task’s events is decided again on the log’s, not lost', async () => {
