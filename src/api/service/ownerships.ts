@@ -1,5 +1,5 @@
 import { authorizeForWorker, type Operation } from '../../auth/policy';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { MessageOptions, OwnershipView } from '../../client';
 import type { Conversation } from '../../domain/identity';
 import { ownerSummary } from '../../domain/projection';
