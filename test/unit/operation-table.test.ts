@@ -13,6 +13,8 @@ import { loadConfig } from '../../src/config';
 import { OPERATION_NAMES, OPERATION_TABLE, operation, toolInputOf } from '../../src/contract/operations';
 import { TOOLS, toolInputJsonSchema, toolOutputJsonSchema } from '../../src/mcp/tools';
 import { buildServer } from '../../src/server/app';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 
 /** What one surface offers, as the checker reads it. */
 interface Surfaces {
@@ -162,4 +164,32 @@ test('a table operation’s ApiClient method puts its address in the URL and sen
     ['POST', '/v1/ownerships/own_1/holds/h%2F1/end', { executionSessionId: 's', epoch: 1 }],
     ['POST', '/v1/ownerships/own_1/worktree-removed', {}],
   ]);
+});
+
+/** Code (comments left out) that spells a table operation's URL itself: a wire call beside the table's. */
+function handWrittenCalls(files: Record<string, string>): string[] {
+  const actions = OPERATION_NAMES.map((n) => operation(n).url)
+    .filter((u) => u.startsWith('/v1/ownerships/:id/'))
+    .map((u) => u.slice('/v1/ownerships/:id/'.length).split('/')[0]!);
+  // `{id}` is the documents' spelling (prose in strings); a call builds the id in.
+  const url = new RegExp(`/v1/bind\\b|/v1/ownerships/(?!\\{id\\})[^'"\`\\s]*/(${[...new Set(actions)].join('|')})\\b`);
+  const out: string[] = [];
+  for (const [file, text] of Object.entries(files)) {
+    if (file === 'src/contract/operation-paths.ts') continue;
+    const code = text.replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' ')).replace(/\/\/[^\n]*/g, '');
+    code.split('\n').forEach((line, i) => {
+      if (url.test(line)) out.push(`${file}:${i + 1}`);
+    });
+  }
+  return out;
+}
+
+test('no code outside the table spells an operation’s URL (the CLI, the hooks and the MCP proxy call the ApiClient’s method)', () => {
+  const root = path.resolve(__dirname, '../..');
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => (statSync(path.join(d, f)).isDirectory() ? walk(path.join(d, f)) : /\.ts$/.test(f) ? [path.join(d, f)] : []));
+  const files = Object.fromEntries(walk(path.join(root, 'src')).map((f) => [path.relative(root, f), readFileSync(f, 'utf8')]));
+  expect(handWrittenCalls(files)).toEqual([]);
+  const planted = { 'src/cli/commands/planted.ts': "await api().request('POST', `/v1/ownerships/${id}/heartbeat`, { body });\n// POST /v1/bind, in prose\n" };
+  expect(handWrittenCalls(planted)).toEqual(['src/cli/commands/planted.ts:1']);
 });
