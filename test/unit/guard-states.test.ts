@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { guardStatesBlock } from '../../src/git/projection';
+import { guardStatesBlock } from '../../src/gate/shim';
 
 /**
  * hooks/overdeck-guard.sh runs in every commit with shell builtins only, so it cannot import the
- * state lists: it carries a generated copy between BEGIN/END markers. This keeps that copy equal
- * to src/domain/states.ts; OD_WRITE_GUARD_STATES=1 rewrites it instead of failing.
+ * state lists: it carries a generated copy between BEGIN/END markers (od_state). This keeps that
+ * copy equal to src/domain/states.ts; OD_WRITE_GUARD_STATES=1 rewrites it instead of failing.
  */
 const GUARD = path.resolve(__dirname, '../../hooks/overdeck-guard.sh');
 const BLOCK = /(# BEGIN generated[^\n]*\n(?:#[^\n]*\n)*)([\s\S]*?)\n(# END generated)/;
