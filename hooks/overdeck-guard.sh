@@ -34,30 +34,25 @@ od_read() {
 
 # od_mine GD: 0 when the worktree whose private git dir is GD is free, or the caller (its OVERDECK_*
 # variables) is its current tenure: the secret hashes to a word of tenure-hash (a projection with
-# none: the owner's session id). sha256sum is looked up at fixed paths, never on PATH.
+# none: the owner's session id). sha256sum is found at a fixed path, never on PATH (a caller's own
+# could answer any hash); without it the gate program hashes. The last worktree whose secret was
+# checked is remembered (od_ok): a commit moves HEAD and its branch, one worktree, one sha256.
 od_mine() {
+  [ "$1" != "${od_ok-}" ] || return 0
   od_read "$1" || return 1
   [ -n "$od_any" ] || return 0
-  od_state "$od_s" || return "$(($? - 1))"
+  # BEGIN generated from src/domain/states.ts (FREE_STATES) and src/git/projection-format.ts
+  # (PROVISIONAL_CONFLICT_STATES) by src/gate/shim.ts; test/unit/guard-states.test.ts fails when
+  # this drifts (OD_WRITE_GUARD_STATES=1 rewrites it). Free: yes; a lost provisional claim: the gate program's.
+  case $od_s in released | landed | closed) return 0 ;; provisional-conflict | provisional_conflict) return 1 ;; esac
+  # END generated
   [ -z "${OVERDECK_EXECUTION_SESSION_ID-}" ] || [ "$OVERDECK_EXECUTION_SESSION_ID" = "$od_o" ] || return 1
   [ -z "${OVERDECK_EPOCH-}" ] || [ "$OVERDECK_EPOCH" = "$od_e" ] || return 1
   [ -n "$od_t" ] || { [ -n "${OVERDECK_EXECUTION_SESSION_ID-}" ]; return; }
-  for od_x in /usr/bin/sha256sum /bin/sha256sum /usr/local/bin/sha256sum /opt/homebrew/bin/sha256sum; do
-    [ -n "${OVERDECK_TENURE_SECRET-}" ] && [ -x "$od_x" ] || continue
-    od_x=$("$od_x" <<OD_EOF
+  [ -n "${OVERDECK_TENURE_SECRET-}" ] && [ -x /usr/bin/sha256sum ] || return 1
+  od_x=$(/usr/bin/sha256sum <<OD_EOF
 $OVERDECK_TENURE_SECRET
 OD_EOF
 )
-    case " $od_t " in *" ${od_x%% *} "*) [ -n "$od_x" ]; return ;; esac
-    break
-  done
-  return 1
+  case " $od_t " in *" ${od_x%% *} "*) [ -n "$od_x" ] && od_ok=$1 ;; *) return 1 ;; esac
 }
-
-# BEGIN generated from src/domain/states.ts (FREE_STATES) and src/git/projection-format.ts
-# (PROVISIONAL_CONFLICT_STATES) by src/gate/shim.ts; test/unit/guard-states.test.ts fails when this
-# drifts (OD_WRITE_GUARD_STATES=1 rewrites it). 1: free, 2: a lost provisional claim, 0: live.
-od_state() {
-  case $1 in released | landed | closed) return 1 ;; provisional-conflict | provisional_conflict) return 2 ;; esac
-}
-# END generated

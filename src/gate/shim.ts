@@ -39,11 +39,12 @@ export function gateShimBlock(): string {
 }
 
 /**
- * The state test of hooks/overdeck-guard.sh (od_state), between its BEGIN/END generated markers:
- * the guard reads the projection with shell builtins only, so it carries a generated copy of the
- * state lists instead of importing them (test/unit/guard-states.test.ts keeps it in step).
+ * The state test of hooks/overdeck-guard.sh od_mine, between its BEGIN/END generated markers: the
+ * guard reads the projection with shell builtins only, so it carries a generated copy of the
+ * state lists instead of importing them (test/unit/guard-states.test.ts keeps it in step). A free
+ * worktree is accepted; a lost provisional claim is the gate program's to refuse.
  */
 export function guardStatesBlock(): string {
   const arm = (list: readonly string[]) => list.join(' | ');
-  return ['od_state() {', `  case $1 in ${arm(FREE_STATES)}) return 1 ;; ${arm(PROVISIONAL_CONFLICT_STATES)}) return 2 ;; esac`, '}'].join('\n');
+  return `  case $od_s in ${arm(FREE_STATES)}) return 0 ;; ${arm(PROVISIONAL_CONFLICT_STATES)}) return 1 ;; esac`;
 }
