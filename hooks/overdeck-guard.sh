@@ -9,8 +9,9 @@
 # written whole by od-worktree): od_any (any owner key), od_o (session), od_e (epoch), od_s (state),
 # od_t (tenure hashes), od_w (worker), od_c (conversation), od_i (ownership). Returns 1 on anything
 # else than that form (an escape, an odd line in the owner section): only the gate program reads it.
+# shellcheck disable=SC2034 # od_w, od_c, od_i: for the hook's journal line (overdeck-hook.sh)
 od_read() {
-  od_any= od_o= od_e= od_s= od_t= od_w= od_c= od_i= od_in=
+  od_any='' od_o='' od_e='' od_s='' od_t='' od_w='' od_c='' od_i='' od_in=''
   [ -f "$1/overdeck.config" ] || return 0
   while IFS= read -r od_l || [ -n "$od_l" ]; do
     od_v=${od_l#*' = "'} od_v=${od_v%'"'}

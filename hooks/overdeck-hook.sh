@@ -6,7 +6,7 @@
 # step and journal line included, is the gate program's (src/gate/hooks.ts), started with the same
 # name, arguments and stdin. Then the hook of the same name from the hooks directory in effect
 # before installation runs, with the same arguments and stdin, and its status is the hook's.
-od_dir=${0%/*} od_name=${0##*/} OD_PREVIOUS_HOOKS= OD_NODE= OD_GATE= od_input= od_prev=
+od_dir=${0%/*} od_name=${0##*/} OD_PREVIOUS_HOOKS='' OD_NODE='' OD_GATE='' od_input='' od_prev=''
 # shellcheck source=/dev/null
 [ -r "$od_dir/overdeck-hooks.conf" ] && . "$od_dir/overdeck-hooks.conf"
 [ -n "$OD_PREVIOUS_HOOKS" ] && [ -f "$OD_PREVIOUS_HOOKS/$od_name" ] && [ -x "$OD_PREVIOUS_HOOKS/$od_name" ] && od_prev=$OD_PREVIOUS_HOOKS/$od_name
