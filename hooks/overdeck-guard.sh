@@ -36,8 +36,9 @@ od_read() {
 # od_mine GD: 0 when the worktree whose private git dir is GD is free, or the caller (its OVERDECK_*
 # variables) is its current tenure: the secret hashes to a word of tenure-hash (a projection with
 # none: the owner's session id). sha256sum is found at a fixed path, never on PATH (a caller's own
-# could answer any hash); without it the gate program hashes. The last worktree whose secret was
-# checked is remembered (od_ok): a commit moves HEAD and its branch, one worktree, one sha256.
+# could answer any hash), and runs in the C locale (no locale files to load); without it the gate
+# program hashes. The last worktree whose secret was checked is remembered (od_ok): a commit moves
+# HEAD and its branch, one worktree, one sha256.
 od_mine() {
   [ "$1" != "${od_ok-}" ] || return 0
   od_read "$1" || return 1
@@ -51,7 +52,7 @@ od_mine() {
   [ -z "${OVERDECK_EPOCH-}" ] || [ "$OVERDECK_EPOCH" = "$od_e" ] || return 1
   [ -n "$od_t" ] || { [ -n "${OVERDECK_EXECUTION_SESSION_ID-}" ]; return; }
   [ -n "${OVERDECK_TENURE_SECRET-}" ] && [ -x /usr/bin/sha256sum ] || return 1
-  od_x=$(/usr/bin/sha256sum <<OD_EOF
+  od_x=$(LC_ALL=C /usr/bin/sha256sum <<OD_EOF
 $OVERDECK_TENURE_SECRET
 OD_EOF
 )
