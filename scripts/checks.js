@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // `npm run checks`: the npm scripts that must pass before the tests, side by side instead of one
-// after another (on two cores they take about half the time): the pinned Temporal tooling, the
-// type check, lint with the import rule, Prettier's check of the whole repository, and `npm run
-// compile` (the workflow bundle the test stack loads, made into its cache, and the compiled tree
-// the tests run the CLI and the services from). Each one's output is held and printed whole when
-// it ends, so two never interleave; the exit code is non-zero when any failed, and the failing
-// ones are named last.
+// after another (on two cores they take about half the time): the pinned tooling and then
+// shellcheck over every shell file (lint:shell needs the shellcheck that setup installs, so the
+// two run in one lane, in that order), the type check, lint with the import rule, Prettier's
+// check of the whole repository, and `npm run compile` (the workflow bundle the test stack loads,
+// made into its cache, and the compiled tree the tests run the CLI and the services from). Each
+// one's output is held and printed whole when it ends, so two never interleave; the exit code is
+// non-zero when any failed, and the failing ones are named last.
 'use strict';
 const { Buffer } = require('node:buffer');
 const { spawn } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const SCRIPTS = ['setup', 'typecheck', 'lint', 'format:check', 'compile'];
+/** Lanes run side by side; the scripts of one lane one after another, a lane stopping at its first failure. */
+const LANES = [['setup', 'lint:shell'], ['typecheck'], ['lint'], ['format:check'], ['compile']];
 
 function run(script) {
   const started = Date.now();
@@ -32,7 +34,21 @@ function run(script) {
   });
 }
 
-Promise.all(SCRIPTS.map(run)).then((results) => {
+async function lane(scripts) {
+  const results = [];
+  for (const script of scripts) {
+    if (results.some((r) => !r.ok)) {
+      process.stdout.write(`checks: ${script} not run (an earlier step of its lane failed)\n`);
+      results.push({ script, ok: false });
+      continue;
+    }
+    results.push(await run(script));
+  }
+  return results;
+}
+
+Promise.all(LANES.map(lane)).then((lanes) => {
+  const results = lanes.flat();
   const failed = results.filter((r) => !r.ok).map((r) => r.script);
   if (failed.length > 0) {
     process.stdout.write(`checks: failed: ${failed.join(', ')}\n`);

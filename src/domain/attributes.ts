@@ -133,7 +133,7 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [
       {
         surface: 'code',
-        fields: ['hooks/overdeck-guard.sh od_free_states, od_conflict_states'],
+        fields: ['hooks/overdeck-guard.sh od_state'],
         refresh: 'generated block; test/unit/guard-states.test.ts fails on drift, OD_WRITE_GUARD_STATES=1 rewrites it',
       },
       {

@@ -955,11 +955,12 @@ export function gateDocTable(): string {
 }
 
 /**
- * The guard's refusals: the exit status each layer answers with (the shell guard's od_guard, the
- * gate program's judge) and its stable reason code. The one home of the mapping:
- * src/git/guard.ts reads it, hooks/overdeck-guard.sh carries its generated od_code_of
- * (guardCodeOfBlock), docs/reason-codes.md its generated table (guardReasonDocTable);
- * test/unit/reason-codes-doc.test.ts fails when a copy differs.
+ * The guard's refusals: the exit status the gate program answers each with (src/gate/guard.ts,
+ * for the hooks, the PATH gate and `od-worktree guard`) and its stable reason code. The one home
+ * of the mapping: src/gate reads it to answer, src/git/guard.ts to read the answer back,
+ * docs/reason-codes.md carries its generated table (guardReasonDocTable); the shell never refuses
+ * (it only accepts, and hands everything else to the gate program), so it holds no copy.
+ * test/unit/reason-codes-doc.test.ts fails when the doc's copy differs or a shell file names a code.
  */
 export const GUARD_REFUSALS = [
   { status: 10, reason: 'not_owner', when: "`OVERDECK_EXECUTION_SESSION_ID` names another session than the worktree's owner" },
@@ -989,15 +990,6 @@ export function guardReasonOf(status: number): GuardReason | undefined {
 
 export function guardStatusOf(reason: GuardReason): number {
   return GUARD_REFUSALS.find((r) => r.reason === reason)!.status;
-}
-
-/** od_code_of of hooks/overdeck-guard.sh, between its BEGIN/END generated markers. */
-export function guardCodeOfBlock(): string {
-  const arms = [...GUARD_REFUSALS]
-    .sort((a, b) => a.status - b.status)
-    .map((r) => `${r.status}) od_code=${r.reason} ;;`)
-    .join(' ');
-  return `od_code_of() {\n  case $1 in ${arms} *) od_code=refused ;; esac\n}`;
 }
 
 /** The guard's table in docs/reason-codes.md, between its generated markers. */

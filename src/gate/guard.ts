@@ -1,7 +1,8 @@
 /**
- * The ownership rule as the gate program runs it: the same rule, messages and statuses as the
- * shell guard the installed hooks source (hooks/overdeck-guard.sh od_guard_at), for the worktree
- * whose private git dir is given and the caller's OVERDECK_* variables. The statuses and their
+ * The ownership rule, its one implementation: the gate program runs it for the PATH gate, for the
+ * installed hooks (./hooks.ts: every refusal of theirs) and for `od-worktree guard`, for the
+ * worktree whose private git dir is given and the caller's OVERDECK_* variables. The shell fast
+ * path (hooks/overdeck-guard.sh od_mine) only ever accepts what this accepts. The statuses and their
  * reason codes are GUARD_REFUSALS of src/domain/git-rules.ts.
  */
 import { spawnSync } from 'node:child_process';

@@ -2,10 +2,20 @@
  * The gate program (bin/git-gate/od-gate.cjs loads it): `git <real git> <args...>` judges a git
  * command line for the shim bin/git-gate/git (exit 0: the shim execs the real git; 1: refused,
  * the reason on stderr); `pretooluse` reads an agent CLI's PreToolUse call on stdin
- * (hooks/pretooluse-git-gate.sh). Nothing here runs the command itself.
+ * (hooks/pretooluse-git-gate.sh); `hook <name> <args...>` is an installed git hook's work that
+ * its shell fast path did not finish (hooks/overdeck-hook.sh, the hook's stdin on stdin); `guard`
+ * answers the rule for the worktree it runs in (`od-worktree guard`). A refusal exits with its
+ * status of GUARD_REFUSALS (src/domain/git-rules.ts). Nothing here runs the command itself.
  */
+import { guardHere, runHook } from './hooks';
 import { judge } from './judge';
 import { preToolUse } from './pretooluse';
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : c);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
@@ -16,6 +26,18 @@ async function main(argv: readonly string[]): Promise<number> {
     for (const line of r.stderr) process.stderr.write(`${line}\n`);
     return r.status;
   }
+  if (mode === 'hook') {
+    const [name, ...args] = rest;
+    if (name === undefined) return usage();
+    const r = runHook({ name, args, stdin: await readAll(process.stdin), cwd: process.cwd(), env: process.env, realGit: 'git' });
+    for (const line of r.stderr) process.stderr.write(`${line}\n`);
+    return r.status;
+  }
+  if (mode === 'guard') {
+    const v = guardHere(process.cwd(), process.env, 'git');
+    if (v.message !== undefined) process.stderr.write(`${v.message}\n`);
+    return v.status;
+  }
   if (mode === 'pretooluse') {
     return preToolUse(process.stdin, process.env, (s) => process.stderr.write(s));
   }
@@ -23,7 +45,7 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 function usage(): number {
-  process.stderr.write('od-worktree: gate: usage: od-gate git <real git> <args...> | od-gate pretooluse\n');
+  process.stderr.write('od-worktree: gate: usage: od-gate git <real git> <args...> | od-gate pretooluse | od-gate hook <name> <args...> | od-gate guard\n');
   return 1;
 }
 

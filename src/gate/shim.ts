@@ -25,14 +25,10 @@ export function caseList(words: readonly string[], indent: string): string {
 /**
  * The harmless commands agents run most are exec'ed at once unless the environment hands git
  * configuration or a program; OWNER_FAST commands go ahead when od_owner_fast proves the caller's
- * tenure in a worktree in a live state; anything else falls through to the gate program.
+ * tenure (or finds the worktree free); anything else falls through to the gate program.
  */
 export function gateShimBlock(): string {
-  const states = (list: readonly string[]) => list.join(' | ');
   return [
-    'od_live_state() {',
-    `  case $1 in '' | ${states([...FREE_STATES, ...PROVISIONAL_CONFLICT_STATES])}) return 1 ;; esac`,
-    '}',
     'case ${1-} in',
     `  ${caseList([...HARMLESS_FAST, '--version', "''"], '  ')})`,
     '    [ -n "$od_env_over" ] || od_run "$@" ;;',
@@ -40,4 +36,15 @@ export function gateShimBlock(): string {
     '    [ -n "$od_env_over" ] || ! od_owner_fast || od_run "$@" ;;',
     'esac',
   ].join('\n');
+}
+
+/**
+ * The state test of hooks/overdeck-guard.sh od_mine, between its BEGIN/END generated markers: the
+ * guard reads the projection with shell builtins only, so it carries a generated copy of the
+ * state lists instead of importing them (test/unit/guard-states.test.ts keeps it in step). A free
+ * worktree is accepted; a lost provisional claim is the gate program's to refuse.
+ */
+export function guardStatesBlock(): string {
+  const arm = (list: readonly string[]) => list.join(' | ');
+  return `  case $od_s in ${arm(FREE_STATES)}) return 0 ;; ${arm(PROVISIONAL_CONFLICT_STATES)}) return 1 ;; esac`;
 }

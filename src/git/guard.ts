@@ -6,6 +6,7 @@ import { writeFileAtomic } from './atomic';
 import { GitSideError } from './errors';
 import { cleanGitEnv, git, userGit } from './exec';
 import { identifyWorktree } from './repo';
+import { guardReasonOf, type GuardReason } from '../domain/git-rules';
 
 /**
  * Hooks always installed with the ownership check. reference-transaction ("prepared") refuses any
@@ -16,25 +17,17 @@ export const GUARDED_HOOKS = ['pre-push', 'pre-rebase', 'reference-transaction']
 
 export const HOOKS_DIR_NAME = 'overdeck-hooks';
 const GUARD_SCRIPT = 'overdeck-guard.sh';
+const GATE_PROGRAM = 'bin/git-gate/od-gate.cjs';
 const DISPATCHER = 'overdeck-hook.sh';
 const CONF = 'overdeck-hooks.conf';
 
-export type GuardReason = 'not_owner' | 'stale_epoch' | 'unidentified' | 'provisional_conflict' | 'tenure_unproven';
+export type { GuardReason } from '../domain/git-rules';
 
 export interface GuardResult {
   allowed: boolean;
   reason?: GuardReason;
   message?: string;
 }
-
-/** Exit statuses of od_guard in hooks/overdeck-guard.sh. */
-const REASON_BY_STATUS: Readonly<Record<number, GuardReason>> = {
-  10: 'not_owner',
-  11: 'stale_epoch',
-  12: 'unidentified',
-  13: 'provisional_conflict',
-  14: 'tenure_unproven',
-};
 
 let sourceDir: string | undefined;
 
@@ -51,15 +44,35 @@ export function hookSourceDir(): string {
   throw new GitSideError('guard_script_missing', `hooks/${GUARD_SCRIPT} not found next to the package`);
 }
 
-/** The caller's variables the rule reads (hooks/overdeck-guard.sh): its claim, and its proof. */
+let gateFile: string | undefined;
+
+/**
+ * The gate program's loader (bin/git-gate/od-gate.cjs), found from here like hooks/: the hooks
+ * start it for everything their shell fast path does not accept, and `od-worktree guard` runs
+ * the rule through it, so that the rule is one implementation (src/gate/guard.ts).
+ */
+export function gateProgram(): string {
+  if (gateFile !== undefined) return gateFile;
+  for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
+    const candidate = path.join(dir, GATE_PROGRAM);
+    if (existsSync(candidate)) {
+      gateFile = candidate;
+      return candidate;
+    }
+  }
+  throw new GitSideError('guard_script_missing', `${GATE_PROGRAM} not found next to the package`);
+}
+
+/** The caller's variables the rule reads (src/gate/guard.ts): its claim, and its proof. */
 export const GUARD_ENV = ['OVERDECK_EXECUTION_SESSION_ID', 'OVERDECK_EPOCH', 'OVERDECK_TENURE_SECRET'] as const;
 
 /**
- * The hook rule evaluated for `od-worktree guard`: runs the same sh function the hooks run, so
- * the rule exists once. Only the GUARD_ENV variables are taken from `env`.
+ * The hook rule evaluated for `od-worktree guard`: the gate program's `guard`, the rule the hooks
+ * hand every refusal to, so the rule exists once; its exit status is the refusal's status of
+ * GUARD_REFUSALS (src/domain/git-rules.ts). Only the GUARD_ENV variables are taken from `env`.
  */
 export function guardCheck(worktreePath: string, env: Readonly<Record<string, string | undefined>>): Promise<GuardResult> {
-  const script = path.join(hookSourceDir(), GUARD_SCRIPT);
+  const gate = gateProgram();
   // The user's environment, not the service's allow-list: `od-worktree guard` and `snapshot` run in
   // the agent's own shell, and the rule must read the config the hooks read (a global strict flag).
   const childEnv = cleanGitEnv();
@@ -69,23 +82,18 @@ export function guardCheck(worktreePath: string, env: Readonly<Record<string, st
     if (value !== undefined) childEnv[name] = value;
   }
   return new Promise((resolve, reject) => {
-    execFile(
-      'sh',
-      ['-c', '. "$1" && od_guard', 'od-guard', script],
-      { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' },
-      (err, _stdout, stderr) => {
-        if (err === null) {
-          resolve({ allowed: true });
-          return;
-        }
-        const reason = typeof err.code === 'number' ? REASON_BY_STATUS[err.code] : undefined;
-        if (reason === undefined) {
-          reject(new GitSideError('git_failed', `guard script failed: ${stderr.split('\n')[0] ?? String(err.code)}`.slice(0, 240)));
-          return;
-        }
-        resolve({ allowed: false, reason, message: stderr.trim() });
-      },
-    );
+    execFile(process.execPath, [gate, 'guard'], { cwd: path.resolve(worktreePath), env: childEnv, encoding: 'utf8' }, (err, _stdout, stderr) => {
+      if (err === null) {
+        resolve({ allowed: true });
+        return;
+      }
+      const reason = typeof err.code === 'number' ? guardReasonOf(err.code) : undefined;
+      if (reason === undefined) {
+        reject(new GitSideError('git_failed', `guard program failed: ${stderr.split('\n')[0] ?? String(err.code)}`.slice(0, 240)));
+        return;
+      }
+      resolve({ allowed: false, reason, message: stderr.trim() });
+    });
   });
 }
 
@@ -131,7 +139,15 @@ export async function installHooks(repoOrWorktreePath: string, opts: InstallHook
   const guard = await fs.readFile(path.join(src, GUARD_SCRIPT), 'utf8');
   const dispatcher = await fs.readFile(path.join(src, DISPATCHER), 'utf8');
   await writeFileAtomic(path.join(ourDir, GUARD_SCRIPT), guard, 0o644);
-  await writeFileAtomic(path.join(ourDir, CONF), `# previous hooks directory, chained to by every hook here\nOD_PREVIOUS_HOOKS=${shQuote(previous)}\n`, 0o644);
+  // The previous hooks directory, chained to by every hook here; the node and the gate program the
+  // hooks start for what their shell does not accept (absolute: a hook runs with the caller's PATH).
+  const conf = [
+    '# written by od-worktree install-hooks',
+    `OD_PREVIOUS_HOOKS=${shQuote(previous)}`,
+    `OD_NODE=${shQuote(process.execPath)}`,
+    `OD_GATE=${shQuote(gateProgram())}`,
+  ];
+  await writeFileAtomic(path.join(ourDir, CONF), `${conf.join('\n')}\n`, 0o644);
   for (const name of names) {
     const file = path.join(ourDir, name);
     await writeFileAtomic(file, dispatcher, 0o755);

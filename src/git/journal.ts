@@ -8,7 +8,7 @@ import type { WorktreeDirs } from './repo';
 
 /**
  * The worktree journal (docs/git-projection.md#the-journal): <private git dir>/overdeck.journal,
- * appended by the hooks (hooks/overdeck-guard.sh od_journal) and the agent-side git wrapper, one
+ * appended by the hooks (hooks/overdeck-hook.sh, src/gate/hooks.ts) and the agent-side git gate, one
  * `od1<TAB>kind=...<TAB>key=value...` line per fact. This module reads it from the offset the
  * shipper reached and turns a ref move into the commits it created. The host agent writes one kind
  * itself (appendJournalLine): `late_preserved`, an older tenure's late work it saved (src/git/late.ts).

@@ -6,7 +6,7 @@ import { GitSideError } from './errors';
 /**
  * The local projection's format: the fields, their git config keys, and the one config file
  * (overdeck.config) od-worktree writes whole and the hooks read (hooks/overdeck-guard.sh, with
- * shell builtins). Rendering and parsing are inverse over one table of keys. Pure.
+ * shell builtins, and src/gate/guard.ts). Rendering and parsing are inverse over one table of keys. Pure.
  */
 
 /** Values go into git config and into hook messages: one line, no control characters. */
@@ -144,14 +144,4 @@ export const PROVISIONAL_CONFLICT_STATES: readonly string[] = [PROVISIONAL_CONFL
 
 export function isProvisionalConflictState(state: string): boolean {
   return PROVISIONAL_CONFLICT_STATES.includes(state);
-}
-
-/**
- * The state lists of hooks/overdeck-guard.sh, as the block between its BEGIN/END generated
- * markers: the guard reads the projection with shell builtins only, so it carries a generated copy
- * of these lists instead of importing them (test/unit/guard-states.test.ts keeps it in step).
- */
-export function guardStatesBlock(): string {
-  const words = (list: readonly string[]) => `' ${list.join(' ')} '`;
-  return [`od_free_states=${words(NON_LIVE_STATES)}`, `od_conflict_states=${words(PROVISIONAL_CONFLICT_STATES)}`].join('\n');
 }

@@ -19,7 +19,6 @@ import { refreshRegistryQuietly } from './registry';
  */
 
 export {
-  guardStatesBlock,
   isLiveState,
   isProvisionalConflictState,
   type LocalProjection,

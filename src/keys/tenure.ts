@@ -33,7 +33,7 @@ export function holdTenureHashWords(keys: readonly Uint8Array[], t: HoldTenure):
 }
 
 /**
- * What the hooks compute from OVERDECK_TENURE_SECRET (hooks/overdeck-guard.sh od_sha256): the
+ * What the hooks compute from OVERDECK_TENURE_SECRET (hooks/overdeck-guard.sh od_mine): the
  * lowercase hex SHA-256 of the secret and a newline, which is what `sha256sum <<EOF` reads. The
  * newline is the price of one process fewer per judged git command than `printf | sha256sum`.
  */

@@ -236,7 +236,7 @@ echo ${tenureSecretHash(secret)} -
   });
 });
 
-describe('guardCheck (the same sh rule, for od-worktree guard)', () => {
+describe('guardCheck (the same rule the hooks hand refusals to, for od-worktree guard)', () => {
   it('gives each outcome its reason', async () => {
     expect(await guardCheck(fx.wt1, as('session_A'))).toEqual({ allowed: true });
     expect(await guardCheck(fx.wt1, as('session_A', 3))).toEqual({ allowed: true });

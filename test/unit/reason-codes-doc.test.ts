@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { statusOf } from '../../src/api/errors';
 import { exitForStatus } from '../../src/cli/api-failure';
@@ -6,6 +6,7 @@ import { SCAN_REASONS } from '../../src/contract/landings';
 import { RESTORE_REASONS } from '../../src/contract/restore';
 import { ATTRIBUTION_REASONS } from '../../src/domain/attribution';
 import { REASONS, type ReasonCode } from '../../src/domain/reasons';
+import { GUARD_REFUSALS, guardReasonDocTable, guardReasonOf, guardStatusOf } from '../../src/domain/git-rules';
 import type { GuardReason } from '../../src/git/guard';
 
 /**
@@ -17,7 +18,8 @@ import type { GuardReason } from '../../src/git/guard';
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const doc = readFileSync(path.join(ROOT, 'docs/reason-codes.md'), 'utf8');
+const DOC = path.join(ROOT, 'docs/reason-codes.md');
+const doc = readFileSync(DOC, 'utf8');
 
 /**
  * The guard's codes (src/git/guard.ts GuardReason). A record typed by the union: tsc fails when a
@@ -57,12 +59,58 @@ test('the main table: every service reason code (src/domain/reasons.ts), with it
   }
 });
 
-test('Git guard: every reason the hooks and the gate refuse with (src/git/guard.ts, hooks/overdeck-guard.sh)', () => {
+test('Git guard: every reason the hooks and the gate refuse with (src/domain/git-rules.ts GUARD_REFUSALS)', () => {
   expect(sorted(rows(section('Git guard')).keys())).toEqual(sorted(Object.keys(GUARD)));
-  // The hook's own table of statuses to codes (od_code_of) names the same ones.
-  const hook = readFileSync(path.join(ROOT, 'hooks/overdeck-guard.sh'), 'utf8');
-  const line = hook.split('\n').find((l) => /od_code=not_owner/.test(l))!;
-  expect(sorted([...line.matchAll(/\d+\) od_code=([a-z_]+)/g)].map((m) => m[1]!))).toEqual(sorted(Object.keys(GUARD)));
+  expect(sorted(GUARD_REFUSALS.map((r) => r.reason))).toEqual(sorted(Object.keys(GUARD)));
+  // One status per reason, each read back as its reason (src/git/guard.ts reads the gate's exit status).
+  expect(new Set(GUARD_REFUSALS.map((r) => r.status)).size).toBe(GUARD_REFUSALS.length);
+  for (const r of GUARD_REFUSALS) expect([r.reason, guardReasonOf(guardStatusOf(r.reason))]).toEqual([r.reason, r.reason]);
+  expect(guardReasonOf(0)).toBeUndefined();
+  expect(guardReasonOf(1)).toBeUndefined();
+});
+
+const REASON_BLOCK = /(<!-- BEGIN generated from src\/domain\/git-rules\.ts \(GUARD_REFUSALS[^\n]*-->\n)([\s\S]*?)\n?(<!-- END generated -->)/;
+
+/** How the doc's generated copy of GUARD_REFUSALS differs from the table (null: it does not). */
+function guardTableDrift(text: string): string | null {
+  const m = REASON_BLOCK.exec(text);
+  if (m === null) return 'no generated GUARD_REFUSALS block';
+  return m[2] === guardReasonDocTable() ? null : m[2]!;
+}
+
+test('the Git guard table of docs/reason-codes.md is the one generated from GUARD_REFUSALS (OD_WRITE_GUARD_REFUSALS=1 rewrites it)', () => {
+  if (process.env.OD_WRITE_GUARD_REFUSALS === '1') {
+    writeFileSync(
+      DOC,
+      doc.replace(REASON_BLOCK, (_all, head: string, _body, end: string) => `${head}${guardReasonDocTable()}\n${end}`),
+    );
+    return;
+  }
+  expect(guardTableDrift(doc)).toBeNull();
+  // A doctored copy is caught: a status changed, a row dropped, a code renamed.
+  const table = guardReasonDocTable();
+  const first = GUARD_REFUSALS[0]!;
+  for (const doctored of [
+    table.replace(`| ${first.status} |`, `| ${first.status + 90} |`),
+    table.split('\n').slice(0, -1).join('\n'),
+    table.replace(`\`${first.reason}\``, '`not_the_owner`'),
+  ]) {
+    expect(guardTableDrift(doc.replace(table, doctored))).not.toBeNull();
+  }
+});
+
+test('no shell file carries a copy of the mapping: the shell never refuses, so it names no guard reason', () => {
+  const shell = [...readdirSync(path.join(ROOT, 'hooks')).map((f) => `hooks/${f}`), 'bin/git-gate/git'].filter(
+    (f) => f.endsWith('.sh') || f === 'bin/git-gate/git',
+  );
+  expect(shell.length).toBeGreaterThan(2);
+  for (const f of shell) {
+    // The generated state test (od_mine) names the projection's states, one of which is spelled like a code.
+    const text = readFileSync(path.join(ROOT, f), 'utf8').replace(/^ *case \$od_s in .*$/m, '');
+    const codes = GUARD_REFUSALS.filter((r) => text.includes(r.reason)).map((r) => r.reason);
+    const statuses = GUARD_REFUSALS.filter((r) => new RegExp(`\\b(exit|return) ${r.status}\\b`).test(text)).map((r) => r.status);
+    expect([f, codes, statuses]).toEqual([f, [], []]);
+  }
 });
 
 test('Restore, Landing scan, Commit attribution: every code of their catalogues', () => {

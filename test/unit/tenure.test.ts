@@ -1,8 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { TENURE_HASH_WORDS, TENURE_SECRET, type Tenure } from '../../src/domain/tenure';
+import { secretHash } from '../../src/gate/guard';
+import { renderProjection } from '../../src/git/projection-format';
 import { tenureHashWords, tenureSecret, tenureSecretHash } from '../../src/keys/tenure';
 import { createLogger } from '../../src/infra/logger';
 import { keyringKeys, parseKeyring } from '../../src/keys/message-seal';
@@ -32,16 +35,43 @@ test('a known vector: odt1_ + base64url(HMAC-SHA256(K, "overdeck-tenure-v1\\n" +
   expect(tenureSecret(KEY, T)).toMatch(TENURE_SECRET);
 });
 
-test('the hash is what the guard computes (hooks/overdeck-guard.sh od_sha256), with each tool it may find', () => {
+test('the hash is what the hooks check (hooks/overdeck-guard.sh od_mine, src/gate/guard.ts secretHash), with each tool the shell may find', () => {
   const secret = tenureSecret(KEY, T);
   const guard = path.resolve(__dirname, '../../hooks/overdeck-guard.sh');
-  const viaGuard = execFileSync('sh', ['-c', '. "$1"; od_sha256 "$OVERDECK_TENURE_SECRET"; printf %s "$od_sum"', 'sh', guard], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: secret },
-  });
-  expect(viaGuard).toBe(tenureSecretHash(secret));
+  // A private git dir holding only the projection, as od-worktree writes it (renderProjection).
+  const gd = mkdtempSync(path.join(os.tmpdir(), 'od-tenure-'));
+  const at = new Date(0).toISOString();
+  writeFileSync(
+    path.join(gd, 'overdeck.config'),
+    renderProjection({
+      ownershipId: T.ownershipId,
+      executionSessionId: T.executionSessionId,
+      runtime: 'codex-cli',
+      conversationId: null,
+      conversationUrl: null,
+      workerId: 'worker-1',
+      runId: null,
+      lane: 'lane',
+      planRef: 'docs/plans/x.md',
+      epoch: T.epoch,
+      seq: 1,
+      state: 'active',
+      claimedAt: at,
+      lastSeenAt: at,
+      tenureHash: tenureSecretHash(secret),
+    }),
+  );
+  const viaGuard = (s: string) =>
+    spawnSync('sh', ['-c', '. "$1"; od_mine "$2"', 'sh', guard, gd], { env: { PATH: process.env.PATH, OVERDECK_TENURE_SECRET: s } }).status;
+  try {
+    expect(viaGuard(secret)).toBe(0);
+    expect(viaGuard(`${secret}x`)).toBe(1);
+  } finally {
+    rmSync(gd, { recursive: true, force: true });
+  }
+  expect(secretHash(secret)).toBe(tenureSecretHash(secret));
   expect(tenureSecretHash(secret)).toMatch(/^[0-9a-f]{64}$/);
-  // The same digest from each tool the guard falls back to, where this machine has it.
+  // The same digest from each tool that computes it, where this machine has it.
   for (const [tool, args] of [
     ['/usr/bin/sha256sum', []],
     ['/usr/bin/shasum', ['-a', '256']],
