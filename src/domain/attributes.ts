@@ -381,6 +381,25 @@ export const ATTRIBUTES: readonly Attribute[] = [
     ],
   },
   {
+    fact: "a child hold's tenure proof (hash of the child's hold secret)",
+    home: {
+      surface: 'code',
+      fields: ['src/keys/tenure.ts holdTenureSecret: derived from the service key and (ownershipId, parent epoch, holdId, child session); stored nowhere'],
+    },
+    copies: [
+      {
+        surface: 'git',
+        fields: ['holds'],
+        refresh: `${PROJECTED}: each live hold of the record's epoch (its id and child session, copies of the record's holds) with its words, carried by the control plane's log write (src/host/carried-tenure.ts) or from the host agent's key; a hold whose words the writer lacks is written without standing; the hold's end or the parent's change of epoch drops it at the next projection`,
+      },
+      {
+        surface: 'code',
+        fields: ['POST /v1/ownerships/{id}/holds answers the child `tenure`'],
+        refresh: "derived by the API at the grant's answer, from the answer's hold",
+      },
+    ],
+  },
+  {
     fact: 'recorded overrides (a person stepped into an owned worktree)',
     home: { surface: 'code', fields: ['PostgreSQL overrides (src/store/overrides.ts), written by POST /v1/ownerships/{id}/override before it answers'] },
     copies: [{ surface: 'code', fields: ['GET /v1/history ownerships[].overrides, od-worktree history'], refresh: 'read at each lookup' }],
