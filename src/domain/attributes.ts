@@ -470,7 +470,9 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [
       {
         surface: 'code',
-        fields: ['PostgreSQL commit_reports and the commit_authorship view (src/provenance/attributions.ts shipJournal)'],
+        fields: [
+          "PostgreSQL commit_reports and the commit_authorship view (src/provenance/attributions.ts shipJournal; a child's commit under a hold: via hold, hold_id, parent_execution_session_id)",
+        ],
         refresh:
           'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; a line is a claim, judged against the tenure the ownership log says held the shipped worktree (src/domain/attribution.ts); a commit is attributed only when one worktree reports it consistently (docs/git-projection.md#whom-a-commit-is-attributed-to)',
       },

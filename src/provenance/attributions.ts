@@ -40,7 +40,8 @@ import { inTransaction } from '../store/db';
  * Who made a commit is decided here from the durable record, never from the line: the worktree is
  * the one whose journal this is (the shipper opened it), the time is bounded by the shipper's own
  * reads of that journal (journal_reads), and the author is the tenure the ownership log says held
- * that worktree then (src/domain/attribution.ts). What the line names is kept as a claim beside it.
+ * that worktree then (src/domain/attribution.ts), or a child holding under it (the child's, with
+ * its hold and the parent). What the line names is kept as a claim beside it.
  */
 
 const isId = (s: string): boolean => s !== '' && IdString.safeParse(s).success;
@@ -309,8 +310,9 @@ async function insertRows(
       const res = await client.query(
         `INSERT INTO commit_reports (repo_root, commit_sha, host_id, git_dir, journal_offset, worktree_path, ref, verdict, reason, via,
            ownership_id, epoch, execution_session_id, worker_id, conversation_id,
-           claimed_ownership_id, claimed_epoch, claimed_session_id, claimed_owner_session_id, claimed_worker_id, claimed_conversation_id, window_from, window_to)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT DO NOTHING`,
+           claimed_ownership_id, claimed_epoch, claimed_session_id, claimed_owner_session_id, claimed_worker_id, claimed_conversation_id, window_from, window_to,
+           hold_id, parent_execution_session_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT DO NOTHING`,
         [
           id.repoRoot,
           r.commit,
@@ -335,6 +337,9 @@ async function insertRows(
           r.claim.conversationId,
           r.window.from === null ? null : new Date(r.window.from),
           new Date(r.window.to),
+          // A child's commit (via hold): the hold and the parent session, when it stays attributed.
+          via === 'hold' ? (r.judgement.hold?.holdId ?? null) : null,
+          via === 'hold' ? (r.judgement.hold?.parentExecutionSessionId ?? null) : null,
         ],
       );
       if ((res.rowCount ?? 0) > 0) {
