@@ -22,6 +22,8 @@ import { installHooks } from '../src/git/guard';
 
 const SESSION_A = `demo-a-${Date.now().toString(36)}`;
 const SESSION_B = `demo-b-${Date.now().toString(36)}`;
+/** A nested agent B starts in its own worktree: it writes under a hold of B's tenure. */
+const SESSION_CHILD = `demo-b-child-${Date.now().toString(36)}`;
 /** Session A's lease: short, so its death is noticed within seconds (a per-owner lease, see leaseTtlMs). */
 const LEASE_A_MS = 3_000;
 const ROOT = path.resolve(__dirname, '..');
@@ -250,6 +252,41 @@ async function main(): Promise<void> {
     // A keeps working and leaves uncommitted work behind.
     writeFileSync(path.join(a.path, 'notes.txt'), 'A’s unfinished notes\n');
     await who(idA, a.branch);
+
+    step(`B grants a child session a hold in ${b.branch}: the child commits under it, B cannot release over it, the hold ends`);
+    const granted = await executor.grantHold(boundB.ownershipId, {
+      executionSessionId: SESSION_B,
+      epoch: 1,
+      childExecutionSessionId: SESSION_CHILD,
+      runtime: 'claude-code',
+    });
+    check(granted.tenure && granted.tenure.executionSessionId === SESSION_CHILD, 'the grant answered no tenure proof for the child');
+    check(granted.tenure.secret !== boundB.tenure.secret, 'the child was handed its parent’s secret');
+    say(`hold ${granted.holdId} granted to ${SESSION_CHILD}: its own secret, scoped to the hold and B’s epoch (${Object.keys(granted.tenure.env).join(', ')})`);
+    await poll(
+      'the hold in B’s local projection',
+      () => executor.ownership(boundB.ownershipId),
+      (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
+    writeFileSync(path.join(b.path, 'child.txt'), 'written by B’s child\n');
+    const byChild = commitAs(b.path, granted.tenure.env, 'child.txt', 'feature B: the child’s part');
+    check(byChild.ok, `the child's commit under its hold was refused: ${byChild.output}`);
+    say(`child: ${byChild.output} (the journal attributes it to the child and, through B, to B’s conversation)`);
+    const releaseOver = await refused(executor.release(boundB.ownershipId, { executionSessionId: SESSION_B, epoch: 1 }), 'holds_live');
+    say(`B’s release refused: ${releaseOver.code} (children ${JSON.stringify(releaseOver.body.details?.children)})`);
+    await who(boundB.ownershipId, `${b.branch} (a tree of holders)`);
+    await executor.endHold(boundB.ownershipId, granted.holdId, { executionSessionId: SESSION_CHILD, epoch: 1 });
+    await poll(
+      'the hold’s end in B’s local projection',
+      () => executor.ownership(boundB.ownershipId),
+      (v) => (v.holds ?? []).length === 0 && (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
+    writeFileSync(path.join(b.path, 'child.txt'), 'the child again, after its hold ended\n');
+    const afterEnd = commitAs(b.path, granted.tenure.env, 'child.txt', 'the child, too late');
+    check(!afterEnd.ok, 'the child committed after its hold ended');
+    say(`hold ${granted.holdId} ended; the child again: ${afterEnd.output.split('\n')[0]}`);
+    execFileSync('git', ['checkout', '-q', 'HEAD', '--', 'child.txt'], { cwd: b.path });
+    await who(boundB.ownershipId, b.branch);
 
     step('A dies (its process is killed); the liveness authority proves it; the ownership goes stale');
     const exited = once(child, 'exit');
