@@ -2,7 +2,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Pool } from '../store/db';
 import type { OwnershipRecord } from '../domain/projection';
 import type { OwnershipSettings } from '../domain/settings';
-import { appendEvents, SecondLiveOwner } from '../store/event-store';
+import { appendEvents, readEvents, SecondLiveOwner } from '../store/event-store';
 import { readExecutorConversation } from '../store/bindings';
 import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
@@ -84,6 +84,7 @@ export function createStoreActivities(deps: {
         throw err;
       }
       const { record, ...durable } = written;
+      if (durable.ahead) return durable;
       const tenure = carriedFor(record);
       const appended: Persisted = tenure ? { ...durable, tenure } : durable;
       if (!local || record === null || record.seq !== events.at(-1)?.seq || record.hostId !== local.hostId) return appended;
@@ -91,6 +92,9 @@ export function createStoreActivities(deps: {
       if (events.every((e) => OFF_THE_PATH.has(e.type))) return appended;
       const projected = await projectWithin(local, record, INLINE_PROJECTION_MS);
       return projected ? { ...appended, projected } : appended;
+    },
+    async readLogTail(ownershipId, afterSeq) {
+      return readEvents(deps.pool, ownershipId, afterSeq);
     },
     async readHeartbeat(ownershipId) {
       return readHeartbeat(deps.pool, ownershipId);

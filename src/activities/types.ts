@@ -29,14 +29,17 @@ export type Persisted = Appended & {
   tenure?: CarriedTenure;
 };
 
-/** Activities on the workflow's own task queue (ordinary activities, never local: src/workflows/activities.ts): the durable store. */
+/** The durable store, on the workflow's worker: the log's two are local activities, the reads ordinary ones (src/workflows/activities.ts). */
 export interface StoreActivities {
   /**
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction
-   * (src/store/event-store.ts). Non-retryable `worktree_owned` when they would make a second live
-   * ownership of the worktree.
+   * (src/store/event-store.ts); answers `ahead` instead, writing nothing, when the log already holds
+   * other events from the batch's first seq. Non-retryable `worktree_owned` when they would make a
+   * second live ownership of the worktree.
    */
   persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Persisted>;
+  /** The log's events past `afterSeq`, in order: what a run that may have lost a task's write must read before it refuses anything. */
+  readLogTail(ownershipId: string, afterSeq: number): Promise<OwnershipEvent[]>;
   /** The owner's last heartbeat as the API recorded it (src/store/heartbeats.ts), or null. */
   readHeartbeat(ownershipId: string): Promise<{ executionSessionId: string; epoch: number; ageMs: number } | null>;
   /** The conversation the agent worker's executor observed, or null (docs/identities.md#executor-binding). */

@@ -8,39 +8,21 @@ import type { Caller, ReconciliationBody } from '../contract/reconcile';
 import type { LeaveObserveBody, LeaveObserveResponse, ObserveBody, ObserveResponse } from '../contract/observers';
 import type { RemoveWorktreeBody, RemoveWorktreeResponse } from '../contract/removal';
 import type {
-  AcceptHandoffBody,
-  BindBody,
-  CancelHandoffBody,
-  ClaimResponse,
   ConversationReportResponse,
-  EndHoldBody,
-  GrantHoldBody,
-  GrantHoldResponse,
-  HoldHeartbeatBody,
   GetQuery,
-  HandoffBody,
-  HeartbeatBody,
   HistoryQuery,
   HistoryResponse,
-  LandedBody,
   LandingBody,
   LandingResponse,
   ListQuery,
   ListResponse,
-  OverrideBody,
-  OverrideResponse,
   OwnershipItem,
   OwnershipViewOut,
-  PlanBody,
-  ReclaimBody,
-  ReleaseBody,
-  RenameBranchBody,
-  SubmitBody,
-  TenureBody,
-  TenureOut,
   WireRecord,
-  WorktreeRemovedBody,
 } from '../contract/http';
+// Values from the zod-free half of the table only: the CLI loads this client without zod (OPERATION_PATHS).
+import { OPERATION_NAMES, OPERATION_PATHS, urlOf, type OperationName } from '../contract/operation-paths';
+import type { BodyOf, OutputOf } from '../contract/operations';
 
 /** Where `npm start` serves the API by default (OD_API_HOST:OD_API_PORT). */
 export const DEFAULT_API_URL = `http://127.0.0.1:${DEFAULT_API_PORT}`;
@@ -100,10 +82,27 @@ export interface ApiClientOptions {
 
 type Query = Record<string, string | number | boolean | readonly string[] | undefined>;
 
+/** The typed method of an operation: its address first (`id`, then `holdId`), then its body (optional when it may be empty). */
+type OperationArgs<K extends OperationName> = [
+  ...((typeof OPERATION_PATHS)[K]['address'] extends 'hold'
+    ? [id: string, holdId: string]
+    : (typeof OPERATION_PATHS)[K]['address'] extends 'ownership'
+      ? [id: string]
+      : []),
+  ...(Record<never, never> extends BodyOf<K> ? [body?: BodyOf<K>] : [body: BodyOf<K>]),
+];
+export type OperationMethods = { [K in OperationName]: (...args: OperationArgs<K>) => Promise<OutputOf<K>> };
+
+// The methods of the operation table are installed on the prototype below, from the table.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface ApiClient extends OperationMethods {}
+
 /**
  * A typed client of the HTTP API, for the od-worktree CLI, the MCP stdio proxy and the demo.
  * Bodies are sent as given (the server validates them); answers are typed by the API's schemas.
+ * The operation table's calls (bind, heartbeat, handoff, …) are made from the table.
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class ApiClient {
   private readonly baseUrl: string;
   constructor(private readonly opts: ApiClientOptions) {
@@ -144,65 +143,15 @@ export class ApiClient {
     return (await this.request<T>(method, path, opts)).body;
   }
 
-  private own(id: string, action: string) {
-    return `/v1/ownerships/${encodeURIComponent(id)}/${action}`;
+  /**
+   * One operation of the table (src/contract/operations.ts) on the wire: its body to its URL.
+   * Untyped, for a caller that validated the body with the table's schema (the MCP stdio proxy);
+   * the typed methods (bind, heartbeat, …) are this with the table's types.
+   */
+  send(name: OperationName, at: { id?: string; holdId?: string }, body: unknown): Promise<unknown> {
+    return this.call('POST', urlOf(name, at), { body });
   }
 
-  /** The view, with `tenure`: the proof the worktree's hooks ask the new owner for (null when the answer is about another owner). */
-  bind(body: BindBody) {
-    return this.call<ClaimResponse>('POST', '/v1/bind', { body });
-  }
-  heartbeat(id: string, body: HeartbeatBody) {
-    return this.call<{ accepted: true }>('POST', this.own(id, 'heartbeat'), { body });
-  }
-  handoff(id: string, body: HandoffBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'handoff'), { body });
-  }
-  acceptHandoff(id: string, body: AcceptHandoffBody) {
-    return this.call<ClaimResponse>('POST', this.own(id, 'handoff/accept'), { body });
-  }
-  cancelHandoff(id: string, body: CancelHandoffBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'handoff/cancel'), { body });
-  }
-  release(id: string, body: ReleaseBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'release'), { body });
-  }
-  reclaim(id: string, body: ReclaimBody) {
-    return this.call<ClaimResponse>('POST', this.own(id, 'reclaim'), { body });
-  }
-  /** The current tenure's proof again, for the session that holds it. */
-  tenure(id: string, body: TenureBody) {
-    return this.call<TenureOut>('POST', this.own(id, 'tenure'), { body });
-  }
-  /** Admin: records the override, then answers the current owner's proof. */
-  override(id: string, body: OverrideBody) {
-    return this.call<OverrideResponse>('POST', this.own(id, 'override'), { body });
-  }
-  submit(id: string, body: SubmitBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'submit'), { body });
-  }
-  bindPlan(id: string, body: PlanBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'plan'), { body });
-  }
-  renameBranch(id: string, body: RenameBranchBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, 'rename-branch'), { body });
-  }
-  /** Child holds (docs/ownership-record.md#child-holds): the owner grants; the answer carries the hold id and the child's tenure proof. */
-  grantHold(id: string, body: GrantHoldBody) {
-    return this.call<GrantHoldResponse>('POST', this.own(id, 'holds'), { body });
-  }
-  holdHeartbeat(id: string, holdId: string, body: HoldHeartbeatBody) {
-    return this.call<{ accepted: true }>('POST', this.own(id, `holds/${encodeURIComponent(holdId)}/heartbeat`), { body });
-  }
-  endHold(id: string, holdId: string, body: EndHoldBody) {
-    return this.call<OwnershipViewOut>('POST', this.own(id, `holds/${encodeURIComponent(holdId)}/end`), { body });
-  }
-  landed(id: string, body: LandedBody) {
-    return this.call<LandingResponse>('POST', this.own(id, 'landed'), { body });
-  }
-  worktreeRemoved(id: string, body: WorktreeRemovedBody = {}) {
-    return this.call<{ accepted: true }>('POST', this.own(id, 'worktree-removed'), { body });
-  }
   ownership(id: string) {
     return this.call<OwnershipViewOut>('GET', `/v1/ownerships/${encodeURIComponent(id)}`);
   }
@@ -247,6 +196,19 @@ export class ApiClient {
   recordReconciliation(body: ReconciliationBody) {
     return this.call<{ recorded: true }>('POST', '/v1/reconciliations', { body });
   }
+}
+
+for (const name of OPERATION_NAMES) {
+  const { address } = OPERATION_PATHS[name];
+  const arity = address === 'hold' ? 2 : address === 'ownership' ? 1 : 0;
+  Object.defineProperty(ApiClient.prototype, name, {
+    configurable: true,
+    writable: true,
+    value(this: ApiClient, ...args: unknown[]) {
+      const [id, holdId] = args.slice(0, arity).map(String);
+      return this.send(name, { ...(id !== undefined ? { id } : {}), ...(holdId !== undefined ? { holdId } : {}) }, args[arity] ?? {});
+    },
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { OwnershipError } from '../client/errors';
+import { OwnershipError, refusalFromIssues } from '../contract/refusal';
 import { REASONS } from '../domain/reasons';
 import { REASON_HTTP_STATUS, type ApiErrorCode, type ErrorBody } from '../contract/errors';
 
@@ -48,29 +48,6 @@ export function isUnavailable(err: unknown): boolean {
   return false;
 }
 
-/** A key we may name back: the caller made up unknown keys, and they may carry anything (NUL, markup, a token). */
-const PLAIN_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
-
-/** A zod failure as a refusal: an unrecognised key is `unknown_field`, anything else `invalid_input`. Field paths only, never values. */
-export function refusalFromIssues(issues: readonly { code: string; path: readonly PropertyKey[]; keys?: readonly string[] }[]): OwnershipError {
-  const unknown = issues.some((i) => i.code === 'unrecognized_keys');
-  const fields = new Set<string>();
-  for (const i of issues) {
-    const base = i.path.map((c) => (typeof c === 'number' || PLAIN_KEY.test(String(c)) ? String(c) : '(unnamed)')).join('.');
-    if (i.code === 'unrecognized_keys' && i.keys) for (const k of i.keys) fields.add(`${base ? `${base}.` : ''}${PLAIN_KEY.test(k) ? k : '(unnamed)'}`);
-    else if (base) fields.add(base);
-  }
-  const list = [...fields].slice(0, 20).map((f) => f.slice(0, 100));
-  return new OwnershipError(unknown ? 'unknown_field' : 'invalid_input', undefined, list.length ? { fields: list } : undefined);
-}
-
-/** Parses with a schema, refusing like the HTTP API does. */
-export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  throw refusalFromIssues(parsed.error.issues as unknown as Parameters<typeof refusalFromIssues>[0]);
-}
-
 /** Safe details only: OwnershipError details are built by the service (owner summaries, field names). */
 export function toFailure(err: unknown): ApiFailure {
   if (err instanceof OwnershipError) {
@@ -80,7 +57,7 @@ export function toFailure(err: unknown): ApiFailure {
     return status === 503 ? { status, body, retryAfter: RETRY_AFTER_SECONDS } : { status, body };
   }
   if (err instanceof z.ZodError) {
-    return toFailure(refusalFromIssues(err.issues as unknown as Parameters<typeof refusalFromIssues>[0]));
+    return toFailure(refusalFromIssues(err.issues));
   }
   if (isUnavailable(err)) {
     return { status: 503, body: { code: 'unavailable', message: REASONS.unavailable }, retryAfter: RETRY_AFTER_SECONDS };

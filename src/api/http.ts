@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Operation } from '../auth/policy';
-import { OwnershipError } from '../client/errors';
+import { OwnershipError } from '../contract/refusal';
 import type { Principal } from '../domain/identity';
 import { ErrorBodySchema } from '../contract/errors';
 import { messageIdFor, type MessageContext } from './service/messages';

@@ -1,5 +1,6 @@
 import type { Principal } from '../domain/identity';
 import { refusal, type Refusal } from '../domain/reasons';
+import { OPERATION_NAMES, OPERATION_TABLE, ROLES, type OperationName } from '../contract/operations';
 
 /**
  * Who may call which operation of the HTTP API / MCP server (docs/identities.md#principals). The matrix is data
@@ -9,24 +10,8 @@ import { refusal, type Refusal } from '../domain/reasons';
 
 export { redactForExport, redactForPrincipal, REDACTED, type ExportRedactionOptions } from './redact';
 
-export const OPERATIONS = [
-  'bind',
-  'heartbeat',
-  'handoff',
-  'acceptHandoff',
-  'cancelHandoff',
-  'release',
-  'reclaim',
-  'submit',
-  'bindPlan',
-  'renameBranch',
-  'grantHold',
-  'holdHeartbeat',
-  'endHold',
-  'tenure',
-  'override',
-  'landed',
-  'worktreeRemoved',
+/** The operations outside the operation table (src/contract/operations.ts): lookups, removal, diagnostics. */
+const OTHER_OPERATIONS = [
   'removeWorktree',
   'reportConversation',
   'get',
@@ -37,42 +22,24 @@ export const OPERATIONS = [
   'rebuildProjection',
   'decodePayloads',
 ] as const;
-export type Operation = (typeof OPERATIONS)[number];
+
+export const OPERATIONS = [...OPERATION_NAMES, ...OTHER_OPERATIONS] as const;
+export type Operation = OperationName | (typeof OTHER_OPERATIONS)[number];
 
 export type PrincipalKind = Principal['kind'];
 
-const READ: readonly PrincipalKind[] = ['executor', 'landing', 'admin', 'reader'];
-const EXECUTOR_WRITE: readonly PrincipalKind[] = ['executor', 'admin'];
-const LANDING_WRITE: readonly PrincipalKind[] = ['landing', 'admin'];
-const ADMIN_ONLY: readonly PrincipalKind[] = ['admin'];
+const { read: READ, executorWrite: EXECUTOR_WRITE, adminOnly: ADMIN_ONLY } = ROLES;
 
 /**
  * `system` appears nowhere: it is the service acting for itself, never authenticated by a token,
  * so a request that somehow carries it is refused. `reclaim` is granted to executors unforced
- * only; a forced reclaim needs admin (see authorizeForce; the workflow refuses it too).
+ * only; a forced reclaim needs admin (see authorizeForce; the workflow refuses it too). The table's
+ * operations carry their roles in the table (src/contract/operations.ts: child holds, tenure and
+ * override say why there).
  */
 export const MATRIX: Readonly<Record<Operation, readonly PrincipalKind[]>> = {
-  bind: EXECUTOR_WRITE,
-  heartbeat: EXECUTOR_WRITE,
-  handoff: EXECUTOR_WRITE,
-  acceptHandoff: EXECUTOR_WRITE,
-  cancelHandoff: EXECUTOR_WRITE,
-  release: EXECUTOR_WRITE,
-  reclaim: EXECUTOR_WRITE,
-  submit: EXECUTOR_WRITE,
-  bindPlan: EXECUTOR_WRITE,
-  renameBranch: EXECUTOR_WRITE,
-  // Child holds: the owner's executor grants; the child (under the same worker) heartbeats and ends; an admin forces an end.
-  grantHold: EXECUTOR_WRITE,
-  holdHeartbeat: EXECUTOR_WRITE,
-  endHold: EXECUTOR_WRITE,
-  // The owner's tenure secret again: its executor (authorizeForWorker) or an admin, as heartbeat.
-  tenure: EXECUTOR_WRITE,
-  // A person stepping into an owned worktree with the owner's tenure: admins only, recorded.
-  override: ADMIN_ONLY,
+  ...(Object.fromEntries(OPERATION_NAMES.map((n) => [n, OPERATION_TABLE[n].roles])) as Record<OperationName, readonly PrincipalKind[]>),
   reportConversation: EXECUTOR_WRITE,
-  landed: LANDING_WRITE,
-  worktreeRemoved: LANDING_WRITE,
   // The owner removing its own worktree (released first), the landing controller after a landing, an admin.
   removeWorktree: ['executor', 'landing', 'admin'],
   get: READ,

@@ -1,20 +1,10 @@
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { WorkflowUpdateFailedError, WorkflowFailedError } from '@temporalio/client';
 import { CONTINUING_AS_NEW, REASONS, type ReasonCode } from '../domain/reasons';
+import { OwnershipError } from '../contract/refusal';
 
-export { CONTINUING_AS_NEW };
-
-/** Every refusal a caller sees: a stable reason code, a fixed message and safe details. */
-export class OwnershipError extends Error {
-  constructor(
-    readonly code: ReasonCode,
-    message?: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message ?? REASONS[code]);
-    this.name = 'OwnershipError';
-  }
-}
+// The refusal type is the contract's (src/contract/refusal.ts); re-exported for the client's own callers.
+export { CONTINUING_AS_NEW, OwnershipError };
 
 function isReason(x: string | undefined | null): x is ReasonCode {
   return typeof x === 'string' && x in REASONS;

@@ -68,6 +68,7 @@ import {
 import { DEFAULT_SETTINGS, type OwnershipSettings } from '../domain/settings';
 import type { ownershipWorkflow } from '../workflows/ownership';
 import { CONTINUING_AS_NEW, IN_FLIGHT, OwnershipError, translateError, unadmittedUpdateWithStart, UNPROCESSED } from './errors';
+import { parseInput } from '../contract/refusal';
 import { PerOwnershipQueue } from './inflight';
 import { HOST_MESSAGE_MS, IN_FLIGHT_PER_OWNERSHIP, MESSAGE_MS, WAITING_PER_OWNERSHIP } from '../domain/deadlines';
 import type { LocalWorktree, WorktreeResolver } from './worktree-resolver';
@@ -192,14 +193,6 @@ export interface OwnershipClientOptions {
   updateWithStart?: boolean;
   /** The clock a message's seal expires by (default Date.now): a time-skipping test server's clock runs ahead of it. */
   now?: () => number;
-}
-
-function parseOrRefuse<S extends z.ZodType>(schema: S, x: unknown): z.infer<S> {
-  const parsed = schema.safeParse(x);
-  if (parsed.success) return parsed.data;
-  const unknownField = parsed.error.issues.some((i) => i.code === 'unrecognized_keys');
-  const fields = [...new Set(parsed.error.issues.map((i) => i.path.join('.')).filter(Boolean))];
-  throw new OwnershipError(unknownField ? 'unknown_field' : 'invalid_input', undefined, fields.length ? { fields } : undefined);
 }
 
 /**
@@ -351,7 +344,7 @@ export class OwnershipClient {
 
   /** Update-with-start: the first bind creates the ownership; a replay by the same session returns it unchanged. */
   async bind(request: BindRequest, opts: BindOptions = {}): Promise<OwnershipView> {
-    const req = parseOrRefuse(BindRequestSchema, request);
+    const req = parseInput(BindRequestSchema, request);
     this.checkOwnProcess(req);
     const at = opts.located ?? (await this.locate(req));
     const { hostId, worktreePath, repoRoot, local } = at;
@@ -466,14 +459,14 @@ export class OwnershipClient {
     input: I,
     opts: MessageOptions = {},
   ): Promise<OwnershipView> {
-    const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
+    const arg = parseInput(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
     const update = sealedUpdate(opts, arg);
     return this.send(workflowId, opts.deadlineMs ?? MESSAGE_MS, () => this.handle(workflowId).executeUpdate(def, update.at(this.now())));
   }
 
   private async signal<I>(ref: OwnershipRef, def: SignalDefinition<[I]>, schema: z.ZodType<I>, input: I, messageId?: string): Promise<void> {
-    const arg = parseOrRefuse(schema, addressed(ref, input)) as I;
+    const arg = parseInput(schema, addressed(ref, input)) as I;
     const workflowId = await this.workflowIdOf(ref);
     // One id for every attempt: a signal that got through and is sent again acts once (its seal's id).
     const sealed = sealedSignalArg(arg, messageId ?? `sig_${randomUUID()}`, this.now());

@@ -3,7 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { ApiMetrics } from '../api/metrics';
 import { principalOf, type App } from '../api/http';
 import type { OwnershipService } from '../api/service';
-import { OwnershipError } from '../client/errors';
+import { OwnershipError } from '../contract/refusal';
 import { directBackend } from './backend';
 import { createMcpServer } from './server';
 import { TOOL_NAMINGS, type ToolNaming } from './tools';

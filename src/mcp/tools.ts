@@ -1,103 +1,52 @@
 import { z } from 'zod';
-import { OwnershipError } from '../client/errors';
-import { parseInput } from '../api/errors';
-import { OwnershipIdSchema, PathString } from '../domain/identity';
+import { OwnershipError, parseInput } from '../contract/refusal';
+import { PathString } from '../domain/identity';
 import {
-  AcceptedSchema,
-  AcceptHandoffBodySchema,
-  BindBodySchema,
-  CancelHandoffBodySchema,
-  ClaimResponseSchema,
-  EndHoldBodySchema,
-  GrantHoldBodySchema,
-  GrantHoldResponseSchema,
-  HoldHeartbeatBodySchema,
   GetQuerySchema,
-  HandoffBodySchema,
-  HeartbeatBodySchema,
   HistoryQuerySchema,
   HistoryResponseSchema,
   ListQuerySchema,
   ListResponseSchema,
   namesConversation,
-  OwnershipViewSchema,
-  ReclaimBodySchema,
-  ReleaseBodySchema,
-  SubmitBodySchema,
-  TenureBodySchema,
-  TenureSchema,
   WireRecordSchema,
-  type AcceptHandoffBody,
-  type BindBody,
-  type CancelHandoffBody,
-  type EndHoldBody,
-  type GrantHoldBody,
-  type HoldHeartbeatBody,
   type GetQuery,
-  type HandoffBody,
-  type HeartbeatBody,
   type HistoryQuery,
   type ListQuery,
-  type ReclaimBody,
-  type ReleaseBody,
-  type SubmitBody,
-  type TenureBody,
 } from '../contract/http';
+import {
+  operation,
+  READ_TOOL as READ,
+  SECRET_HANDLING,
+  splitToolInput,
+  toolInputOf,
+  writeTool as write,
+  type OperationName,
+  type ToolAnnotations,
+} from '../contract/operations';
 import { ProvenanceSchema } from '../contract/provenance';
 import { RemoveWorktreeBodySchema, RemoveWorktreeResponseSchema, type RemoveWorktreeBody } from '../contract/removal';
 import { LeaveObserveResponseSchema, ObserveBodySchema, ObserveResponseSchema, type LeaveObserveBody, type ObserveBody } from '../contract/observers';
 
+export { SECRET_HANDLING, type ToolAnnotations };
+
 /**
  * What the MCP tools run on: the service itself for a given principal (HTTP mount, stdio with
  * direct config) or the HTTP API (stdio with OD_API_URL + OD_TOKEN). Either way the same handlers
- * decide, so the tools follow exactly the HTTP API's rules and reason codes.
+ * decide, so the tools follow exactly the HTTP API's rules and reason codes. The operation table's
+ * tools go through `run` (src/contract/operations.ts); the lookups, observers and removal are named.
  */
 export interface ToolBackend {
-  bind(input: BindBody): Promise<object>;
+  /** an operation of the table, its arguments validated by the table's schema and split into address and body */
+  run(name: OperationName, at: { id?: string; holdId?: string }, body: Record<string, unknown>): Promise<unknown>;
   get(input: GetQuery): Promise<object>;
   list(input: ListQuery): Promise<object>;
   history(input: HistoryQuery): Promise<object>;
   provenance(commit: string, repo: string): Promise<object>;
-  heartbeat(ownershipId: string, input: HeartbeatBody): Promise<object>;
-  release(ownershipId: string, input: ReleaseBody): Promise<object>;
-  handoff(ownershipId: string, input: HandoffBody): Promise<object>;
-  acceptHandoff(ownershipId: string, input: AcceptHandoffBody): Promise<object>;
-  cancelHandoff(ownershipId: string, input: CancelHandoffBody): Promise<object>;
-  submit(ownershipId: string, input: SubmitBody): Promise<object>;
-  reclaim(ownershipId: string, input: ReclaimBody): Promise<object>;
-  tenure(ownershipId: string, input: TenureBody): Promise<object>;
-  grantHold(ownershipId: string, input: GrantHoldBody): Promise<object>;
-  holdHeartbeat(ownershipId: string, holdId: string, input: HoldHeartbeatBody): Promise<object>;
-  endHold(ownershipId: string, holdId: string, input: EndHoldBody): Promise<object>;
   observe(input: ObserveBody): Promise<object>;
   leaveObserve(input: LeaveObserveBody): Promise<object>;
   removeWorktree(input: RemoveWorktreeBody): Promise<object>;
 }
 
-const Addressed = { ownershipId: OwnershipIdSchema.describe('the ownership, as bind (or get) answered it: own_<ULID>') };
-export const HeartbeatToolSchema = HeartbeatBodySchema.extend(Addressed);
-export const ReleaseToolSchema = ReleaseBodySchema.extend(Addressed);
-export const HandoffToolSchema = HandoffBodySchema.extend(Addressed);
-export const AcceptHandoffToolSchema = AcceptHandoffBodySchema.extend(Addressed);
-export const CancelHandoffToolSchema = CancelHandoffBodySchema.extend(Addressed);
-export const SubmitToolSchema = SubmitBodySchema.extend(Addressed);
-export const ReclaimToolSchema = ReclaimBodySchema.extend(Addressed);
-export const GrantHoldToolSchema = GrantHoldBodySchema.extend(Addressed);
-const HoldNamed = { ...Addressed, holdId: z.string().min(1).max(200).describe('the hold, as ownership.hold.grant answered it') };
-export const HoldHeartbeatToolSchema = HoldHeartbeatBodySchema.extend(HoldNamed);
-export const EndHoldToolSchema = EndHoldBodySchema.extend(HoldNamed);
-/**
- * How an agent is told to hand its tenure secret to git: never on a command line. Every local user
- * reads any process's /proc/<pid>/cmdline, and an agent's shell tool runs each command as
- * `bash -c "<command>"`, so `OVERDECK_TENURE_SECRET=... git commit` or an `export` typed into that
- * command hands the secret to the host. Through a file only the agent's user can read, written with
- * a file tool (never echo), and sourced inside the command: the secret is then in that shell's
- * environment (readable by the same user and root only), never in an argument.
- */
-export const SECRET_HANDLING =
-  "Never put OVERDECK_TENURE_SECRET on a command line, in a command string or in an echo (every user of the host can read a process's command line): write the three lines of tenure.env as KEY=value to a file only you can read (with your file-writing tool, mode 0600, outside the worktree, e.g. ~/.overdeck/<ownershipId>.env) and start each git command with `set -a; . <that file>; set +a; git ...`, or run your commands under `od-worktree exec --session <id> --ownership <ownershipId> -- <command>`, which fetches the secret into their environment itself";
-
-export const TenureToolSchema = TenureBodySchema.extend(Addressed);
 export const ObserveToolSchema = ObserveBodySchema.extend({
   leave: z.boolean().optional().describe('end the registration now (runtime and ttlMs are then not used)'),
 });
@@ -107,22 +56,6 @@ export const ProvenanceToolSchema = z.strictObject({
     .regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id: 7 to 64 hex digits')
     .describe('a commit on the landed branch (full or abbreviated)'),
   repo: PathString.describe('the repository the commit is in, as a path on the service host'),
-});
-
-/** MCP tool annotations (hints for hosts: whether to ask the user first, whether a retry is safe). */
-export interface ToolAnnotations {
-  readOnlyHint: boolean;
-  destructiveHint: boolean;
-  idempotentHint: boolean;
-  openWorldHint: boolean;
-}
-
-const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const write = (o: { destructive: boolean; idempotent: boolean }): ToolAnnotations => ({
-  readOnlyHint: false,
-  destructiveHint: o.destructive,
-  idempotentHint: o.idempotent,
-  openWorldHint: false,
 });
 
 export interface ToolDef {
@@ -146,7 +79,7 @@ interface Spec<S extends z.ZodType> {
   annotations: ToolAnnotations;
   /** accept and reclaim name a new owner: a conversation in their arguments is refused by name */
   newOwner?: boolean;
-  run: (b: ToolBackend, input: z.output<S>) => Promise<object>;
+  run: (b: ToolBackend, input: z.output<S>) => Promise<unknown>;
 }
 
 function tool<S extends z.ZodType>(s: Spec<S>): ToolDef {
@@ -166,20 +99,24 @@ function tool<S extends z.ZodType>(s: Spec<S>): ToolDef {
   };
 }
 
-const FENCE =
-  'Pass the executionSessionId and the epoch your bind (or accept, or reclaim) answered; an older epoch is refused with stale_epoch and another session with not_owner: either means you no longer own the worktree, so stop changing it.';
+/** An operation's tool, made from its entry in the operation table: its arguments are the body with the URL's address beside it. */
+function tableTool(name: OperationName): ToolDef {
+  const o = operation(name);
+  if (!o.tool) throw new Error(`${name} has no tool in the operation table`);
+  return tool({
+    ...o.tool,
+    schema: toolInputOf(name),
+    output: o.response,
+    ...(o.newOwner ? { newOwner: true } : {}),
+    run: (b, input) => {
+      const { at, body } = splitToolInput(name, input);
+      return b.run(name, at, body);
+    },
+  });
+}
 
 export const TOOLS: readonly ToolDef[] = [
-  tool({
-    name: 'ownership.bind',
-    title: 'Bind a worktree',
-    description: `Claim a git worktree for your execution session before changing anything in it. Answers the ownership (ownershipId, epoch, state). Binding again with the same session returns the same ownership, so a retry is safe. Refused with worktree_owned (details.owner says who) when another live session holds it. Do not pass a conversation: the service fills it from your worker. After binding, run git with the variables of tenure.env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH and OVERDECK_TENURE_SECRET), or the guard hooks refuse your changes. ${SECRET_HANDLING}`,
-    schema: BindBodySchema,
-    output: ClaimResponseSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    newOwner: true,
-    run: (b, input) => b.bind(input),
-  }),
+  tableTool('bind'),
   tool({
     name: 'ownership.get',
     title: 'Who owns a worktree',
@@ -220,110 +157,17 @@ export const TOOLS: readonly ToolDef[] = [
     annotations: READ,
     run: (b, input) => b.provenance(input.commit, input.repo),
   }),
-  tool({
-    name: 'ownership.heartbeat',
-    title: 'Heartbeat',
-    description: `Tell the service your session is alive and still working in the worktree; send one well within your lease (a third of leaseTtlMs). A session whose heartbeats stop is asked about and, once proven dead, may lose the worktree to a reclaim. ${FENCE}`,
-    schema: HeartbeatToolSchema,
-    output: AcceptedSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    run: (b, { ownershipId, ...body }) => b.heartbeat(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.handoff',
-    title: 'Hand off a worktree',
-    description: `Offer your worktree to another execution session (toExecutionSessionId) of an agent worker (toWorkerId; default your own). You stay the owner until that session accepts with ownership.accept_handoff; cancel with ownership.cancel_handoff; an offer nobody accepts lapses back to you. Only an active ownership can be handed off (invalid_state otherwise). ${FENCE}`,
-    schema: HandoffToolSchema,
-    output: OwnershipViewSchema,
-    annotations: write({ destructive: false, idempotent: false }),
-    run: (b, { ownershipId, ...body }) => b.handoff(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.accept_handoff',
-    title: 'Accept a handoff',
-    description: `Take over a worktree that was offered to your execution session: pass the handoffId of the pending handoff (ownership.get shows it) and your executionSessionId. Answers the ownership with your new epoch and tenure (run git with tenure.env from now on; ${SECRET_HANDLING}). Refused with handoff_mismatch when the offer names another session or worker, no_pending_handoff when there is none. Accepting again with the same session is safe.`,
-    schema: AcceptHandoffToolSchema,
-    output: ClaimResponseSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    newOwner: true,
-    run: (b, { ownershipId, ...body }) => b.acceptHandoff(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.cancel_handoff',
-    title: 'Cancel a handoff',
-    description: `Withdraw a pending handoff of your worktree; you keep it. Refused with no_pending_handoff when nothing is pending. ${FENCE}`,
-    schema: CancelHandoffToolSchema,
-    output: OwnershipViewSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    run: (b, { ownershipId, ...body }) => b.cancelHandoff(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.submit',
-    title: 'Submit for landing',
-    description: `Say your work in the worktree is ready to land, optionally naming the head commit (head). The ownership becomes submitted; the landing controller records the landing. Submitting again with the same session is safe. ${FENCE}`,
-    schema: SubmitToolSchema,
-    output: OwnershipViewSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    run: (b, { ownershipId, ...body }) => b.submit(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.release',
-    title: 'Release a worktree',
-    description: `Give the worktree up: you may no longer change it, and any session may bind it next. Releasing again with the same session is safe. ${FENCE}`,
-    schema: ReleaseToolSchema,
-    output: OwnershipViewSchema,
-    annotations: write({ destructive: true, idempotent: true }),
-    run: (b, { ownershipId, ...body }) => b.release(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.reclaim',
-    title: 'Reclaim from a dead owner',
-    description: `Take over a worktree whose owner is proven dead (state stale) as your execution session. The previous owner's uncommitted work is saved first (latestWip names the ref). Answers the ownership with your new epoch and tenure (run git with tenure.env from now on; ${SECRET_HANDLING}). Refused with owner_alive or liveness_unknown when the owner is not proven dead; only an admin may force it (force: true with a reason). A released worktree is bound with ownership.bind instead.`,
-    schema: ReclaimToolSchema,
-    output: ClaimResponseSchema,
-    annotations: write({ destructive: true, idempotent: false }),
-    newOwner: true,
-    run: (b, { ownershipId, ...body }) => b.reclaim(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.tenure',
-    title: 'Your tenure secret again',
-    description: `The tenure your bind, accept or reclaim answered, again: secret, epoch and env (OVERDECK_EXECUTION_SESSION_ID, OVERDECK_EPOCH, OVERDECK_TENURE_SECRET) to run git with (${SECRET_HANDLING}). Only for the session that owns the worktree now; another is refused with not_owner (you lost it: stop changing it). Asking again answers the same.`,
-    schema: TenureToolSchema,
-    output: TenureSchema,
-    // It changes nothing: the secret is derived, not issued.
-    annotations: READ,
-    run: (b, { ownershipId, ...body }) => b.tenure(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.hold.grant',
-    title: 'Give a child session a hold',
-    description: `As the owner, let a nested agent (childExecutionSessionId) write in your worktree under your tenure: a hold, at most 8 (holds_exhausted), each with its own lease (leaseTtlMs; the child heartbeats it with ownership.hold.heartbeat). Answers holdId and the child's own tenure (hand tenure.env to the child only; ${SECRET_HANDLING}). While a child holds, your release is refused with holds_live naming the children; handing the worktree off ends every hold. ${FENCE}`,
-    schema: GrantHoldToolSchema,
-    output: GrantHoldResponseSchema,
-    annotations: write({ destructive: false, idempotent: false }),
-    run: (b, { ownershipId, ...body }) => b.grantHold(ownershipId, body),
-  }),
-  tool({
-    name: 'ownership.hold.heartbeat',
-    title: "Renew a child's hold",
-    description:
-      'As the child of a hold, say you are alive: your executionSessionId and the epoch the hold was granted under. A hold silent past its lease ends (the parent keeps the worktree). Refused with not_found when the hold has ended: stop changing the worktree.',
-    schema: HoldHeartbeatToolSchema,
-    output: AcceptedSchema,
-    annotations: write({ destructive: false, idempotent: true }),
-    run: (b, { ownershipId, holdId, ...body }) => b.holdHeartbeat(ownershipId, holdId, body),
-  }),
-  tool({
-    name: 'ownership.hold.end',
-    title: 'End a hold',
-    description:
-      'End a child hold: the child itself or its parent (the owner), each naming its own executionSessionId and the epoch; an admin may force it with a reason. The child may no longer change the worktree after.',
-    schema: EndHoldToolSchema,
-    output: OwnershipViewSchema,
-    annotations: write({ destructive: true, idempotent: true }),
-    run: (b, { ownershipId, holdId, ...body }) => b.endHold(ownershipId, holdId, body),
-  }),
+  tableTool('heartbeat'),
+  tableTool('handoff'),
+  tableTool('acceptHandoff'),
+  tableTool('cancelHandoff'),
+  tableTool('submit'),
+  tableTool('release'),
+  tableTool('reclaim'),
+  tableTool('tenure'),
+  tableTool('grantHold'),
+  tableTool('holdHeartbeat'),
+  tableTool('endHold'),
   tool({
     name: 'ownership.observe',
     title: 'Observe a worktree read-only',

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs';
-import type { Pool, PoolClient } from '../store/db';
+import type { Pool } from '../store/db';
 import {
   commitsOfMove,
   journalStat,
@@ -29,6 +29,18 @@ import { parseEvent } from '../domain/events';
 import { describeBranch } from '../git/status';
 import { recordHead } from '../store/worktree-heads';
 import { inTransaction } from '../store/db';
+import {
+  commitReportedElsewhere,
+  insertCommitReport,
+  insertGitRefusal,
+  lastReadsBefore,
+  latestOwnershipAt,
+  lockCommitReports,
+  readJournalCursor,
+  recordJournalRead,
+  worktreeTenureEvents,
+  writeJournalCursor,
+} from '../store/journal-rows';
 
 /**
  * Ships worktree journals (src/git/journal.ts) into PostgreSQL: the commits of each `commit` line
@@ -104,7 +116,7 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
     // Before the read: whatever lies past this size was written after this moment.
     const now = await journalStat(id);
     if (now.inode !== file.inode) break; // replaced while shipping: the next call starts on the new file
-    await recordRead(pool, opts.hostId, id.privateDir, now, new Date());
+    await recordJournalRead(pool, opts.hostId, id.privateDir, now, new Date());
     const chunk = await readJournal(id, out.offset);
     const readAt = Date.now();
     if (chunk.end === out.offset) break;
@@ -116,11 +128,7 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
     out.attributed += inserted.attributed;
     out.unattributed += inserted.unattributed;
     out.refusals += inserted.refusals;
-    await pool.query(
-      `INSERT INTO journal_cursors (host_id, git_dir, inode, shipped_offset) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (host_id, git_dir) DO UPDATE SET inode = EXCLUDED.inode, shipped_offset = EXCLUDED.shipped_offset, updated_at = now()`,
-      [opts.hostId, id.privateDir, file.inode, chunk.end],
-    );
+    await writeJournalCursor(pool, opts.hostId, id.privateDir, file.inode, chunk.end);
     await writeShippedOffset(id, chunk.end);
     out.offset = chunk.end;
     if (!chunk.more) break;
@@ -134,56 +142,21 @@ export async function shipJournal(pool: Pool, worktreePath: string, opts: { host
  * file only for a journal this database never shipped (one shipped before cursors existed).
  */
 async function startOffset(pool: Pool, hostId: string, id: WorktreeIdentity, inode: string): Promise<number> {
-  const res = await pool.query<{ inode: string; shipped_offset: string }>(
-    'SELECT inode, shipped_offset FROM journal_cursors WHERE host_id = $1 AND git_dir = $2',
-    [hostId, id.privateDir],
-  );
-  const cursor = res.rows[0];
+  const cursor = await readJournalCursor(pool, hostId, id.privateDir);
   if (!cursor) return readShippedOffset(id);
-  return cursor.inode === inode ? Number(cursor.shipped_offset) : 0;
-}
-
-async function recordRead(pool: Pool, hostId: string, gitDir: string, file: { inode: string; size: number }, at: Date): Promise<void> {
-  await pool.query(
-    `INSERT INTO journal_reads (host_id, git_dir, inode, size_seen, read_at) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (host_id, git_dir, inode, size_seen) DO UPDATE SET read_at = GREATEST(journal_reads.read_at, EXCLUDED.read_at)`,
-    [hostId, gitDir, file.inode, file.size, at],
-  );
-}
-
-/**
- * For each offset of the journal file `inode`: the last read that cannot have seen the line there
- * (a read of this file when it was no longer than that, or of another file at this path), or null.
- */
-async function writtenAfter(pool: Pool, hostId: string, gitDir: string, inode: string, offsets: readonly number[]): Promise<Map<number, number | null>> {
-  const res = await pool.query<{ o: string; at: Date | null }>(
-    `SELECT o::text AS o, (SELECT max(read_at) FROM journal_reads WHERE host_id = $1 AND git_dir = $2 AND (inode <> $3 OR size_seen <= o)) AS at FROM unnest($4::bigint[]) AS o`,
-    [hostId, gitDir, inode, [...offsets]],
-  );
-  return new Map(res.rows.map((r) => [Number(r.o), r.at ? r.at.getTime() : null]));
+  return cursor.inode === inode ? cursor.offset : 0;
 }
 
 /** Every stretch during which a tenure held this worktree, from the ownership log of every ownership it had. */
 async function tenuresOf(pool: Pool, id: WorktreeIdentity, hostId: string): Promise<TenureSegment[]> {
-  const res = await pool.query<{ event: unknown }>(
-    `SELECT event FROM ownership_events
-      WHERE ownership_id IN (SELECT DISTINCT ownership_id FROM ownership_events WHERE worktree_path = $1 AND host_id = $2)
-        AND type = ANY($3::text[]) AND NOT (type = 'ownership.heartbeat' AND event->'data'->>'transition' = 'periodic')
-      ORDER BY ownership_id, seq`,
-    [id.worktreePath, hostId, [...TENURE_EVENT_TYPES]],
-  );
-  return tenureSegments(res.rows.map((r) => parseEvent(r.event)));
+  return tenureSegments((await worktreeTenureEvents(pool, id.worktreePath, hostId, TENURE_EVENT_TYPES)).map(parseEvent));
 }
 
 /** After a journaled move: this worktree's own head, for its own ownership (never one a line names), for `who` and `list` (worktree-heads.ts). */
 async function recordMovedHead(pool: Pool, id: WorktreeIdentity, hostId: string, lines: readonly JournalLine[]): Promise<void> {
   const moved = lines.filter((l) => l.kind === 'commit').at(-1);
   if (!moved || !(await commitExists(id, moved.new))) return;
-  const own = await pool.query<{ ownership_id: string }>(
-    'SELECT ownership_id FROM ownerships WHERE worktree_path = $1 AND host_id = $2 ORDER BY updated_at DESC LIMIT 1',
-    [id.worktreePath, hostId],
-  );
-  const ownershipId = own.rows[0]?.ownership_id;
+  const ownershipId = await latestOwnershipAt(pool, id.worktreePath, hostId);
   if (!ownershipId) return;
   const status = await describeBranch(id.worktreePath).catch(() => null);
   if (status) await recordHead(pool, ownershipId, id.worktreePath, status);
@@ -254,7 +227,7 @@ async function rowsOf(
   if (moves.length === 0) return { reports, refusals };
   const reflog = await reflogMessages(id, new Set(moves.map((l) => l.ref)));
   const tenures = await tenuresOf(pool, id, hostId);
-  const after = await writtenAfter(
+  const after = await lastReadsBefore(
     pool,
     hostId,
     id.privateDir,
@@ -300,49 +273,47 @@ async function insertRows(
     let attributed = 0;
     let unattributed = 0;
     // One decision per commit at a time, whichever host ships it: locks taken in one order.
-    const consistent = [...new Set(rows.reports.filter((r) => r.judgement.verdict === 'attributed').map((r) => r.commit))].sort();
-    for (const c of consistent) await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`commit_report:${id.repoRoot}:${c}`]);
+    await lockCommitReports(client, id.repoRoot, [...new Set(rows.reports.filter((r) => r.judgement.verdict === 'attributed').map((r) => r.commit))]);
+    const here = { repoRoot: id.repoRoot, hostId, worktreePath: id.worktreePath };
     for (const r of rows.reports) {
-      const verdict = r.judgement.verdict === 'attributed' && (await reportedElsewhere(client, id, hostId, r.commit)) ? 'disputed' : r.judgement.verdict;
+      // First shipped is not first served: another worktree's report of the commit as its own makes this one disputed.
+      const verdict = r.judgement.verdict === 'attributed' && (await commitReportedElsewhere(client, here, r.commit)) ? 'disputed' : r.judgement.verdict;
       const reason: AttributionReason | null = verdict !== r.judgement.verdict ? 'attribution_reported_by_other_worktree' : r.judgement.reason;
-      const via = verdict === 'attributed' ? r.judgement.via : 'unknown';
       const rec = r.judgement.recorded;
-      const res = await client.query(
-        `INSERT INTO commit_reports (repo_root, commit_sha, host_id, git_dir, journal_offset, worktree_path, ref, verdict, reason, via,
-           ownership_id, epoch, execution_session_id, worker_id, conversation_id,
-           claimed_ownership_id, claimed_epoch, claimed_session_id, claimed_owner_session_id, claimed_worker_id, claimed_conversation_id, window_from, window_to,
-           hold_id, parent_execution_session_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT DO NOTHING`,
-        [
-          id.repoRoot,
-          r.commit,
-          hostId,
-          id.privateDir,
-          r.offset,
-          id.worktreePath,
-          r.ref.slice(0, 1024),
-          verdict,
-          reason,
-          via,
-          rec?.ownershipId ?? null,
-          rec?.epoch ?? null,
-          rec?.executionSessionId ?? null,
-          rec?.workerId ?? null,
-          rec?.conversationId ?? null,
-          r.claim.ownershipId,
-          r.claim.epoch,
-          r.claim.committerSessionId,
-          r.claim.executionSessionId,
-          r.claim.workerId,
-          r.claim.conversationId,
-          r.window.from === null ? null : new Date(r.window.from),
-          new Date(r.window.to),
-          // A child's commit (via hold): the hold and the parent session, when it stays attributed.
-          via === 'hold' ? (r.judgement.hold?.holdId ?? null) : null,
-          via === 'hold' ? (r.judgement.hold?.parentExecutionSessionId ?? null) : null,
-        ],
-      );
-      if ((res.rowCount ?? 0) > 0) {
+      const inserted = await insertCommitReport(client, {
+        repoRoot: id.repoRoot,
+        commit: r.commit,
+        hostId,
+        gitDir: id.privateDir,
+        offset: r.offset,
+        worktreePath: id.worktreePath,
+        ref: r.ref.slice(0, 1024),
+        verdict,
+        reason,
+        via: verdict === 'attributed' ? r.judgement.via : 'unknown',
+        // A child's commit (via hold): the hold and the parent session, when it stays attributed.
+        hold: r.judgement.hold ?? null,
+        recorded: rec
+          ? {
+              ownershipId: rec.ownershipId ?? null,
+              epoch: rec.epoch ?? null,
+              executionSessionId: rec.executionSessionId ?? null,
+              workerId: rec.workerId ?? null,
+              conversationId: rec.conversationId ?? null,
+            }
+          : null,
+        claimed: {
+          ownershipId: r.claim.ownershipId,
+          epoch: r.claim.epoch,
+          committerSessionId: r.claim.committerSessionId,
+          executionSessionId: r.claim.executionSessionId,
+          workerId: r.claim.workerId,
+          conversationId: r.claim.conversationId,
+        },
+        windowFrom: r.window.from === null ? null : new Date(r.window.from),
+        windowTo: new Date(r.window.to),
+      });
+      if (inserted) {
         if (verdict === 'attributed') attributed++;
         else unattributed++;
       }
@@ -350,40 +321,26 @@ async function insertRows(
     let refusals = 0;
     for (const r of rows.refusals) {
       const opt = (s: string): string | null => (s === '' ? null : s.slice(0, 1024));
-      const res = await client.query(
-        `INSERT INTO git_refusals (host_id, git_dir, journal_offset, kind, code, ownership_id, epoch, execution_session_id, env_epoch, owner_session_id, ref, old_head, new_head, command, repo_root, worktree_path)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
-        [
-          hostId,
-          id.privateDir,
-          r.offset,
-          r.kind,
-          r.code === '' ? 'refused' : r.code.slice(0, 64),
-          isId(r.ownership) ? r.ownership : null,
-          /^[0-9]{1,9}$/.test(r.epoch) ? Number(r.epoch) : null,
-          isId(r.session) ? r.session : null,
-          opt(r.env_epoch),
-          isId(r.owner) ? r.owner : null,
-          opt(r.ref),
-          opt(r.old),
-          opt(r.new),
-          opt(r.command),
-          id.repoRoot,
-          id.worktreePath,
-        ],
-      );
-      refusals += res.rowCount ?? 0;
+      const inserted = await insertGitRefusal(client, {
+        hostId,
+        gitDir: id.privateDir,
+        offset: r.offset,
+        kind: r.kind,
+        code: r.code === '' ? 'refused' : r.code.slice(0, 64),
+        ownershipId: isId(r.ownership) ? r.ownership : null,
+        epoch: /^[0-9]{1,9}$/.test(r.epoch) ? Number(r.epoch) : null,
+        executionSessionId: isId(r.session) ? r.session : null,
+        envEpoch: opt(r.env_epoch),
+        ownerSessionId: isId(r.owner) ? r.owner : null,
+        ref: opt(r.ref),
+        oldHead: opt(r.old),
+        newHead: opt(r.new),
+        command: opt(r.command),
+        repoRoot: id.repoRoot,
+        worktreePath: id.worktreePath,
+      });
+      if (inserted) refusals++;
     }
     return { attributed, unattributed, refusals };
   });
-}
-
-/** Another worktree already reports this commit as its own (attributed, or competing): first shipped is not first served. */
-async function reportedElsewhere(client: PoolClient, id: WorktreeIdentity, hostId: string, commit: string): Promise<boolean> {
-  const res = await client.query(
-    `SELECT 1 FROM commit_reports WHERE repo_root = $1 AND commit_sha = $2 AND NOT (host_id = $3 AND worktree_path = $4)
-        AND (verdict = 'attributed' OR reason = 'attribution_reported_by_other_worktree') LIMIT 1`,
-    [id.repoRoot, commit, hostId, id.worktreePath],
-  );
-  return (res.rowCount ?? 0) > 0;
 }

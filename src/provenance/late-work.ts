@@ -1,4 +1,5 @@
 import type { Pool } from '../store/db';
+import { claimEventsAt, insertLateWork } from '../store/journal-rows';
 import { FULL_SHA, IdString } from '../domain/identity';
 import { parseEvent } from '../domain/events';
 import { git } from '../git/exec';
@@ -48,27 +49,23 @@ export async function shipLateLines(
       rejected++;
       continue;
     }
-    const res = await pool.query(
-      `INSERT INTO late_work (host_id, git_dir, journal_offset, repo_root, worktree_path, ownership_id, epoch, execution_session_id, wip_ref, wip_sha, head, commits, more_commits, uncommitted)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
-      [
-        hostId,
-        id.privateDir,
-        row.offset,
-        id.repoRoot,
-        id.worktreePath,
-        row.ownershipId,
-        row.epoch,
-        row.executionSessionId,
-        row.ref,
-        row.sha,
-        row.head,
-        row.commits,
-        row.more,
-        row.uncommitted,
-      ],
-    );
-    recorded += res.rowCount ?? 0;
+    const inserted = await insertLateWork(pool, {
+      hostId,
+      gitDir: id.privateDir,
+      offset: row.offset,
+      repoRoot: id.repoRoot,
+      worktreePath: id.worktreePath,
+      ownershipId: row.ownershipId,
+      epoch: row.epoch,
+      executionSessionId: row.executionSessionId,
+      wipRef: row.ref,
+      wipSha: row.sha,
+      head: row.head,
+      commits: row.commits,
+      moreCommits: row.more,
+      uncommitted: row.uncommitted,
+    });
+    if (inserted) recorded++;
   }
   return { recorded, rejected };
 }
@@ -84,14 +81,11 @@ async function checked(pool: Pool, id: WorktreeIdentity, hostId: string, line: J
   }
   if (line.ref !== ref || !FULL_SHA.test(line.new)) return null;
   // The tenure at that epoch and the next one, from the log of this worktree on this host.
-  const res = await pool.query<{ event: unknown }>(
-    `SELECT event FROM ownership_events WHERE ownership_id = $1 AND worktree_path = $2 AND host_id = $3 AND type IN ('ownership.claimed', 'ownership.reclaimed') ORDER BY seq`,
-    [line.ownership, id.worktreePath, hostId],
-  );
+  const claims = await claimEventsAt(pool, line.ownership, id.worktreePath, hostId);
   let session: string | null = null;
   let since: number | null = null;
-  for (const r of res.rows) {
-    const e = parseEvent(r.event);
+  for (const raw of claims) {
+    const e = parseEvent(raw);
     if (e.type !== 'ownership.claimed' && e.type !== 'ownership.reclaimed') continue;
     if (e.data.epoch === epoch) session = e.data.owner.executionSessionId;
     else if (e.data.epoch > epoch && since === null) since = Date.parse(e.at);

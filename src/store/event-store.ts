@@ -5,10 +5,12 @@ import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../doma
 /**
  * Appends events to the log and folds them into the read projection in one transaction: the
  * durable record the workflow writes before it answers. PostgreSQL records, it never decides.
- * Idempotent: the workflow's activity input is fixed in its history before the activity runs, so a
- * retried write sends the same events, and an event already recorded as sent changes nothing. One
- * recorded otherwise at the same seq is no retry of anything: an invariant broken, thrown (the
- * activity retries and says so) rather than overwritten.
+ * Idempotent: a retried write sends the same events, and an event already recorded as sent
+ * changes nothing. The log is never overwritten. One recorded otherwise at the same seq was written
+ * by an attempt of the workflow's task that was lost after its write (the write is a local
+ * activity: its result reaches history only with the task): the log is ahead of the run. Then
+ * nothing is written and the answer is the log's events past the run's position (`ahead`), which the
+ * run adopts as its own decisions (src/workflows/durable-log.ts).
  *
  * The transaction's statements, and why each: the per-ownership advisory lock (two attempts of one
  * write may overlap: one that timed out may still be running; rebuild.ts takes the same lock); the
@@ -19,6 +21,8 @@ import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../doma
 export interface Appended {
   /** the log's last seq once the batch is in */
   durableSeq: number;
+  /** the batch was not written: the log already holds other events from its first seq on, these (in seq order) */
+  ahead?: OwnershipEvent[];
 }
 
 /** What appendEvents wrote, with the record the log folds to once it committed (for the writer's own use, never sent back whole). */
@@ -59,7 +63,11 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
       [json],
     );
     const allNew = inserted.rowCount === events.length;
-    if (!allNew) await sameAsRecorded(client, events, new Set(inserted.rows.map((r) => r.seq)));
+    if (!allNew && !(await sameAsRecorded(client, events, new Set(inserted.rows.map((r) => r.seq))))) {
+      await client.query('ROLLBACK');
+      const ahead = await readEvents(client, ownershipId, events[0]!.seq - 1);
+      return { durableSeq: ahead.at(-1)?.seq ?? 0, record: null, ahead };
+    }
     const record = await foldProjection(client, workflowId, ownershipId, allNew ? events : null);
     await client.query('COMMIT');
     return { durableSeq: record?.seq ?? 0, record };
@@ -75,16 +83,14 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
   }
 }
 
-/** The events not inserted were recorded before: a retried write, the same as sent, or an invariant broken. */
-async function sameAsRecorded(client: PoolClient, events: OwnershipEvent[], inserted: Set<number>): Promise<void> {
+/** Whether the events not inserted were recorded as sent (a retried write); false: the log holds others there. */
+async function sameAsRecorded(client: PoolClient, events: OwnershipEvent[], inserted: Set<number>): Promise<boolean> {
   const others = events.filter((e) => !inserted.has(e.seq));
   const { rows } = await client.query<{ seq: number; same: boolean }>(
     `SELECT seq, event = ANY($3::jsonb[]) AS same FROM ownership_events WHERE ownership_id = $1 AND seq = ANY($2::int[])`,
     [others[0]!.ownershipId, others.map((e) => e.seq), others.map((e) => JSON.stringify(e))],
   );
-  const differs = rows.filter((r) => !r.same).map((r) => r.seq);
-  if (differs.length > 0)
-    throw new Error(`appendEvents: ${others[0]!.ownershipId} holds other events at seq ${differs.join(', ')}; the log is never overwritten`);
+  return rows.every((r) => r.same);
 }
 
 /** Brings the projection row (and its indexes: receipts, branch names) up to the last logged event. */

@@ -5,7 +5,7 @@ import type { EventDraft, OwnershipEvent } from '../domain/events';
 import { REASONS, refusal, type ReasonCode } from '../domain/reasons';
 import type { OwnershipView } from './messages';
 import { fail } from './activities';
-import { emit } from './durable-log';
+import { emit, LOG_AHEAD, logWasAhead } from './durable-log';
 import { view, type RunState } from './run-state';
 
 /**
@@ -30,28 +30,69 @@ export function validated<T>(accepts: (x: unknown) => x is T, x: unknown): T {
   return x;
 }
 
+/** Reason codes that refuse a message's input as such, whatever the record: a validator gives them at once. */
+const INPUT_REFUSALS: ReadonlySet<string> = new Set([
+  'invalid_input',
+  'unknown_field',
+  'nil_uuid',
+  'conversation_forbidden',
+  'force_requires_admin',
+  'force_requires_reason',
+  'worktree_mismatch',
+  'message_unsealed',
+  'unavailable',
+]);
+
+/** Whether a validator's failure refuses the input itself (not the record it was checked on). */
+export function refusesInput(err: unknown): boolean {
+  return err instanceof ApplicationFailure && (err.type === null || err.type === undefined || INPUT_REFUSALS.has(err.type));
+}
+
 /**
  * Decides, emits and answers once the events are durable (read-your-writes). The answer's
  * `projection` says whether the worktree's hooks enforce it yet: `applied` at once when the log
  * write projected it (its worker is the worktree's host agent); else the host agent writes it, and
  * the client waits for the live memo when it must (OwnershipClient.enforced).
+ *
+ * Decided again whenever the log turns out to be ahead of the run (durable-log.ts adopt): events
+ * dropped for the log's own, or a decision that writes nothing (a refusal, a replay by content)
+ * taken on a record the log had moved past. A refusal is answered only on a record the log holds.
  */
 export async function act(s: RunState, decide: () => Decision, onEvents?: (drafts: EventDraft[]) => void): Promise<OwnershipView> {
   const messageId = messageIdOf();
-  const drafts = orFail(decide());
-  if (drafts.length > 0) onEvents?.(drafts);
-  // One emit per event: each publishes its own search attributes.
-  const mine = drafts.flatMap((d) => emit(s, [d], messageId));
-  if (mine.length === 0) {
-    // A decision that changed nothing (a replay by its content: the handoff already pending, the
-    // release already made) rests on the record as it stood: answered as of then once that is durable.
-    const asDecided = view(s, s.record);
-    return (await durableView(s)) === null ? fail(refusal('unavailable')) : asDecided!;
+  for (let adopted = false; ; adopted = true) {
+    // After an adoption: the lost task may have decided this very message, on a record since moved
+    // on (a cancel then refused no_pending_handoff, a lane set again): its event is the answer.
+    const answered = adopted ? await answeredByLog(s, messageId) : null;
+    if (answered) return answered;
+    const d = decide();
+    if ('code' in d) {
+      if (await logWasAhead(s)) continue;
+      fail(d);
+    }
+    const drafts = d.events;
+    if (drafts.length > 0) onEvents?.(drafts);
+    // One emit per event: each publishes its own search attributes.
+    const mine = drafts.flatMap((x) => emit(s, [x], messageId));
+    if (mine.length === 0) {
+      // A decision that changed nothing (a replay by its content: the handoff already pending, the
+      // release already made) rests on the record as it stood: answered as of then once the log holds it.
+      const asDecided = view(s, s.record);
+      if (await logWasAhead(s)) continue;
+      return (await durableView(s)) === null ? fail(refusal('unavailable')) : asDecided!;
+    }
+    const last = mine.at(-1)!;
+    await condition(() => s.sync.durableSeq >= last.seq || s.refusedEvents.has(last));
+    if (mine.some((e) => s.refusedEvents.get(e) === LOG_AHEAD)) continue;
+    refuseIfDropped(s, mine);
+    return view(s)!;
   }
-  const last = mine.at(-1)!;
-  await condition(() => s.sync.durableSeq >= last.seq || s.refusedEvents.has(last));
-  refuseIfDropped(s, mine);
-  return view(s)!;
+}
+
+/** The answer of a message an adopted event bears (the lost task decided it), or null. */
+export async function answeredByLog(s: RunState, messageId: string | undefined): Promise<OwnershipView | null> {
+  if (messageId === undefined || eventOf(s, messageId) === undefined) return null;
+  return await durableView(s);
 }
 
 /** The log refused the batch holding these events (durable-log.ts): so is the message. */
@@ -117,8 +158,11 @@ export const counted =
       const e = eventOf(s, id);
       if (e) {
         await condition(() => s.sync.durableSeq >= e.seq || s.refusedEvents.has(e));
-        refuseIfDropped(s, [e]);
-        return view(s)!;
+        // Dropped for a lost task's events: decided again below, on the record that adopted them.
+        if (s.refusedEvents.get(e) !== LOG_AHEAD) {
+          refuseIfDropped(s, [e]);
+          return view(s)!;
+        }
       }
     }
     try {

@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { HostActivities, StoreActivities } from '../activities/types';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
@@ -8,23 +8,29 @@ import { HOST_ANSWER_MS, WIP_MS } from '../domain/deadlines';
 /** The activities an ownership workflow calls, with their bounds, and how their failures read. */
 
 /**
- * The store's activities (the durable log, every store read): ordinary activities on the
- * workflow's own task queue, never local ones.
+ * The durable log: local activities, run by the worker that runs the workflow, inside the workflow
+ * task. An update that writes one event is one workflow task: its acceptance, the log write's
+ * marker and its completion land together (no activity task, no second and third workflow task).
  *
- * Why not local: a local activity runs inside the workflow task and its result is recorded as a
- * marker when the task completes. Under a burst of updates on one ownership that broke the run two
- * ways. (1) An update accepted in a task and completed in the same task after a local activity it
- * waited for (its events durable) does not replay: the SDK applies the completion before the
- * acceptance ("UpdateMachine in state CompletedCommandCreated ... WorkflowExecutionUpdateAccepted");
- * two local activities in flight resolve live in the order they finished and on replay in another
- * ("recorded marker 'readExecutorConversation' does not match ... 'persistEvents'"). (2) Tasks held
- * open by local activities time out ("Task not found when completing") and are lost after their
- * activities wrote to PostgreSQL: the log ahead of the run, every time. An ordinary activity's
- * result is an event in history, in the order the server recorded it, live and on replay alike.
+ * What that costs, and how the run pays it (durable-log.ts): a local activity's result reaches
+ * history only with the task that ran it, so a task lost after its write (the worker killed, the
+ * task timed out) leaves the log ahead of the run. The retried task decides again on the record
+ * before that write; the log, holding other events at those seqs, writes nothing and answers with
+ * them, and the run adopts them. A refusal writes nothing, so before a handler refuses it reads
+ * the log's tail (readLogTail) once.
+ *
+ * Only the log's two activities are local, and one loop runs them, one at a time: two local
+ * activities in flight resolve live in the order they finish and on replay in history's order.
  */
-export const store = proxyActivities<StoreActivities>({
+export const log = proxyLocalActivities<Pick<StoreActivities, 'persistEvents' | 'readLogTail'>>({
   startToCloseTimeout: '15s',
   // The durable log is the acknowledgement: keep trying while PostgreSQL is away, never give up silently.
+  retry: { initialInterval: '200ms', maximumInterval: '10s' },
+});
+
+/** The store's reads (a heartbeat the API recorded, an executor's conversation, the settings): ordinary activities on the workflow's queue. */
+export const store = proxyActivities<Omit<StoreActivities, 'persistEvents' | 'readLogTail'>>({
+  startToCloseTimeout: '15s',
   retry: { initialInterval: '200ms', maximumInterval: '10s' },
 });
 

@@ -1,7 +1,7 @@
 import { condition, workflowInfo } from '@temporalio/workflow';
 import { stampEvent, type EventDraft, type OwnershipEvent } from '../domain/events';
 import { applyEvent } from '../domain/projection';
-import { failureType, store } from './activities';
+import { failureType, log } from './activities';
 import { followProjected } from './projection-loop';
 import { publish } from './publish';
 import { persistSummary } from './summaries';
@@ -9,19 +9,30 @@ import { followOwnerChange, now, type RunState } from './run-state';
 
 /**
  * The durable log: decisions become events here (stamped, folded into the record, queued), and
- * one loop hands them to PostgreSQL in order, one ordinary activity per batch. The workflow is the
- * judge and PostgreSQL the record: the activity's input is fixed in history before it runs, so a
- * retried write sends the same events and the log takes them as sent (src/store/event-store.ts).
- * The log never overrides a decision. Its one refusal is a constraint no decision here can see:
- * one live ownership per worktree across workflow ids (a lifecycle under an older id, a moved
- * worktree). Then nothing of the batch is durable, the record falls back to the log's, and every
- * message whose events it held is refused with that code (act.ts).
+ * one loop hands them to PostgreSQL in order, one local activity per batch (activities.ts says
+ * why local). The workflow is the judge and PostgreSQL the record: the log never overrides a
+ * decision. It answers otherwise in two cases only:
+ * - it holds other events from the batch's first seq: a task of this run wrote them and was lost
+ *   before its result reached history. They are this run's own decisions, made by this code on
+ *   this record, and lookups may have read them: the run adopts them (adopt), and the messages
+ *   whose events were dropped are decided again on the adopted record (act.ts, and `redo` for
+ *   signals). The same happens when a read of the tail finds events (readTail).
+ * - it refuses the batch for a constraint no decision here can see: one live ownership per worktree
+ *   across workflow ids (a lifecycle under an older id, a moved worktree). Then nothing of the batch
+ *   is durable, the record falls back to the log's, and every message whose events it held is
+ *   refused with that code (act.ts).
  */
 
 const RECENT_EVENTS = 200;
 
-/** Stamps drafts into events, folds them into the record, and queues them for the durable log. */
-export function emit(s: RunState, drafts: EventDraft[], messageId?: string): OwnershipEvent[] {
+/** What refusedEvents holds for an event dropped because the log was ahead: its message is decided again. */
+export const LOG_AHEAD = 'log_ahead';
+
+/**
+ * Stamps drafts into events, folds them into the record, and queues them for the durable log.
+ * `redo` decides a signal's events again if the log drops them for a lost task's.
+ */
+export function emit(s: RunState, drafts: EventDraft[], messageId?: string, redo?: () => void): OwnershipEvent[] {
   const out: OwnershipEvent[] = [];
   const { worktree } = s;
   for (const d of drafts) {
@@ -36,8 +47,8 @@ export function emit(s: RunState, drafts: EventDraft[], messageId?: string): Own
     s.record = applyEvent(s.record, event);
     s.pending.push(event);
     out.push(event);
-    s.recentEvents.push(event);
-    if (s.recentEvents.length > RECENT_EVENTS) s.recentEvents = s.recentEvents.slice(-RECENT_EVENTS);
+    if (redo) s.redo.set(event, redo);
+    remember(s, [event]);
     followOwnerChange(s, event);
   }
   if (drafts.length > 0) {
@@ -49,24 +60,82 @@ export function emit(s: RunState, drafts: EventDraft[], messageId?: string): Own
 
 export async function persistLoop(s: RunState): Promise<never> {
   for (;;) {
-    await condition(() => s.pending.length > 0);
-    const batch = s.pending;
-    s.pending = [];
-    try {
-      const { durableSeq, projected, tenure } = await store.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
-        workflowInfo().workflowId,
-        batch,
-      ]);
-      for (const e of batch) s.durableRecord = applyEvent(s.durableRecord, e);
-      s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
-      s.tenure = tenure ?? null;
-      // Written into the worktree by the same activity (a worker that is its host's agent).
-      if (projected) followProjected(s.sync, projected.localSeq, projected.branch);
-    } catch (err) {
-      // Only a non-retryable failure reaches here (the store's retries are unbounded): the log refused the batch.
-      refuseBatch(s, [...batch, ...s.pending], failureType(err) ?? 'unavailable');
-    }
+    await condition(() => s.pending.length > 0 || s.tailWanted > s.tailRead);
+    // A write that starts at the run's position proves the log held nothing past it, as a read of the tail would.
+    const covers = s.tailWanted;
+    if (s.pending.length === 0) await readTail(s);
+    else await write(s);
+    s.tailRead = Math.max(s.tailRead, covers);
   }
+}
+
+async function write(s: RunState): Promise<void> {
+  const batch = s.pending;
+  s.pending = [];
+  try {
+    const { durableSeq, projected, tenure, ahead } = await log.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
+      workflowInfo().workflowId,
+      batch,
+    ]);
+    seenLive(s);
+    if (ahead) return adopt(s, ahead, [...batch, ...s.pending]);
+    for (const e of batch) s.durableRecord = applyEvent(s.durableRecord, e);
+    s.sync.durableSeq = Math.max(s.sync.durableSeq, durableSeq);
+    s.tenure = tenure ?? null;
+    // Written into the worktree by the same activity (a worker that is its host's agent).
+    if (projected) followProjected(s.sync, projected.localSeq, projected.branch);
+  } catch (err) {
+    // Only a non-retryable failure reaches here (the store's retries are unbounded): the log refused the batch.
+    refuseBatch(s, [...batch, ...s.pending], failureType(err) ?? 'unavailable');
+  }
+}
+
+/**
+ * Whether the log held events past the run's position, now adopted (the caller decides again):
+ * asked before a decision that writes nothing is answered (a refusal, a decision that changes
+ * nothing), once what was emitted before it is durable. One read of the tail, or none when a
+ * write is on its way anyway.
+ */
+export async function logWasAhead(s: RunState): Promise<boolean> {
+  const ticket = ++s.tailWanted;
+  const adoptions = s.adoptions;
+  await condition(() => s.tailRead >= ticket);
+  return s.adoptions > adoptions;
+}
+
+async function readTail(s: RunState): Promise<void> {
+  const tail = await log.readLogTail.executeWithOptions({ summary: `log past seq ${s.sync.durableSeq}` }, [s.ownershipId, s.sync.durableSeq]);
+  seenLive(s);
+  if (tail.length > 0) adopt(s, tail, s.pending);
+}
+
+function seenLive(s: RunState): void {
+  if (!workflowInfo().unsafe.isReplaying) s.logSeenLive = true;
+}
+
+/**
+ * The log holds `tail` past the run's position, written by a task of this run that was lost:
+ * they become the record, and the events decided meanwhile (`dropped`) are gone; their updates
+ * decide again (act.ts), their signals through `redo`, and liveness follows the adopted events.
+ */
+function adopt(s: RunState, tail: OwnershipEvent[], dropped: OwnershipEvent[]): void {
+  s.adoptions++;
+  const gone = new Set(dropped);
+  for (const e of dropped) s.refusedEvents.set(e, LOG_AHEAD);
+  s.pending = [];
+  s.recentEvents = s.recentEvents.filter((e) => !gone.has(e));
+  s.record = s.durableRecord;
+  for (const e of tail) {
+    s.record = applyEvent(s.record, e);
+    followOwnerChange(s, e);
+  }
+  s.durableRecord = s.record;
+  s.sync.durableSeq = s.record?.seq ?? 0;
+  remember(s, tail);
+  publish(s);
+  s.wake++;
+  const redos = new Set(dropped.map((e) => s.redo.get(e)).filter((f) => f !== undefined));
+  for (const redo of redos) redo();
 }
 
 /**
@@ -82,4 +151,9 @@ function refuseBatch(s: RunState, events: OwnershipEvent[], code: string): void 
   if (!s.record) Object.assign(s.liveness, { status: 'unowned', verdict: null });
   publish(s);
   s.wake++;
+}
+
+function remember(s: RunState, events: OwnershipEvent[]): void {
+  s.recentEvents.push(...events);
+  if (s.recentEvents.length > RECENT_EVENTS) s.recentEvents = s.recentEvents.slice(-RECENT_EVENTS);
 }

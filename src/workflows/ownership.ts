@@ -25,8 +25,9 @@ export { SA } from './publish';
  *   decided by the pure state machine (domain/decide.ts) and answered at durability (act.ts): the
  *   update is the one place a message is decided, its id the message id; signals are decided the
  *   same way and answer nothing.
- * - durable-log.ts: decisions become events (emit) and go to PostgreSQL in order, one ordinary
- *   activity per batch, before any answer; the log records, it never decides.
+ * - durable-log.ts: decisions become events (emit) and go to PostgreSQL in order, one local
+ *   activity per batch inside the deciding task, before any answer; the log records, it never
+ *   decides (what a task lost after its write left there is adopted as the run's own).
  * - projection-loop.ts: each durable record is written into the worktree (what its hooks enforce),
  *   by the host agent, or already by the log write when the worker is that host's agent.
  * - liveness.ts: heartbeats renew the owner's lease; a lease that runs out asks the liveness

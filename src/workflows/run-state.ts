@@ -56,8 +56,25 @@ export interface RunState {
   lastHeartbeatLoggedMs: number;
   /** emitted, not yet handed to the durable log */
   pending: OwnershipEvent[];
-  /** events the log refused (one live owner per worktree), with the code their messages are refused with */
+  /**
+   * events that did not become durable, with what their messages get: a reason code (the log
+   * refused them: one live owner per worktree), or LOG_AHEAD (the log held a lost task's events
+   * there, which the run adopted: decided again)
+   */
   readonly refusedEvents: WeakMap<OwnershipEvent, string>;
+  /** what decides a signal's events again when they were dropped for the log's own (durable-log.ts adopt) */
+  readonly redo: WeakMap<OwnershipEvent, () => void>;
+  /** reads of the log's tail asked for, and done (durable-log.ts readTail) */
+  tailWanted: number;
+  tailRead: number;
+  /** how many times the run adopted the log's events as its own */
+  adoptions: number;
+  /**
+   * A log activity has answered in this worker's copy of the run while it ran live (not replaying):
+   * since then, nothing this copy has not seen is in the log. Memory only; it steers validators
+   * alone (which leave nothing in history when they refuse), never a command.
+   */
+  logSeenLive: boolean;
   /** message ids refused after acceptance (act.ts counted), oldest first, bounded */
   readonly refusals: Map<string, string>;
   /** bumped on every change the run loop must look at */
@@ -109,6 +126,11 @@ export function startRun(input: OwnershipWorkflowInput): RunState {
     lastHeartbeatLoggedMs: carried?.lastHeartbeatLoggedMs ?? 0,
     pending: [],
     refusedEvents: new WeakMap(),
+    redo: new WeakMap(),
+    tailWanted: 0,
+    tailRead: 0,
+    adoptions: 0,
+    logSeenLive: false,
     refusals: new Map(carried?.refusals ?? []),
     wake: 0,
     updatesThisRun: 0,

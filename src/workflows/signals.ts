@@ -49,7 +49,9 @@ export function installSignals(s: RunState): void {
    */
   function decided(name: string | null, decide: () => Decision, raw?: unknown): void {
     const d = decide();
-    if (!('code' in d)) emit(s, d.events);
+    // Dropped for a lost task's events (durable-log.ts adopt): decided again on the adopted record,
+    // silently (that task most likely decided this very signal).
+    if (!('code' in d)) emit(s, d.events, undefined, () => decided(null, decide));
     else if (name !== null) {
       log.warn(`${name} signal refused`, { code: d.code });
       recordRefusedSignal(s, name, raw, d.code);

@@ -21,7 +21,8 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, answeredBefore, counted, durableView, orFail, validated } from './act';
+import { act, answeredBefore, answeredByLog, counted, durableView, messageIdOf, orFail, refusesInput, validated } from './act';
+import { logWasAhead } from './durable-log';
 import { fail, store, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
@@ -69,7 +70,14 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
       // A message answered before (a retry across continue-as-new) is accepted and answered alike (act.ts counted).
       if (answeredBefore(s)) return;
       if (s.draining) fail(refusal('unavailable', undefined, CONTINUING_AS_NEW));
-      validator(raw);
+      try {
+        validator(raw);
+      } catch (err) {
+        // A refusal of the record (not of the input) is the validator's to give only once this copy
+        // of the run has seen the log live: before that, a task lost after its write may have left
+        // the log ahead of the record. The handler then decides, after a read of the log (act.ts).
+        if (s.logSeenLive || refusesInput(err)) throw err;
+      }
     };
   const handoffId = () => `hof_${uuid4().replace(/-/g, '')}`;
   /**
@@ -181,7 +189,14 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
         const answered = await durableView(s);
         if (answered) return answered;
       }
-      const denied = checkReclaim(s.record, input, livenessView(s));
+      let denied = checkReclaim(s.record, input, livenessView(s));
+      // A refusal stands only on a record the log is not ahead of (act.ts): adopted, the lost task's
+      // answer to this very reclaim, or decided again.
+      if (denied && (await logWasAhead(s))) {
+        const answered = await answeredByLog(s, messageIdOf());
+        if (answered) return answered;
+        denied = checkReclaim(s.record, input, livenessView(s));
+      }
       if (denied) fail(denied);
       const conversation = await conversationOf(input);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.

@@ -1,5 +1,6 @@
 import { ApiError, ApiUnreachableError, ApiUrlError, normalizeApiUrl } from '../../src/api/client';
-import { refusalFromIssues, toFailure } from '../../src/api/errors';
+import { toFailure } from '../../src/api/errors';
+import { refusalFromIssues } from '../../src/contract/refusal';
 import { GetQuerySchema, HistoryQuerySchema } from '../../src/contract/http';
 import { ago } from '../../src/cli/age';
 import { apiEnv, devTokensFile } from '../../src/cli/api-env';

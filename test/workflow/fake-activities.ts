@@ -15,6 +15,8 @@ export interface FakeActivities {
   host: HostActivities;
   /** each ownership's durable log */
   log(ownershipId: string): OwnershipEvent[];
+  /** appends to an ownership's log behind the workflow's back: what a task lost after its write leaves there */
+  appendBehind(e: OwnershipEvent): void;
   /** every record written to a worktree's projection, in order */
   projections: OwnershipRecord[];
   /** every removal the host was asked for, in order */
@@ -64,18 +66,27 @@ export function fakeActivities(): FakeActivities {
   };
   const store: StoreActivities = {
     async persistEvents(_workflowId, events) {
-      // As the store: an event already recorded as sent changes nothing; one recorded otherwise is an invariant broken.
-      for (const e of events) {
-        const log = logOf(e.ownershipId);
+      if (events.length === 0) return { durableSeq: 0 };
+      // As the store: an event already recorded as sent changes nothing; the log holding another at
+      // one of the seqs (a lost task's write) writes nothing and answers the log's events from the batch's first seq.
+      const log = logOf(events[0]!.ownershipId);
+      const otherwise = events.some((e) => {
         const recorded = log.find((x) => x.seq === e.seq);
-        if (recorded) {
-          if (JSON.stringify(recorded) !== JSON.stringify(e)) throw new Error(`seq ${e.seq} recorded otherwise`);
-          continue;
-        }
+        return recorded !== undefined && JSON.stringify(recorded) !== JSON.stringify(e);
+      });
+      if (otherwise) {
+        const ahead = log.filter((x) => x.seq >= events[0]!.seq);
+        return { durableSeq: ahead.at(-1)!.seq, ahead };
+      }
+      for (const e of events) {
+        if (log.some((x) => x.seq === e.seq)) continue;
+        if (e.seq !== (log.at(-1)?.seq ?? 0) + 1) throw new Error(`seq ${e.seq} leaves a gap`);
         log.push(e);
       }
-      const log = events.length ? logOf(events[0]!.ownershipId) : [];
-      return { durableSeq: log.length ? log[log.length - 1]!.seq : 0 };
+      return { durableSeq: log.at(-1)?.seq ?? 0 };
+    },
+    async readLogTail(ownershipId, afterSeq) {
+      return logOf(ownershipId).filter((x) => x.seq > afterSeq);
     },
     async readHeartbeat() {
       return null;
@@ -87,5 +98,13 @@ export function fakeActivities(): FakeActivities {
       return null;
     },
   };
-  return { store, host, log: (id) => [...logOf(id)], projections, removals, setVerdict: (v) => (verdict = v) };
+  return {
+    store,
+    host,
+    log: (id) => [...logOf(id)],
+    appendBehind: (e) => void logOf(e.ownershipId).push(e),
+    projections,
+    removals,
+    setVerdict: (v) => (verdict = v),
+  };
 }

@@ -31,7 +31,11 @@ export interface OwnershipEnv {
   stop(): Promise<void>;
 }
 
-export async function startOwnershipEnv(settings: Partial<OwnershipSettings> = {}): Promise<OwnershipEnv> {
+/** `worker.maxCachedWorkflows: 0`: every workflow task runs on a copy of the run rebuilt from history, as one after a lost task does. */
+export async function startOwnershipEnv(
+  settings: Partial<OwnershipSettings> = {},
+  worker: { maxCachedWorkflows?: number; maxConcurrentWorkflowTaskExecutions?: number } = {},
+): Promise<OwnershipEnv> {
   try {
     installTemporalLogging(createLogger((process.env.OD_TEST_LOG_LEVEL ?? 'warn').toLowerCase()));
   } catch {
@@ -53,6 +57,7 @@ export async function startOwnershipEnv(settings: Partial<OwnershipSettings> = {
       workflowBundle: { codePath: process.env.OD_TEST_WORKFLOW_BUNDLE! },
       dataConverter,
       activities: fakes.store,
+      ...worker,
     }),
     await Worker.create({ connection: env.nativeConnection, taskQueue: hostTaskQueue(hostId), dataConverter, activities: fakes.host }),
   ];

@@ -10,7 +10,7 @@ import {
   ProvenanceQuerySchema,
   WireRecordSchema,
 } from '../../contract/http';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { OwnershipItem } from '../../contract/http';
 import type { OwnershipService } from '../service';
 import { ERROR_RESPONSES, principalOf, SECURITY, type App } from '../http';

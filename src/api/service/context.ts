@@ -3,7 +3,7 @@ import type { Pool } from '../../store/db';
 import { ownershipRowById, type OwnershipRow } from '../../store/ownership-rows';
 import { authorize, redactForPrincipal, type Operation } from '../../auth/policy';
 import type { OwnershipClient } from '../../client';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { Principal } from '../../domain/identity';
 import type { Refusal } from '../../domain/reasons';
 import type { MessageKeyring } from '../../keys/message-seal';

@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { Observation } from '../../domain/binding';
 import type { Principal } from '../../domain/identity';
 import { heldWorkflowIdsOfWorker, recordObservation } from '../../store/bindings';

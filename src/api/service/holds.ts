@@ -1,6 +1,6 @@
 import { ulid } from 'ulidx';
 import { authorizeForWorker } from '../../auth/policy';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { EndHoldBody, GrantHoldBody, GrantHoldResponse, HoldHeartbeatBody, OwnershipViewOut, TenureOut } from '../../contract/http';
 import type { Principal } from '../../domain/identity';
 import { refusal } from '../../domain/reasons';

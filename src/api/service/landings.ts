@@ -1,6 +1,6 @@
 import type { Pool } from '../../store/db';
 import { signalAndAwait } from './signalled';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { LandingReceipt } from '../../domain/events';
 import type { Principal } from '../../domain/identity';
 import { scanLandings, type ScanInput, type ScanReport } from '../../landings/scan';

@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import { getOwnership } from '../../store/lookups';
 import { readEvents } from '../../store/event-store';
 import { livenessOfRecord } from '../../domain/liveness';

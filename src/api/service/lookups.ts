@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import { attemptsOf, disputesOf } from '../../store/attributions';
 import type { BranchStatus } from '../../domain/branch';
 import type { Principal } from '../../domain/identity';

@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { Principal } from '../../domain/identity';
 import {
   OBSERVER_TTL_DEFAULT_MS,

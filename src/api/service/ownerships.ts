@@ -1,5 +1,5 @@
 import { authorizeForWorker, type Operation } from '../../auth/policy';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { MessageOptions, OwnershipView } from '../../client';
 import type { Conversation } from '../../domain/identity';
 import { ownerSummary } from '../../domain/projection';
@@ -189,51 +189,37 @@ export async function handoff(
   return view(principal, await deps.client.handoff(ref, { ...body, toWorkerId, principal }, sent(deps, ctx)));
 }
 
-export async function cancelHandoff(
+/**
+ * An owner's update answered with the view: authorized for the owner's worker, addressed to the
+ * open run, sent under the message's id. One that changes who may write (release, submit) waits
+ * for the worktree's hooks to enforce it, where the host's agent is there to write them.
+ */
+async function ownerUpdate(
   deps: ServiceDeps,
   principal: Principal,
+  op: Operation,
   ownershipId: string,
-  body: CancelHandoffBody,
-  ctx: MessageContext = {},
+  ctx: MessageContext,
+  enforce: boolean,
+  send: (ref: { workflowId: string; ownershipId: string }, opts: MessageOptions) => Promise<OwnershipView>,
 ): Promise<OwnershipViewOut> {
-  const { ref } = await ownerRefRow(deps, principal, 'cancelHandoff', ownershipId);
-  return view(principal, await deps.client.cancelHandoff(ref, { ...body, principal }, sent(deps, ctx)));
-}
-
-export async function release(
-  deps: ServiceDeps,
-  principal: Principal,
-  ownershipId: string,
-  body: ReleaseBody,
-  ctx: MessageContext = {},
-): Promise<OwnershipViewOut> {
-  const { ref, row } = await ownerRefRow(deps, principal, 'release', ownershipId);
+  const { ref, row } = await ownerRefRow(deps, principal, op, ownershipId);
+  if (!enforce) return view(principal, await send(ref, sent(deps, ctx)));
   const seen = await seenHost(deps, row.hostId);
-  return enforced(deps, view(principal, await deps.client.release(ref, { ...body, principal }, { ...sent(deps, ctx), ...waitFor(seen) })));
+  return enforced(deps, view(principal, await send(ref, { ...sent(deps, ctx), ...waitFor(seen) })));
 }
 
-export async function submit(
-  deps: ServiceDeps,
-  principal: Principal,
-  ownershipId: string,
-  body: SubmitBody,
-  ctx: MessageContext = {},
-): Promise<OwnershipViewOut> {
-  const { ref, row } = await ownerRefRow(deps, principal, 'submit', ownershipId);
-  const seen = await seenHost(deps, row.hostId);
-  return enforced(deps, view(principal, await deps.client.submit(ref, { ...body, principal }, { ...sent(deps, ctx), ...waitFor(seen) })));
-}
+export const cancelHandoff = (deps: ServiceDeps, principal: Principal, ownershipId: string, body: CancelHandoffBody, ctx: MessageContext = {}) =>
+  ownerUpdate(deps, principal, 'cancelHandoff', ownershipId, ctx, false, (ref, o) => deps.client.cancelHandoff(ref, { ...body, principal }, o));
 
-export async function bindPlan(
-  deps: ServiceDeps,
-  principal: Principal,
-  ownershipId: string,
-  body: PlanBody,
-  ctx: MessageContext = {},
-): Promise<OwnershipViewOut> {
-  const { ref } = await ownerRefRow(deps, principal, 'bindPlan', ownershipId);
-  return view(principal, await deps.client.bindPlan(ref, { ...body, principal }, sent(deps, ctx)));
-}
+export const release = (deps: ServiceDeps, principal: Principal, ownershipId: string, body: ReleaseBody, ctx: MessageContext = {}) =>
+  ownerUpdate(deps, principal, 'release', ownershipId, ctx, true, (ref, o) => deps.client.release(ref, { ...body, principal }, o));
+
+export const submit = (deps: ServiceDeps, principal: Principal, ownershipId: string, body: SubmitBody, ctx: MessageContext = {}) =>
+  ownerUpdate(deps, principal, 'submit', ownershipId, ctx, true, (ref, o) => deps.client.submit(ref, { ...body, principal }, o));
+
+export const bindPlan = (deps: ServiceDeps, principal: Principal, ownershipId: string, body: PlanBody, ctx: MessageContext = {}) =>
+  ownerUpdate(deps, principal, 'bindPlan', ownershipId, ctx, false, (ref, o) => deps.client.bindPlan(ref, { ...body, principal }, o));
 
 export async function renameBranch(
   deps: ServiceDeps,

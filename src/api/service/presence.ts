@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import { startSealRequest } from '../../domain/seal';
 import { removalWorkflowId } from '../../ids/workflow-id';
 import { PRESENCE_TIMEOUT_MS } from '../../domain/removal';

@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { Principal } from '../../domain/identity';
 import type { OwnershipRecord } from '../../domain/projection';
 import { isFreeState } from '../../domain/states';

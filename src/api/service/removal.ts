@@ -1,7 +1,7 @@
 import type { Hold } from '../../domain/events';
 import { checkNoHolds } from '../../domain/hold';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { HostRemovalRequest, RemovalRecord, RemoveWorktreeBody, RemoveWorktreeResponse } from '../../contract/removal';
 import type { Principal } from '../../domain/identity';
 import { isFreeState } from '../../domain/states';

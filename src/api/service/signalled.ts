@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import { REASONS, type ReasonCode } from '../../domain/reasons';
 import { refusalOf } from '../../store/refused-messages';
 import { withTemporal, type ServiceDeps } from './context';

@@ -1,5 +1,5 @@
 import { authorizeForWorker } from '../../auth/policy';
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { Principal } from '../../domain/identity';
 import { refusal, type Refusal } from '../../domain/reasons';
 import { isEndedState, isHeldState } from '../../domain/states';

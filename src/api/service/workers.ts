@@ -1,4 +1,4 @@
-import { OwnershipError } from '../../client/errors';
+import { OwnershipError } from '../../contract/refusal';
 import type { AgentWorkerRef, Principal } from '../../domain/identity';
 import { readBinding } from '../../store/bindings';
 import type { WorkerNamingBody } from '../../contract/http';
