@@ -22,6 +22,8 @@ import { installHooks } from '../src/git/guard';
 
 const SESSION_A = `demo-a-${Date.now().toString(36)}`;
 const SESSION_B = `demo-b-${Date.now().toString(36)}`;
+/** A nested agent A starts in its worktree: it writes under a hold of A's tenure. */
+const SESSION_CHILD = `demo-a-child-${Date.now().toString(36)}`;
 /** Session A's lease: short, so its death is noticed within seconds (a per-owner lease, see leaseTtlMs). */
 const LEASE_A_MS = 3_000;
 const ROOT = path.resolve(__dirname, '..');
@@ -247,11 +249,46 @@ async function main(): Promise<void> {
     say(`B: ${byB.output}`);
     execFileSync('git', ['reset', '-q', 'intruder.txt'], { cwd: a.path });
     execFileSync('rm', ['-f', path.join(a.path, 'intruder.txt')]);
-    // A keeps working and leaves uncommitted work behind.
-    writeFileSync(path.join(a.path, 'notes.txt'), 'A’s unfinished notes\n');
+    await who(idA, a.branch);
+
+    step(`A grants a child session a hold in ${a.branch}: the child commits under it, A cannot release over it, the hold ends`);
+    const granted = await executor.grantHold(idA, {
+      executionSessionId: SESSION_A,
+      epoch: 1,
+      childExecutionSessionId: SESSION_CHILD,
+      runtime: 'claude-code',
+    });
+    check(granted.tenure && granted.tenure.executionSessionId === SESSION_CHILD, 'the grant answered no tenure proof for the child');
+    check(granted.tenure.secret !== boundA.tenure.secret, 'the child was handed its parent’s secret');
+    say(`hold ${granted.holdId} granted to ${SESSION_CHILD}: its own secret, scoped to the hold and A’s epoch (${Object.keys(granted.tenure.env).join(', ')})`);
+    await poll(
+      'the hold in A’s local projection',
+      () => executor.ownership(idA),
+      (v) => (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
+    writeFileSync(path.join(a.path, 'child.txt'), 'written by A’s child\n');
+    const byChild = commitAs(a.path, granted.tenure.env, 'child.txt', 'feature A: the child’s part');
+    check(byChild.ok, `the child's commit under its hold was refused: ${byChild.output}`);
+    say(`child: ${byChild.output} (the journal attributes it to the child and, through A, to A’s conversation)`);
+    const releaseOver = await refused(executor.release(idA, { executionSessionId: SESSION_A, epoch: 1 }), 'holds_live');
+    say(`A’s release refused: ${releaseOver.code} (children ${JSON.stringify(releaseOver.body.details?.children)})`);
+    await who(idA, `${a.branch} (a tree of holders)`);
+    await executor.endHold(idA, granted.holdId, { executionSessionId: SESSION_CHILD, epoch: 1 });
+    await poll(
+      'the hold’s end in A’s local projection',
+      () => executor.ownership(idA),
+      (v) => (v.holds ?? []).length === 0 && (v.projectionSync?.localSeq ?? 0) >= v.seq,
+    );
+    writeFileSync(path.join(a.path, 'child.txt'), 'the child again, after its hold ended\n');
+    const afterEnd = commitAs(a.path, granted.tenure.env, 'child.txt', 'the child, too late');
+    check(!afterEnd.ok, 'the child committed after its hold ended');
+    say(`hold ${granted.holdId} ended; the child again: ${afterEnd.output.split('\n')[0]}`);
+    execFileSync('git', ['checkout', '-q', 'HEAD', '--', 'child.txt'], { cwd: a.path });
     await who(idA, a.branch);
 
     step('A dies (its process is killed); the liveness authority proves it; the ownership goes stale');
+    // A kept working and left uncommitted work behind.
+    writeFileSync(path.join(a.path, 'notes.txt'), 'A’s unfinished notes\n');
     const exited = once(child, 'exit');
     child.kill('SIGKILL');
     await exited;
@@ -349,6 +386,7 @@ async function main(): Promise<void> {
     say(out.trimEnd());
     check(out.includes(`Conversation URL: https://chatgpt.com/c/${conversation.conversationId}`), 'provenance does not name the conversation');
     check(out.includes(`Session:          ${SESSION_B}`), 'provenance does not name the session that landed');
+    check(out.includes(`(child under hold ${granted.holdId} of parent session ${SESSION_A})`), 'provenance does not name the child’s commit as the child’s');
 
     step('tidy up: B removes its other worktree (its owner: released first, then removed)');
     const removedB = await executor.removeWorktree({ worktreePath: b.path, executionSessionId: SESSION_B, epoch: 1 });

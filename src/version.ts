@@ -12,7 +12,7 @@ export const PACKAGE_VERSION = '0.1.0';
  * changes only with a breaking change; MINOR counts additive ones.
  * docs/integrating.md#versioning-of-the-wire-schemas says which is which.
  */
-export const WIRE_VERSION = '1.14';
+export const WIRE_VERSION = '1.16';
 
 /** MAJOR of WIRE_VERSION: a client and a service talk when these are equal. */
 export const WIRE_MAJOR = Number(WIRE_VERSION.split('.')[0]);

@@ -8,7 +8,7 @@ import { readHeartbeat } from '../store/heartbeats';
 import { confineDirs } from '../git/confine';
 import { GitSideError } from '../git/errors';
 import { applyRecord, type TenureHashes } from '../git/record';
-import { tenureHashWords } from '../keys/tenure';
+import { anyTenureHashWords, holdTenureHashWords, tenureHashWords } from '../keys/tenure';
 import { isFinalHostError } from '../domain/host-errors';
 import { keyringKeys, type MessageKeyring } from '../keys/message-seal';
 import { identifyWorktree, worktreeDirs } from '../git/repo';
@@ -63,7 +63,15 @@ export function createStoreActivities(deps: {
   const carriedFor = (record: OwnershipRecord | null): CarriedTenure | undefined => {
     if (keys === null || record === null || record.owner === null || !isHeldState(record.state)) return undefined;
     const tenure = { ownershipId: record.ownershipId, epoch: record.epoch, executionSessionId: record.owner.executionSessionId };
-    return { ...tenure, tenureHash: tenureHashWords(keys, tenure) };
+    // Each live child hold's words beside the owner's (src/git/record.ts writes those of the record's epoch only).
+    const holds = (record.holds ?? [])
+      .filter((h) => h.epoch === record.epoch)
+      .map((h) => ({
+        holdId: h.holdId,
+        executionSessionId: h.executionSessionId,
+        tenureHash: holdTenureHashWords(keys, { ...tenure, holdId: h.holdId, executionSessionId: h.executionSessionId }),
+      }));
+    return { ...tenure, tenureHash: tenureHashWords(keys, tenure), ...(holds.length > 0 ? { holds } : {}) };
   };
   return {
     async persistEvents(workflowId, events) {
@@ -168,7 +176,7 @@ function projectionWriter(deps: {
 }): (record: OwnershipRecord, carried?: unknown) => Promise<ProjectionWritten> {
   const roots = deps.allowedRoots;
   const keys = deps.keyring === null ? null : keyringKeys(deps.keyring);
-  const derive: TenureHashes | null = keys === null ? null : (t) => tenureHashWords(keys, t);
+  const derive: TenureHashes | null = keys === null ? null : (t) => anyTenureHashWords(keys, t);
   const lockWait = deps.lockWaitMs === undefined ? {} : { lockWaitMs: deps.lockWaitMs };
   /**
    * An older tenure's late work is kept before a newer projection ends it (src/git/late.ts). A

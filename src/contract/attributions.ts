@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /** The wire shapes of commit attributions and refused attempts (no store, no git: the API schemas and the CLI load them). */
 
-export const AttributionViaSchema = z.enum(['session', 'owner_at_time', 'unknown']);
+/** hold: a child session's commit under a live hold of the owner's tenure (docs/ownership-record.md#child-holds) */
+export const AttributionViaSchema = z.enum(['session', 'owner_at_time', 'hold', 'unknown']);
 export type AttributionVia = z.infer<typeof AttributionViaSchema>;
 
 /** attributed: the record confirms one worktree's report; disputed: reports contradict the record or each other; unowned: no tenure held the worktree; unknown: held, but who committed is not known */
@@ -44,6 +45,11 @@ export const AuthorSchema = z.strictObject({
   executionSessionId: z.string().nullable(),
   workerId: z.string().nullable(),
   conversation: z.strictObject({ conversationId: z.string(), conversationUrl: z.string().nullable(), title: z.string().nullable() }).nullable(),
+  /**
+   * via hold: the hold the child (executionSessionId) committed under and the parent session that
+   * granted it; the ownership, epoch, worker and conversation are the parent's. Absent otherwise.
+   */
+  hold: z.strictObject({ holdId: z.string(), parentExecutionSessionId: z.string() }).nullable().optional(),
   /** absent in answers of earlier versions (attributed, or unknown when via is) */
   status: AttributionStatusSchema.optional(),
   /** when not attributed: the reports that say why (claimed vs recorded) */

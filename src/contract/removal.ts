@@ -58,6 +58,35 @@ export const GcOutputSchema = z.strictObject({
 });
 export type GcOutput = z.infer<typeof GcOutputSchema>;
 
+/**
+ * `od-worktree gc --dry-run --json` (or `--rank`): each verdict ranked by what removing the worktree
+ * would lose (docs/cleanup.md#ranked-by-what-removal-would-lose; measured by src/cli/commands/gc.ts).
+ */
+export const GcRankRowSchema = z.strictObject({
+  rank: z.number().int().positive(),
+  worktree: z.string(),
+  verdict: z.enum(['remove', 'removed', 'stays', 'held', 'failed']),
+  /** removing it loses nothing: every commit is accounted for and the files are (or would be) in a snapshot */
+  lossless: z.boolean(),
+  /** what removal would lose, for people ("nothing", "2 unlanded commits, 1 dirty file") */
+  loses: z.string(),
+  dirtyFiles: z.number().int().nonnegative(),
+  unlandedCommits: z.number().int().nonnegative(),
+  /** more unlanded commits than were counted (the rule stops at 2000) */
+  unlandedTruncated: z.boolean(),
+  /** commits of HEAD on no remote-tracking branch; null: the repository has no remote */
+  unpushedCommits: z.number().int().nonnegative().nullable(),
+  /** bytes of the worktree's files (its .git file and nested repositories not counted); at least this when capped */
+  sizeBytes: z.number().int().nonnegative(),
+  sizeCapped: z.boolean(),
+  /** the newest change among its files, its index and its HEAD's reflog; null when none could be read */
+  lastActivity: z.string().nullable(),
+});
+export type GcRankRow = z.infer<typeof GcRankRowSchema>;
+
+export const GcRankedOutputSchema = GcOutputSchema.extend({ ranking: z.array(GcRankRowSchema) });
+export type GcRankedOutput = z.infer<typeof GcRankedOutputSchema>;
+
 /** Branch names whose tips count as landed besides main, master, trunk and the receipts' (`--target`). */
 const Targets = z.array(BranchName).max(20);
 

@@ -381,6 +381,25 @@ export const ATTRIBUTES: readonly Attribute[] = [
     ],
   },
   {
+    fact: "a child hold's tenure proof (hash of the child's hold secret)",
+    home: {
+      surface: 'code',
+      fields: ['src/keys/tenure.ts holdTenureSecret: derived from the service key and (ownershipId, parent epoch, holdId, child session); stored nowhere'],
+    },
+    copies: [
+      {
+        surface: 'git',
+        fields: ['holds'],
+        refresh: `${PROJECTED}: each live hold of the record's epoch (its id and child session, copies of the record's holds) with its words, carried by the control plane's log write (src/host/carried-tenure.ts) or from the host agent's key; a hold whose words the writer lacks is written without standing; the hold's end or the parent's change of epoch drops it at the next projection`,
+      },
+      {
+        surface: 'code',
+        fields: ['POST /v1/ownerships/{id}/holds answers the child `tenure`'],
+        refresh: "derived by the API at the grant's answer, from the answer's hold",
+      },
+    ],
+  },
+  {
     fact: 'recorded overrides (a person stepped into an owned worktree)',
     home: { surface: 'code', fields: ['PostgreSQL overrides (src/store/overrides.ts), written by POST /v1/ownerships/{id}/override before it answers'] },
     copies: [{ surface: 'code', fields: ['GET /v1/history ownerships[].overrides, od-worktree history'], refresh: 'read at each lookup' }],
@@ -451,7 +470,9 @@ export const ATTRIBUTES: readonly Attribute[] = [
     copies: [
       {
         surface: 'code',
-        fields: ['PostgreSQL commit_reports and the commit_authorship view (src/provenance/attributions.ts shipJournal)'],
+        fields: [
+          "PostgreSQL commit_reports and the commit_authorship view (src/provenance/attributions.ts shipJournal; a child's commit under a hold: via hold, hold_id, parent_execution_session_id)",
+        ],
         refresh:
           'shipped by the host agent after each projection write and every 5 s, from overdeck.journal.shipped; a line is a claim, judged against the tenure the ownership log says held the shipped worktree (src/domain/attribution.ts); a commit is attributed only when one worktree reports it consistently (docs/git-projection.md#whom-a-commit-is-attributed-to)',
       },

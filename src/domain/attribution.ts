@@ -32,6 +32,8 @@ export interface TenureSegment {
   executionSessionId: string;
   workerId: string | null;
   conversationId: string | null;
+  /** the child sessions holding under this tenure (docs/ownership-record.md#child-holds), by hold */
+  holds?: ReadonlyArray<{ holdId: string; executionSessionId: string }>;
   /** ms since the epoch, from the event that began it */
   from: number;
   /** ms since the epoch; null while it lasts */
@@ -64,9 +66,16 @@ export interface LineWindow {
 export interface Judgement {
   verdict: AttributionStatus;
   reason: AttributionReason | null;
-  via: 'session' | 'owner_at_time' | 'unknown';
-  /** the record's tenure: the one the attribution names, or (disputed) the one the record offers instead */
+  /** hold: a child session committing under a live hold of the tenure (the recorded session is the child's) */
+  via: 'session' | 'owner_at_time' | 'hold' | 'unknown';
+  /**
+   * The record's tenure: the one the attribution names, or (disputed) the one the record offers
+   * instead. For a child's commit (via hold): the child's session, under the parent's ownership,
+   * epoch, worker and conversation, which is how the commit reaches the parent's conversation.
+   */
   recorded: TenureFacts | null;
+  /** via hold: the hold the child committed under and the parent session that granted it */
+  hold?: { holdId: string; parentExecutionSessionId: string } | null;
 }
 
 /** Events that change who holds a worktree, or the facts of the holder (the rest are skipped by the store's query). */
@@ -82,6 +91,8 @@ export const TENURE_EVENT_TYPES = [
   'ownership.submitted',
   'ownership.landed',
   'ownership.worktree_removed',
+  'ownership.hold_granted',
+  'ownership.hold_ended',
 ] as const;
 
 /** Only the owner is committing: the states in which a commit without a session id is the owner's. */
@@ -116,6 +127,7 @@ export function tenureSegments(events: readonly OwnershipEvent[]): TenureSegment
           executionSessionId: record.owner!.executionSessionId,
           workerId: record.owner!.worker?.workerId ?? null,
           conversationId: record.owner!.conversation?.conversationId ?? null,
+          holds: (record.holds ?? []).filter((h) => h.epoch === record!.epoch).map((h) => ({ holdId: h.holdId, executionSessionId: h.executionSessionId })),
         }
       : null;
     const cur: TenureSegment | null = open;
@@ -127,7 +139,8 @@ export function tenureSegments(events: readonly OwnershipEvent[]): TenureSegment
       cur.state === facts.state &&
       cur.executionSessionId === facts.executionSessionId &&
       cur.workerId === facts.workerId &&
-      cur.conversationId === facts.conversationId;
+      cur.conversationId === facts.conversationId &&
+      sameHolds(cur.holds, facts.holds);
     if (same) continue;
     close(at);
     if (facts) {
@@ -137,6 +150,10 @@ export function tenureSegments(events: readonly OwnershipEvent[]): TenureSegment
   }
   return out;
 }
+
+type SegmentHolds = NonNullable<TenureSegment['holds']>;
+const sameHolds = (a: SegmentHolds = [], b: SegmentHolds = []): boolean =>
+  a.length === b.length && a.every((h, i) => h.holdId === b[i]!.holdId && h.executionSessionId === b[i]!.executionSessionId);
 
 const overlaps = (s: TenureSegment, w: LineWindow): boolean => s.from <= w.to && (s.to === null || w.from === null || s.to > w.from);
 
@@ -165,6 +182,18 @@ function agrees(c: LineClaim, s: TenureSegment): boolean {
   );
 }
 
+/**
+ * The hold a line's committing session writes under in tenure `s`: a child committing in the
+ * parent's worktree, whose line names the parent as the projection's owner (or no owner) and the
+ * parent's facts otherwise. The child is never the owner, and the owner is never a child.
+ */
+function holdOf(c: LineClaim, s: TenureSegment): SegmentHolds[number] | null {
+  if (c.committerSessionId === null || c.committerSessionId === s.executionSessionId) return null;
+  const hold = (s.holds ?? []).find((h) => h.executionSessionId === c.committerSessionId);
+  if (hold === undefined) return null;
+  return agrees({ ...c, committerSessionId: null }, s) ? hold : null;
+}
+
 export const factsOf = (s: TenureSegment): TenureFacts => ({
   ownershipId: s.ownershipId,
   epoch: s.epoch,
@@ -186,15 +215,31 @@ export function judgeClaim(claim: LineClaim, segments: readonly TenureSegment[],
     return { verdict: 'unowned', reason: 'attribution_no_tenure', via: 'unknown', recorded: null };
   }
   const matching = claimsFree ? [] : candidates.filter((s) => agrees(claim, s));
+  if (matching.length === 0 && !claimsFree) {
+    // A child of a live hold of a tenure of the window: the child's, through it the parent's conversation.
+    for (const s of candidates) {
+      const hold = holdOf(claim, s);
+      if (hold === null) continue;
+      return {
+        verdict: 'attributed',
+        reason: null,
+        via: 'hold',
+        recorded: { ...factsOf(s), executionSessionId: hold.executionSessionId },
+        hold: { holdId: hold.holdId, parentExecutionSessionId: s.executionSessionId },
+      };
+    }
+  }
   if (matching.length === 0) {
     const latest = [...candidates].sort((a, b) => b.from - a.from)[0]!;
     return { verdict: 'disputed', reason: 'attribution_claim_mismatch', via: 'unknown', recorded: factsOf(latest) };
   }
   const first = matching[0]!;
   if (claim.committerSessionId !== null) return { verdict: 'attributed', reason: null, via: 'session', recorded: factsOf(first) };
-  // No session id: the owner, only when nobody else could have been committing (the state the
-  // hook read, if it read one the record had then; else every state the record had).
-  const alone = claim.state !== null && isHeldState(claim.state) ? ALONE.has(claim.state) : matching.every((s) => ALONE.has(s.state));
+  // No session id: the owner, only when nobody else could have been committing (no child holds,
+  // and the state the hook read, if it read one the record had then; else every state the record had).
+  // A live child hold means someone besides the owner may be committing: no session id, no author.
+  const childless = matching.every((s) => (s.holds ?? []).length === 0);
+  const alone = childless && (claim.state !== null && isHeldState(claim.state) ? ALONE.has(claim.state) : matching.every((s) => ALONE.has(s.state)));
   if (!alone) return { verdict: 'unknown', reason: 'attribution_no_session', via: 'unknown', recorded: factsOf(first) };
   const owner = claim.state !== null ? (matching.find((s) => s.state === claim.state) ?? first) : first;
   return { verdict: 'attributed', reason: null, via: 'owner_at_time', recorded: factsOf(owner) };

@@ -48,9 +48,10 @@ export type RemovedReceipt = z.infer<typeof RemovedReceiptSchema>;
  * A child hold: a nested agent's session given standing under its parent's tenure, so it may write
  * in the parent's worktree while the parent owns it (docs/ownership-record.md#child-holds). It
  * lives under one epoch of the parent: a change of owner ends it. A fixed number per ownership
- * (docs/failure-bounds.md), so a record, its history and the gate's projection stay bounded.
+ * (docs/failure-bounds.md), so a record, its history and the gate's projection stay bounded
+ * (MAX_HOLDS, defined in src/domain/tenure.ts so the gate's projection reader needs no schema here).
  */
-export const MAX_HOLDS = 8;
+export { MAX_HOLDS } from './tenure';
 
 export const HoldSchema = z.strictObject({
   holdId: IdString,

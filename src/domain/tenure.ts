@@ -21,9 +21,17 @@ export const TENURE_HASH_WORDS = /^[0-9a-f]{64}(?: [0-9a-f]{64}){0,30}$/;
 /** A tenure secret as handed out: the prefix and 43 base64url characters (32 bytes). */
 export const TENURE_SECRET = /^odt1_[A-Za-z0-9_-]{43}$/;
 
+/** Child holds per ownership at most (docs/failure-bounds.md): the record, its history and the projection stay bounded. */
+export const MAX_HOLDS = 8;
+
 /** A child hold's tenure (docs/ownership-record.md#child-holds): the parent's, narrowed to one hold and its child session. */
 export interface HoldTenure extends Tenure {
   holdId: string;
+}
+
+/** A child hold's tenure rather than an owner's: it names its hold. */
+export function isHoldTenure(t: Tenure | HoldTenure): t is HoldTenure {
+  return 'holdId' in t && typeof t.holdId === 'string';
 }
 
 /**

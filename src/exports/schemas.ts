@@ -210,3 +210,4 @@ export {
   type ProvenanceOutput,
   type WhoOutput,
 } from '../contract/cli-output';
+export { GcOutputSchema, GcRankRowSchema, GcRankedOutputSchema, type GcOutput, type GcRankRow, type GcRankedOutput } from '../contract/removal';

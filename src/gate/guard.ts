@@ -11,7 +11,8 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { guardStatusOf, type GuardReason } from '../domain/git-rules';
 import { FREE_STATES } from '../domain/states';
-import { PROVISIONAL_CONFLICT_STATES } from '../git/projection-format';
+import { standingOf, type ProjectedHolders } from '../domain/tenure';
+import { HOLD_KEY_PREFIX, HOLD_KEYS, PROVISIONAL_CONFLICT_STATES } from '../git/projection-format';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -25,6 +26,8 @@ export interface Owner {
   worker: string;
   conversation: string;
   tenure: string;
+  /** The live child holds the projection names (`[overdeck "hold.<holdId>"]`, src/git/projection-format.ts), each with its child session and hash words. */
+  holds: Array<{ holdId: string; executionSessionId: string; tenureHash: string }>;
 }
 
 const KEYS: Readonly<Record<string, keyof Owner>> = {
@@ -38,13 +41,27 @@ const KEYS: Readonly<Record<string, keyof Owner>> = {
   'tenure-hash': 'tenure',
 };
 
-const empty = (): Owner => ({ any: false, owner: '', runtime: '', ownership: '', epoch: '', state: '', worker: '', conversation: '', tenure: '' });
+const empty = (): Owner => ({ any: false, owner: '', runtime: '', ownership: '', epoch: '', state: '', worker: '', conversation: '', tenure: '', holds: [] });
 
 function setKey(o: Owner, key: string, value: string): void {
   const field = KEYS[key];
-  if (field !== undefined && field !== 'any') o[field] = value;
+  if (field !== undefined && field !== 'any' && field !== 'holds') o[field] = value;
   o.any = true;
 }
+
+/** A key of a child hold's section; a hold without both its session and its hash gives no standing (holdsOf drops it). */
+function setHoldKey(pending: Map<string, { executionSessionId: string; tenureHash: string }>, holdId: string, key: string, value: string): void {
+  const h = pending.get(holdId) ?? { executionSessionId: '', tenureHash: '' };
+  if (key === HOLD_KEYS.executionSessionId) h.executionSessionId = value;
+  else if (key === HOLD_KEYS.tenureHash) h.tenureHash = value;
+  pending.set(holdId, h);
+}
+
+function holdsOf(pending: ReadonlyMap<string, { executionSessionId: string; tenureHash: string }>): Owner['holds'] {
+  return [...pending].filter(([, h]) => h.executionSessionId !== '' && h.tenureHash !== '').map(([holdId, h]) => ({ holdId, ...h }));
+}
+
+const HOLD_HEADER = /^\[overdeck "hold\.([A-Za-z0-9_:@+-][A-Za-z0-9._:@+-]*)"\]$/;
 
 /**
  * The projection of the worktree whose private git dir is GD, read as the shell guard reads it:
@@ -60,7 +77,9 @@ export function readOwner(gd: string, realGit: string, env: Env): Owner {
     return empty();
   }
   const o = empty();
+  const holds = new Map<string, { executionSessionId: string; tenureHash: string }>();
   let section = '';
+  let holdId = '';
   for (const l of text.split('\n')) {
     if (l === '' || l.startsWith('#')) continue;
     if (l.includes('\\')) return readOwnerGit(gd, realGit, env);
@@ -69,20 +88,25 @@ export function readOwner(gd: string, realGit: string, env: Env): Owner {
       continue;
     }
     if (l.startsWith('[')) {
-      section = 'other';
+      const hold = HOLD_HEADER.exec(l);
+      section = hold === null ? 'other' : 'hold';
+      holdId = hold?.[1] ?? '';
       continue;
     }
-    if (section !== 'owner') continue;
+    if (section !== 'owner' && section !== 'hold') continue;
     const m = /^\t([a-z][^]*?) = "([^]*)"$/.exec(l);
     if (m === null) return readOwnerGit(gd, realGit, env);
-    setKey(o, m[1]!, m[2]!);
+    if (section === 'hold') setHoldKey(holds, holdId, m[1]!, m[2]!);
+    else setKey(o, m[1]!, m[2]!);
   }
+  o.holds = holdsOf(holds);
   return o;
 }
 
 function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
   const o = empty();
-  const r = spawnSync(realGit, [`--git-dir=${gd}`, 'config', '--worktree', '--includes', '--get-regexp', '^overdeck\\.owner\\.'], {
+  const holds = new Map<string, { executionSessionId: string; tenureHash: string }>();
+  const r = spawnSync(realGit, [`--git-dir=${gd}`, 'config', '--worktree', '--includes', '--get-regexp', '^overdeck\\.(owner|hold)\\.'], {
     env: env as NodeJS.ProcessEnv,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -93,8 +117,15 @@ function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
     const sp = line.search(/[ \t]/);
     const k = sp < 0 ? line : line.slice(0, sp);
     const v = sp < 0 ? '' : line.slice(sp + 1).trim();
+    if (k.startsWith(HOLD_KEY_PREFIX)) {
+      const rest = k.slice(HOLD_KEY_PREFIX.length);
+      const dot = rest.lastIndexOf('.');
+      if (dot > 0) setHoldKey(holds, rest.slice(0, dot), rest.slice(dot + 1), v);
+      continue;
+    }
     setKey(o, k.replace(/^overdeck\.owner\./, ''), v);
   }
+  o.holds = holdsOf(holds);
   return o;
 }
 
@@ -104,6 +135,8 @@ export interface Verdict {
   reason?: GuardReason;
   message?: string;
   owner: Owner;
+  /** Allowed as a child under this hold (not as the owner). */
+  holdId?: string;
 }
 
 const or = (v: string, d = 'unknown'): string => (v === '' ? d : v);
@@ -138,7 +171,11 @@ export function guardAt(gd: string, env: Env, realGit: string): Verdict {
       owner: o,
     };
   }
-  if (session !== '' && session !== o.owner) return refusal(o, 'not_owner', `session ${session}`);
+  if (session !== '' && session !== o.owner) {
+    const child = o.holds.some((h) => h.executionSessionId === session);
+    if (!child) return refusal(o, 'not_owner', `session ${session}`);
+    return guardChild(o, env, session);
+  }
   const epoch = env.OVERDECK_EPOCH ?? '';
   if (epoch !== '' && epoch !== o.epoch) return refusal(o, 'stale_epoch', `session ${or(session, 'unidentified')} with stale epoch ${epoch}`);
   if (o.tenure === '') {
@@ -157,6 +194,22 @@ export function guardAt(gd: string, env: Env, realGit: string): Verdict {
     'tenure_unproven',
     `${session === '' ? '' : `session ${session} `}holding a tenure secret that is not this tenure's (OVERDECK_TENURE_SECRET)`,
   );
+}
+
+/**
+ * A child session under a live hold the projection names (docs/ownership-record.md#child-holds):
+ * it writes under the owner's epoch with its own tenure secret, whose hash is its hold's
+ * (src/domain/tenure.ts standingOf); the owner's secret, another child's, or none is refused.
+ */
+function guardChild(o: Owner, env: Env, session: string): Verdict {
+  const epoch = env.OVERDECK_EPOCH ?? '';
+  if (epoch !== '' && epoch !== o.epoch) return refusal(o, 'stale_epoch', `child session ${session} with stale epoch ${epoch}`);
+  const secret = env.OVERDECK_TENURE_SECRET ?? '';
+  if (secret === '') return refusal(o, 'tenure_unproven', `child session ${session} without its hold's secret (OVERDECK_TENURE_SECRET is not set)`);
+  const projected: ProjectedHolders = { owner: null, holds: o.holds };
+  const standing = standingOf(projected, session, secretHash(secret));
+  if (standing?.as === 'child') return { status: 0, owner: o, holdId: standing.holdId };
+  return refusal(o, 'tenure_unproven', `child session ${session} holding a tenure secret that is not its hold's (OVERDECK_TENURE_SECRET)`);
 }
 
 /** A journal value: identifier characters only, else `!invalid` (never a TAB or a newline). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FREE_STATES, isFreeState } from '../domain/states';
-import { TENURE_HASH_WORDS } from '../domain/tenure';
+import { MAX_HOLDS, TENURE_HASH_WORDS } from '../domain/tenure';
 import { GitSideError } from './errors';
 
 /**
@@ -18,6 +18,24 @@ const text = z
 const required = text.min(1);
 const instant = required.refine((s) => !Number.isNaN(Date.parse(s)), 'not a timestamp');
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const tenureHashWords = z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated');
+
+/**
+ * A live child hold's standing in the worktree (docs/ownership-record.md#child-holds): its id, the
+ * child session and the hashes of the child's own tenure secret (src/keys/tenure.ts
+ * holdTenureHashWords), under the owner's tenure and epoch. A hold's id names a config subsection
+ * (`overdeck.hold.<holdId>.*`), so it is identifier characters only, never a quote or a backslash.
+ */
+export const ProjectedHoldSchema = z.strictObject({
+  holdId: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9_:@+-][A-Za-z0-9._:@+-]*$/, 'identifier characters only'),
+  executionSessionId: required,
+  tenureHash: tenureHashWords,
+});
+export type ProjectedHold = z.infer<typeof ProjectedHoldSchema>;
 
 export const LocalProjectionSchema = z.object({
   ownershipId: required,
@@ -37,7 +55,9 @@ export const LocalProjectionSchema = z.object({
   provisional: z.boolean().optional(),
   idempotencyKey: text.nullable().optional(),
   /** SHA-256 of the tenure's secret for each service key (src/keys/tenure.ts): a hash, never the secret. Absent: no proof to ask for (a provisional claim, a writer without the key). */
-  tenureHash: z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated').nullable().optional(),
+  tenureHash: tenureHashWords.nullable().optional(),
+  /** The live child holds under this tenure whose hashes the writer had (absent or empty: none). Written only beside the owner's tenureHash. */
+  holds: z.array(ProjectedHoldSchema).max(MAX_HOLDS).optional(),
 });
 
 export type LocalProjection = z.infer<typeof LocalProjectionSchema>;
@@ -50,7 +70,8 @@ export function isLiveState(state: string): boolean {
   return !isFreeState(state);
 }
 
-type Field = keyof LocalProjection;
+/** The fields of one key each; `holds` is a subsection per hold (HOLD_KEY_PREFIX). */
+type Field = Exclude<keyof LocalProjection, 'holds'>;
 
 /** git config key of every field (docs/git-projection.md, Keys): the one table both directions use. */
 export const PROJECTION_KEYS: Readonly<Record<Field, string>> = {
@@ -72,6 +93,15 @@ export const PROJECTION_KEYS: Readonly<Record<Field, string>> = {
   idempotencyKey: 'overdeck.owner.idempotency-key',
   tenureHash: 'overdeck.owner.tenure-hash',
 };
+
+/**
+ * A child hold's keys: `overdeck.hold.<holdId>.execution-session-id` and `.tenure-hash`, in a
+ * section `[overdeck "hold.<holdId>"]` of their own. The hooks' and the gate's readers of the
+ * owner's section skip it (it is not `[overdeck "owner"]`), so a child's hash never passes for the
+ * owner's; the TypeScript gate reads it (src/gate/guard.ts).
+ */
+export const HOLD_KEY_PREFIX = 'overdeck.hold.';
+export const HOLD_KEYS = { executionSessionId: 'execution-session-id', tenureHash: 'tenure-hash' } as const;
 
 const NUMERIC: ReadonlySet<Field> = new Set<Field>(['epoch', 'seq']);
 const BOOLEAN: ReadonlySet<Field> = new Set<Field>(['provisional']);
@@ -97,6 +127,12 @@ export function renderProjection(p: LocalProjection): string {
     lines.push(`\t${name} = ${quote(String(value))}`);
     sections.set(header, lines);
   }
+  for (const h of p.holds ?? []) {
+    sections.set(`[overdeck "hold.${h.holdId}"]`, [
+      `\t${HOLD_KEYS.executionSessionId} = ${quote(h.executionSessionId)}`,
+      `\t${HOLD_KEYS.tenureHash} = ${quote(h.tenureHash)}`,
+    ]);
+  }
   const body = [...sections].map(([header, lines]) => `${header}\n${lines.join('\n')}\n`).join('');
   return `# Written by od-worktree; replaced as a whole on every change. Do not edit.\n${body}`;
 }
@@ -104,8 +140,16 @@ export function renderProjection(p: LocalProjection): string {
 /** Inverse of renderProjection over `git config` output; null when no projection key is present. */
 export function parseProjectionEntries(entries: ReadonlyMap<string, string>): LocalProjection | null {
   const raw: Record<string, unknown> = {};
+  const holds = new Map<string, Record<string, string>>();
   let any = false;
   for (const [key, value] of entries) {
+    const hold = holdKeyOf(key);
+    if (hold !== null) {
+      const h = holds.get(hold.holdId) ?? { holdId: hold.holdId };
+      h[hold.field] = value;
+      holds.set(hold.holdId, h);
+      continue;
+    }
     const field = FIELD_BY_KEY.get(key);
     if (field === undefined) continue;
     any = true;
@@ -115,12 +159,28 @@ export function parseProjectionEntries(entries: ReadonlyMap<string, string>): Lo
   }
   if (!any) return null;
   for (const field of ['conversationId', 'conversationUrl', 'workerId', 'runId', 'lane', 'planRef'] as const) raw[field] ??= null;
+  if (holds.size > 0) raw.holds = [...holds.values()];
   const parsed = LocalProjectionSchema.safeParse(raw);
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => i.path.join('.')).join(', ');
     throw new GitSideError('projection_corrupt', `overdeck keys present but invalid (${fields})`);
   }
   return parsed.data;
+}
+
+/**
+ * The hold and field a `overdeck.hold.<holdId>.<key>` key names (git lowercases the key, never the
+ * subsection); null for any other key. A key of a hold's section this version does not write is
+ * kept under its own name, which the strict hold schema refuses: corrupt, never ignored.
+ */
+function holdKeyOf(key: string): { holdId: string; field: string } | null {
+  if (!key.startsWith(HOLD_KEY_PREFIX)) return null;
+  const rest = key.slice(HOLD_KEY_PREFIX.length);
+  const dot = rest.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const name = rest.slice(dot + 1);
+  const field = (Object.keys(HOLD_KEYS) as (keyof typeof HOLD_KEYS)[]).find((f) => HOLD_KEYS[f] === name);
+  return { holdId: rest.slice(0, dot), field: field ?? name };
 }
 
 /** `git config -z` output: entries are `key\nvalue\0` (or `key\0` for a valueless boolean). */

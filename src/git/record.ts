@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { OwnershipRecord } from '../domain/projection';
 import { isHeldState } from '../domain/states';
-import type { Tenure } from '../domain/tenure';
+import type { HoldTenure, Tenure } from '../domain/tenure';
 import { GitSideError } from './errors';
 import { applyLocalProjection, type LocalProjection } from './projection';
 
@@ -19,9 +19,11 @@ export interface LocalTarget {
 /**
  * The `overdeck.owner.tenure-hash` words of a tenure (src/keys/tenure.ts tenureHashWords), or null
  * when the writer cannot derive them. Given by the caller: the host agent derives them from the
- * service key it was started with, reconcile from the key when it can read it.
+ * service key it was started with, reconcile from the key when it can read it. Asked too for each
+ * live child hold (a HoldTenure: it has a `holdId`), whose words are holdTenureHashWords' and
+ * never the owner's: an implementation tells the two apart by `holdId` (src/domain/tenure.ts isHoldTenure).
  */
-export type TenureHashes = (tenure: Tenure) => string | null;
+export type TenureHashes = (tenure: Tenure | HoldTenure) => string | null;
 
 /** For callers that compare or check what does not depend on the tenure proof (classification, the lock JSON). */
 export const NO_TENURE_HASHES: TenureHashes = () => null;
@@ -30,7 +32,8 @@ export const NO_TENURE_HASHES: TenureHashes = () => null;
  * The local projection a durable record stands for: the one mapping from the service's record to
  * the worktree's config keys, lock JSON and git lock, shared by the host agent's activity and by
  * `od-worktree reconcile` so both always write the same thing for the same record. The tenure
- * hash is written while an owner holds the worktree; a free worktree asks nobody for a proof.
+ * hash is written while an owner holds the worktree, with each live child hold's beside it; a free
+ * worktree asks nobody for a proof.
  */
 export function localProjectionOf(record: OwnershipRecord, tenureHashes: TenureHashes): LocalTarget {
   if (record.state === 'closed' || record.worktreeRemoved) return { projection: null, gitLock: false, ended: true };
@@ -39,6 +42,16 @@ export function localProjectionOf(record: OwnershipRecord, tenureHashes: TenureH
   const epochZero = new Date(0).toISOString();
   const held = isHeldState(record.state);
   const tenureHash = held ? tenureHashes({ ownershipId: record.ownershipId, epoch: record.epoch, executionSessionId: owner.executionSessionId }) : null;
+  // A child holds only beside the owner's proof and under its epoch: a hold of an older epoch, or
+  // one whose words the writer does not have, is not written, and the gate refuses its session.
+  const holds =
+    tenureHash === null
+      ? []
+      : (record.holds ?? []).flatMap((h) => {
+          if (h.epoch !== record.epoch) return [];
+          const words = tenureHashes({ ownershipId: record.ownershipId, epoch: h.epoch, holdId: h.holdId, executionSessionId: h.executionSessionId });
+          return words === null ? [] : [{ holdId: h.holdId, executionSessionId: h.executionSessionId, tenureHash: words }];
+        });
   return {
     projection: {
       ownershipId: record.ownershipId,
@@ -56,6 +69,7 @@ export function localProjectionOf(record: OwnershipRecord, tenureHashes: TenureH
       claimedAt: record.claimedAt ?? record.lastSeenAt ?? epochZero,
       lastSeenAt: record.lastSeenAt ?? record.claimedAt ?? epochZero,
       ...(tenureHash !== null ? { tenureHash } : {}),
+      ...(holds.length > 0 ? { holds } : {}),
     },
     gitLock: held,
     ended: false,

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { OwnershipRecord } from '../domain/projection';
-import { TENURE_HASH_WORDS, type Tenure } from '../domain/tenure';
+import { isHoldTenure, MAX_HOLDS, TENURE_HASH_WORDS, type HoldTenure, type Tenure } from '../domain/tenure';
 import type { TenureHashes } from '../git/record';
 
 /**
@@ -15,12 +15,24 @@ import type { TenureHashes } from '../git/record';
  * Backward compatible: an input without it (a workflow from before) is answered as before, from
  * the host's own key when it has one; a keyless host refuses it, retryably
  * (`tenure_hash_missing`), until the caller carries it.
+ *
+ * `holds`: each live child hold's words under the same tenure (src/keys/tenure.ts
+ * holdTenureHashWords), carried the same way, so a keyless host writes the children's standing
+ * too. A hold the record names and the input does not carry is written without standing (its
+ * child refused at the gate, never the owner's projection held back for it); a keyed host derives it.
  */
+const Words = z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated');
+export const CarriedHoldSchema = z.strictObject({
+  holdId: z.string().min(1),
+  executionSessionId: z.string().min(1),
+  tenureHash: Words,
+});
 export const CarriedTenureSchema = z.strictObject({
   ownershipId: z.string().min(1),
   epoch: z.number().int().nonnegative(),
   executionSessionId: z.string().min(1),
-  tenureHash: z.string().regex(TENURE_HASH_WORDS, 'lowercase hex SHA-256 digests, space separated'),
+  tenureHash: Words,
+  holds: z.array(CarriedHoldSchema).max(MAX_HOLDS).optional(),
 });
 export type CarriedTenure = z.infer<typeof CarriedTenureSchema>;
 
@@ -37,6 +49,7 @@ export function tenureHashesFor(record: OwnershipRecord, carried: unknown, deriv
     if (!parsed.success) throw ApplicationFailure.create({ type: 'invalid_input', message: 'the carried tenure hash does not parse', nonRetryable: true });
     const c = parsed.data;
     return (t) => {
+      if (isHoldTenure(t)) return carriedHold(record, c, t, derive);
       if (!sameTenure(t, c))
         throw ApplicationFailure.create({
           type: 'invalid_input',
@@ -54,4 +67,21 @@ export function tenureHashesFor(record: OwnershipRecord, carried: unknown, deriv
       nonRetryable: false,
     });
   };
+}
+
+/**
+ * A child hold's words: the carried ones for that hold and child under the carried tenure; else
+ * the host's key; else none (the hold is written without standing). A hold of another ownership
+ * or epoch than the carried tenure's is a programming error upstream, refused as the owner's is.
+ */
+function carriedHold(record: OwnershipRecord, c: CarriedTenure, t: HoldTenure, derive: TenureHashes | null): string | null {
+  if (t.ownershipId !== c.ownershipId || t.epoch !== c.epoch)
+    throw ApplicationFailure.create({
+      type: 'invalid_input',
+      message: `the carried tenure hash is for another tenure than record seq ${record.seq}'s hold ${t.holdId}`,
+      nonRetryable: true,
+    });
+  const hold = c.holds?.find((h) => h.holdId === t.holdId && h.executionSessionId === t.executionSessionId);
+  if (hold !== undefined) return hold.tenureHash;
+  return derive === null ? null : derive(t);
 }

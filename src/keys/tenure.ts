@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { TENURE_SECRET_PREFIX, type HoldTenure, type Tenure } from '../domain/tenure';
+import { isHoldTenure, TENURE_SECRET_PREFIX, type HoldTenure, type Tenure } from '../domain/tenure';
 
 /**
  * The tenure secret, derived from the service key and the tenure, never stored: whoever holds the
@@ -49,4 +49,9 @@ export function tenureSecretHash(secret: string): string {
 export function tenureHashWords(keys: readonly Uint8Array[], t: Tenure): string {
   if (keys.length === 0) throw new Error('tenureHashWords: no key');
   return keys.map((k) => tenureSecretHash(tenureSecret(k, t))).join(' ');
+}
+
+/** The words of either: an owner's tenure (tenureHashWords) or a child hold's (holdTenureHashWords), told apart by its holdId. */
+export function anyTenureHashWords(keys: readonly Uint8Array[], t: Tenure | HoldTenure): string {
+  return isHoldTenure(t) ? holdTenureHashWords(keys, t) : tenureHashWords(keys, t);
 }

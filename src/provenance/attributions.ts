@@ -52,7 +52,8 @@ import {
  * Who made a commit is decided here from the durable record, never from the line: the worktree is
  * the one whose journal this is (the shipper opened it), the time is bounded by the shipper's own
  * reads of that journal (journal_reads), and the author is the tenure the ownership log says held
- * that worktree then (src/domain/attribution.ts). What the line names is kept as a claim beside it.
+ * that worktree then (src/domain/attribution.ts), or a child holding under it (the child's, with
+ * its hold and the parent). What the line names is kept as a claim beside it.
  */
 
 const isId = (s: string): boolean => s !== '' && IdString.safeParse(s).success;
@@ -290,6 +291,8 @@ async function insertRows(
         verdict,
         reason,
         via: verdict === 'attributed' ? r.judgement.via : 'unknown',
+        // A child's commit (via hold): the hold and the parent session, when it stays attributed.
+        hold: r.judgement.hold ?? null,
         recorded: rec
           ? {
               ownershipId: rec.ownershipId ?? null,

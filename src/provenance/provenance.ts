@@ -420,7 +420,12 @@ export function provenanceFields(p: Provenance): { label: string; value: string 
     });
     p.authors.forEach((a, i) => {
       const conv = a.conversation ? (a.conversation.title ?? a.conversation.conversationUrl ?? a.conversation.conversationId) : null;
-      const how = a.via === 'owner_at_time' ? ' (no session id: the owner at the time)' : '';
+      const how =
+        a.via === 'owner_at_time'
+          ? ' (no session id: the owner at the time)'
+          : a.via === 'hold' && a.hold
+            ? ` (child under hold ${a.hold.holdId} of parent session ${a.hold.parentExecutionSessionId})`
+            : '';
       // Not attributed: the status says why, and each report what it claimed against the record.
       const unsettled = a.status !== undefined && a.status !== 'attributed' ? a.status : null;
       rows.push({

@@ -1,5 +1,6 @@
 import type { OwnershipRecord } from '../domain/projection';
 import { isFreeState } from '../domain/states';
+import { isHoldTenure } from '../domain/tenure';
 import { GitSideError } from '../git/errors';
 import { lockFromProjection, readLock, worktreeLockReason } from '../git/lock';
 import {
@@ -108,10 +109,23 @@ function heldByOther(durable: OwnershipRecord | null, session: string): boolean 
  * guard falls back to the weaker check of the session id (docs/agent-gate.md).
  */
 function keptTenureHash(local: LocalProjection | null): TenureHashes {
-  return (t) =>
-    local !== null && local.ownershipId === t.ownershipId && local.epoch === t.epoch && local.executionSessionId === t.executionSessionId
-      ? (local.tenureHash ?? null)
-      : null;
+  return (t) => {
+    if (local === null || local.ownershipId !== t.ownershipId || local.epoch !== t.epoch) return null;
+    // A child hold's words are kept for that very hold and child only (its hash is never the owner's).
+    if (isHoldTenure(t)) return local.holds?.find((h) => h.holdId === t.holdId && h.executionSessionId === t.executionSessionId)?.tenureHash ?? null;
+    return local.executionSessionId === t.executionSessionId ? (local.tenureHash ?? null) : null;
+  };
+}
+
+/** The same proofs: the owner's tenure hash and every child hold's (its session and hash), in any order. */
+function sameProof(want: LocalProjection | null, local: LocalProjection | null): boolean {
+  if ((want?.tenureHash ?? null) !== (local?.tenureHash ?? null)) return false;
+  const holds = (p: LocalProjection | null) =>
+    (p?.holds ?? [])
+      .map((h) => `${h.holdId} ${h.executionSessionId} ${h.tenureHash}`)
+      .sort()
+      .join('\n');
+  return holds(want) === holds(local);
 }
 
 /** Do the lock JSON and git's worktree lock match what the (in-sync) config projection says? */
@@ -333,11 +347,7 @@ async function reconcileOnce(
         return finish('rehydrated', 'locks', true, false, null);
       }
       // Only a writer with the key corrects the proof: without it, what is on disk is kept anyway.
-      if (
-        durable !== null &&
-        opts.tenureHashes !== undefined &&
-        (localProjectionOf(durable, opts.tenureHashes).projection?.tenureHash ?? null) !== (local?.tenureHash ?? null)
-      ) {
+      if (durable !== null && opts.tenureHashes !== undefined && !sameProof(localProjectionOf(durable, opts.tenureHashes).projection, local)) {
         if (!(await rewrite(false))) return 'retry';
         return finish('rehydrated', 'tenure_hash', true, false, null);
       }

@@ -44,6 +44,8 @@ interface AttributionDbRow {
   worker_id: string | null;
   conversation_id: string | null;
   via: string;
+  hold_id: string | null;
+  parent_execution_session_id: string | null;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function authorsOf(pool: Pool, roots: readonly string[], commits: r
   // conversation bindings), from which the author's conversation at that epoch is read.
   const res = await pool.query<AttributionDbRow & { log: unknown[] | null }>(
     `WITH a AS (
-       SELECT DISTINCT ON (commit_sha) commit_sha, status, ownership_id, epoch, execution_session_id, worker_id, conversation_id, via
+       SELECT DISTINCT ON (commit_sha) commit_sha, status, ownership_id, epoch, execution_session_id, worker_id, conversation_id, via, hold_id, parent_execution_session_id
          FROM commit_authorship WHERE commit_sha = ANY($1) AND (cardinality($2::text[]) = 0 OR repo_root = ANY($2))
         ORDER BY commit_sha, (status = 'attributed') DESC, recorded_at)
      SELECT a.*, l.log FROM a LEFT JOIN LATERAL (
@@ -80,7 +82,11 @@ export async function authorsOf(pool: Pool, roots: readonly string[], commits: r
       epoch: r.epoch,
       executionSessionId: r.execution_session_id,
       workerId: r.worker_id,
-      conversation: conversationAt(r.log ?? [], r.ownership_id, r.epoch, r.execution_session_id, r.conversation_id),
+      // A child's commit reaches the parent's conversation: the parent's tenure, at that epoch.
+      conversation: conversationAt(r.log ?? [], r.ownership_id, r.epoch, r.parent_execution_session_id ?? r.execution_session_id, r.conversation_id),
+      ...(r.hold_id !== null && r.parent_execution_session_id !== null
+        ? { hold: { holdId: r.hold_id, parentExecutionSessionId: r.parent_execution_session_id } }
+        : {}),
       status,
     });
   });

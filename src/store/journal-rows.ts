@@ -112,6 +112,8 @@ export interface CommitReportRow {
   verdict: string;
   reason: string | null;
   via: string;
+  /** via hold: the hold a child committed under and the parent session that granted it (docs/ownership-record.md#child-holds) */
+  hold?: { holdId: string; parentExecutionSessionId: string } | null;
   recorded: {
     ownershipId: string | null;
     epoch: number | null;
@@ -136,8 +138,9 @@ export async function insertCommitReport(client: PoolClient, r: CommitReportRow)
   const res = await client.query(
     `INSERT INTO commit_reports (repo_root, commit_sha, host_id, git_dir, journal_offset, worktree_path, ref, verdict, reason, via,
        ownership_id, epoch, execution_session_id, worker_id, conversation_id,
-       claimed_ownership_id, claimed_epoch, claimed_session_id, claimed_owner_session_id, claimed_worker_id, claimed_conversation_id, window_from, window_to)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) ON CONFLICT DO NOTHING`,
+       claimed_ownership_id, claimed_epoch, claimed_session_id, claimed_owner_session_id, claimed_worker_id, claimed_conversation_id, window_from, window_to,
+       hold_id, parent_execution_session_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT DO NOTHING`,
     [
       r.repoRoot,
       r.commit,
@@ -162,6 +165,8 @@ export async function insertCommitReport(client: PoolClient, r: CommitReportRow)
       r.claimed.conversationId,
       r.windowFrom,
       r.windowTo,
+      r.via === 'hold' ? (r.hold?.holdId ?? null) : null,
+      r.via === 'hold' ? (r.hold?.parentExecutionSessionId ?? null) : null,
     ],
   );
   return (res.rowCount ?? 0) > 0;

@@ -1,4 +1,7 @@
 import { readEvents } from '../../src/store/event-store';
+import { guardAt } from '../../src/gate/guard';
+import { readProjection } from '../../src/git/projection';
+import { worktreeDirs } from '../../src/git/repo';
 import type { GrantHoldResponse, OwnershipViewOut } from '../../src/contract/http';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
 import { startApiStack, type ApiStack } from '../support/api-stack';
@@ -7,7 +10,8 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
  * Child holds over the real stack (HTTP API, Temporal, PostgreSQL; docs/ownership-record.md#child-holds):
  * a parent grants two children holds; its release is refused naming both, so is the worktree's
  * removal; its handoff, accepted, ends both holds first (hold_ended epoch_ended in the log before
- * the new owner's claimed).
+ * the new owner's claimed), and at the gate: the TypeScript guard stands each child with its grant's
+ * environment while the hold lives, and refuses both once the successor's projection is written.
  */
 let s: ApiStack;
 let repo: RepoFixture;
@@ -52,6 +56,14 @@ test('two child holds: release and removal refused holds_live naming both; the a
   const parentProof = await post('tenure', { executionSessionId: 'parent' });
   expect((parentProof.body as { secret: string }).secret).not.toBe(a.tenure?.secret);
 
+  // The worktree's gate stands each child with the environment its grant answered, and no other.
+  const gd = (await worktreeDirs(wt.path)).privateDir;
+  const envOf = (g: GrantHoldResponse) => g.tenure!.env as Record<string, string>;
+  expect((await readProjection(wt.path))?.holds?.map((h) => h.executionSessionId)).toEqual(['child-a', 'child-b']);
+  expect(guardAt(gd, envOf(a), 'git')).toMatchObject({ status: 0, holdId: a.holdId });
+  expect(guardAt(gd, envOf(b), 'git')).toMatchObject({ status: 0, holdId: b.holdId });
+  expect(guardAt(gd, { ...envOf(a), OVERDECK_TENURE_SECRET: b.tenure!.secret }, 'git')).toMatchObject({ reason: 'tenure_unproven' });
+
   // A child heartbeats its own hold; another session's heartbeat for it is refused.
   expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-a', epoch: 1 })).status).toBe(202);
   expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-b', epoch: 1 })).body).toMatchObject({ code: 'not_owner' });
@@ -88,6 +100,11 @@ test('two child holds: release and removal refused holds_live naming both; the a
     ['ownership.hold_ended', 'epoch_ended', 'child-b'],
     ['ownership.claimed', null, null],
   ]);
+  // ...and at the gate: the successor's projection names no hold, so both children are refused.
+  expect(await readProjection(wt.path)).toMatchObject({ epoch: 2, executionSessionId: 'successor' });
+  expect((await readProjection(wt.path))?.holds).toBeUndefined();
+  expect(guardAt(gd, envOf(a), 'git')).toMatchObject({ reason: 'not_owner' });
+  expect(guardAt(gd, { ...envOf(b), OVERDECK_EPOCH: '2' }, 'git')).toMatchObject({ reason: 'not_owner' });
   // The old children hold nothing now.
   expect((await post(`holds/${a.holdId}/heartbeat`, { executionSessionId: 'child-a', epoch: 1 })).body).toMatchObject({ code: 'not_found' });
 });

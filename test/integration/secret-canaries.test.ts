@@ -187,6 +187,27 @@ test('no bearer token, cookie canary, service key or tenure secret reaches Postg
   const overridden = await call('POST', `/v1/ownerships/${id}/override`, TOKEN('admin'), { reason: `${TEXT} override` });
   expect(overridden.status).toBe(200);
   expect((overridden.body as { tenure: { secret: string } }).tenure.secret).toBe(secrets[1]);
+  // A child hold under the successor: its own secret, answered with the grant and kept nowhere; the
+  // projection holds its hash while the hold lives, then the hold ends.
+  const granted = await call('POST', `/v1/ownerships/${id}/holds`, exec, {
+    executionSessionId: `canary-b-${RUN}`,
+    epoch: 2,
+    childExecutionSessionId: `canary-c-${RUN}`,
+    runtime: 'codex-cli',
+  });
+  expect(granted.status).toBe(200);
+  const child = granted.body as { holdId: string; tenure: { secret: string } };
+  secrets.push(child.tenure.secret);
+  const childDir = git(wt.path, 'rev-parse', '--absolute-git-dir');
+  let childConfig = '';
+  for (let i = 0; i < 300 && !childConfig.includes(tenureSecretHash(child.tenure.secret)); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    childConfig = readFileSync(path.join(childDir, 'overdeck.config'), 'utf8');
+  }
+  expect(childConfig).toContain(`tenure-hash = "${tenureSecretHash(child.tenure.secret)}`);
+  expect(childConfig).not.toContain(child.tenure.secret);
+  const endedHold = await call('POST', `/v1/ownerships/${id}/holds/${child.holdId}/end`, exec, { executionSessionId: `canary-c-${RUN}`, epoch: 2 });
+  expect(endedHold.status).toBe(200);
   // While the successor holds it, its worktree's projection holds the hash of its secret (and only that).
   const held: Record<string, string> = {};
   const privateDir = git(wt.path, 'rev-parse', '--absolute-git-dir');

@@ -160,3 +160,79 @@ test('docs/reason-codes.md lists every attribution reason with its meaning', () 
   const rows = Object.fromEntries([...section.matchAll(/^\| `(attribution_[a-z_]+)` \| (.+) \|$/gm)].map((m) => [m[1]!, m[2]!]));
   expect(rows).toEqual(ATTRIBUTION_REASONS);
 });
+
+/** A's tenure with a child hold: A claims at t=1000, grants child-C a hold at t=2000, the hold ends at t=4000; A releases at t=6000. */
+function logWithHold(): OwnershipEvent[] {
+  const place = { repoRoot: '/r', worktreePath: '/r/wt', branch: 'wt/x', hostId: 'h' };
+  const hold = {
+    holdId: 'hld_C',
+    executionSessionId: 'child-C',
+    parentExecutionSessionId: 'session-A',
+    epoch: 1,
+    grantedAt: new Date(2000).toISOString(),
+    leaseTtlMs: 60_000,
+    runtime: 'codex-cli',
+  };
+  const drafts: [number, EventDraft][] = [
+    [
+      1000,
+      {
+        type: 'ownership.claimed',
+        data: { owner: A, epoch: 1, via: 'bind', handoffId: null, previousExecutionSessionId: null, lane: null, planRef: null, requestId: null },
+        actorSessionId: 'session-A',
+        principal: null,
+      },
+    ],
+    [2000, { type: 'ownership.hold_granted', data: { hold }, actorSessionId: 'session-A', principal: null }],
+    [
+      4000,
+      {
+        type: 'ownership.hold_ended',
+        data: { holdId: 'hld_C', executionSessionId: 'child-C', reason: 'released', detail: null },
+        actorSessionId: 'child-C',
+        principal: null,
+      },
+    ],
+    [6000, { type: 'ownership.released', data: { executionSessionId: 'session-A', epoch: 1, reason: null }, actorSessionId: 'session-A', principal: null }],
+  ];
+  return drafts.map(([at, d], i) => stampEvent('own_X', { ...place, seq: i }, d, new Date(at).toISOString()));
+}
+
+test("a child's commit under a live hold is the child's, and through it the parent's conversation; before the grant or after the end it is nobody's", () => {
+  const held = tenureSegments(logWithHold());
+  expect(held.map((s) => [s.executionSessionId, (s.holds ?? []).map((h) => h.executionSessionId), s.from, s.to])).toEqual([
+    ['session-A', [], 1000, 2000],
+    ['session-A', ['child-C'], 2000, 4000],
+    ['session-A', [], 4000, 6000],
+  ]);
+  // The child's line: its own session committing, the parent as the projection's owner.
+  const child = claim({ committerSessionId: 'child-C' });
+  expect(judgeClaim(child, held, { from: 2500, to: 3000 })).toEqual({
+    verdict: 'attributed',
+    reason: null,
+    via: 'hold',
+    recorded: { ownershipId: 'own_X', epoch: 1, executionSessionId: 'child-C', workerId: 'worker-a', conversationId: A.conversation!.conversationId },
+    hold: { holdId: 'hld_C', parentExecutionSessionId: 'session-A' },
+  });
+  // Not yet granted, or ended: the child's session is not the tenure's.
+  expect(judgeClaim(child, held, { from: 1100, to: 1900 })).toMatchObject({ verdict: 'disputed', reason: 'attribution_claim_mismatch', via: 'unknown' });
+  expect(judgeClaim(child, held, { from: 4500, to: 5000 })).toMatchObject({ verdict: 'disputed', reason: 'attribution_claim_mismatch', via: 'unknown' });
+  // A line that names the child as the owner, or any other fact than the parent's tenure, is disputed.
+  expect(judgeClaim(claim({ committerSessionId: 'child-C', executionSessionId: 'child-C' }), held, { from: 2500, to: 3000 }).verdict).toBe('disputed');
+  expect(judgeClaim(claim({ committerSessionId: 'child-C', epoch: 2 }), held, { from: 2500, to: 3000 }).verdict).toBe('disputed');
+  expect(judgeClaim(claim({ committerSessionId: 'child-C', conversationId: B.conversation!.conversationId }), held, { from: 2500, to: 3000 }).verdict).toBe(
+    'disputed',
+  );
+  expect(judgeClaim(claim({ committerSessionId: 'child-D' }), held, { from: 2500, to: 3000 }).verdict).toBe('disputed');
+  // The parent's own commit is still the parent's; one without a session id while a child holds is nobody's (either may have made it).
+  expect(judgeClaim(claim({}), held, { from: 2500, to: 3000 })).toMatchObject({
+    verdict: 'attributed',
+    via: 'session',
+    recorded: { executionSessionId: 'session-A' },
+  });
+  expect(judgeClaim(claim({ committerSessionId: null }), held, { from: 2500, to: 3000 })).toMatchObject({
+    verdict: 'unknown',
+    reason: 'attribution_no_session',
+  });
+  expect(judgeClaim(claim({ committerSessionId: null }), held, { from: 4500, to: 5000 })).toMatchObject({ verdict: 'attributed', via: 'owner_at_time' });
+});

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GcRankedOutputSchema } from '../../src/cli/commands/gc';
+import * as wire from '../../src/exports/schemas';
 import { cleanGitEnv } from '../../src/git/exec';
 import { writeProjection } from '../../src/git/projection';
 import { g, makeRepo, projection, type Fixture } from './git-fixture';
@@ -64,6 +65,17 @@ test('gc --dry-run --json ranks lossless first, then by what would be lost, held
   const res = cli(['gc', fx.repo, '--dry-run', '--json']);
   expect({ status: res.status, stderr: res.stderr }).toEqual({ status: 0, stderr: '' });
   const out = GcRankedOutputSchema.parse(JSON.parse(res.stdout));
+  // The schema the CLI checks its output with is the one worktree-ownership/schemas exports, and it
+  // is strict: a row without its measure, or with a field it does not name, is refused.
+  expect(wire.GcRankedOutputSchema.parse(JSON.parse(res.stdout))).toEqual(out);
+  const row = JSON.parse(res.stdout).ranking[0] as Record<string, unknown>;
+  const doctor = (r: Record<string, unknown>) => wire.GcRankedOutputSchema.safeParse({ ...JSON.parse(res.stdout), ranking: [r] }).success;
+  expect(doctor(row)).toBe(true);
+  expect(doctor({ ...row, lossless: 'yes' })).toBe(false);
+  expect(doctor({ ...row, sizeBytes: -1 })).toBe(false);
+  expect(doctor({ ...row, extra: 1 })).toBe(false);
+  const { loses: _loses, ...withoutLoses } = row;
+  expect(doctor(withoutLoses)).toBe(false);
   expect(out.applied).toBe(false);
   expect(out.ranking.map((r) => [path.basename(r.worktree), r.verdict, r.loses])).toEqual([
     ['wt1', 'remove', 'nothing'],

@@ -380,3 +380,53 @@ describe('reconcile: a claim refused for naming another worker than the port’s
     expect(await readProjection(fx.wt1)).toEqual(before);
   });
 });
+
+describe('reconcile: child holds', () => {
+  let fx: Fixture;
+  beforeEach(() => {
+    fx = makeRepo();
+  });
+  afterEach(() => fx.cleanup());
+  const H = `${'a1'.repeat(32)}`;
+  const HC = `${'c4'.repeat(32)}`;
+  const HD = `${'d5'.repeat(32)}`;
+  const hold = (holdId: string, executionSessionId: string, epoch = 1) => ({
+    holdId,
+    executionSessionId,
+    parentExecutionSessionId: 'session_A',
+    epoch,
+    grantedAt: '2026-08-20T00:00:30.000Z',
+    leaseTtlMs: 60_000,
+    runtime: null,
+  });
+  const portOf = (durable: OwnershipRecord): ReconcilePort => ({
+    durable: async () => durable,
+    bind: async () => ({ ok: false, code: 'worktree_owned' }),
+  });
+  /** A keyed writer's words: the owner's H, each hold's its own. */
+  const keyed = (t: { executionSessionId: string; holdId?: string }) => (t.holdId === undefined ? H : t.holdId === 'hld_c' ? HC : HD);
+
+  it("without the key: a hold's words are kept for that very hold and child, never given to another; a hold that ended is dropped", async () => {
+    const p = localProjectionOf(record({ seq: 2, holds: [hold('hld_c', 'child_c')] }), keyed).projection!;
+    expect(p.holds).toEqual([{ holdId: 'hld_c', executionSessionId: 'child_c', tenureHash: HC }]);
+    await applyLocalProjection(fx.wt1, p, { gitLock: true, force: true });
+    // Behind by seq: child_c still holds, a new hold of child_d has no words to keep (written without standing).
+    await reconcile(fx.wt1, portOf(record({ seq: 3, holds: [hold('hld_c', 'child_c'), hold('hld_d', 'child_d')] })));
+    expect((await readProjection(fx.wt1))?.holds).toEqual([{ holdId: 'hld_c', executionSessionId: 'child_c', tenureHash: HC }]);
+    // The same hold id now naming another child: not child_c's words.
+    await reconcile(fx.wt1, portOf(record({ seq: 4, holds: [hold('hld_c', 'child_x')] })));
+    expect((await readProjection(fx.wt1))?.holds).toBeUndefined();
+  });
+
+  it("with the key: an in-sync projection missing a hold's words is rewritten with them", async () => {
+    const durable = record({ seq: 3, holds: [hold('hld_c', 'child_c'), hold('hld_d', 'child_d')] });
+    await applyLocalProjection(fx.wt1, localProjectionOf(durable, (t) => ('holdId' in t ? null : H)).projection!, { gitLock: true, force: true });
+    expect((await readProjection(fx.wt1))?.holds).toBeUndefined();
+    expect(await reconcile(fx.wt1, portOf(durable), { tenureHashes: keyed })).toMatchObject({ kind: 'rehydrated', reason: 'tenure_hash', changed: true });
+    expect((await readProjection(fx.wt1))?.holds?.map((h) => [h.holdId, h.tenureHash])).toEqual([
+      ['hld_c', HC],
+      ['hld_d', HD],
+    ]);
+    expect(await reconcile(fx.wt1, portOf(durable), { tenureHashes: keyed })).toMatchObject({ kind: 'in_sync', changed: false });
+  });
+});

@@ -1,7 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
-import { GcOutputSchema, type GcOutput, type RemovalResult } from '../../contract/removal';
+import type { GcOutput, GcRankedOutput, GcRankRow, RemovalResult } from '../../contract/removal';
 import { git } from '../../git/exec';
 import { ago } from '../age';
 
@@ -12,30 +11,8 @@ import { ago } from '../age';
  * `--apply` removes exactly the rows marked lossless, never one the ranking merely put first.
  */
 
-export const GcRankRowSchema = z.strictObject({
-  rank: z.number().int().positive(),
-  worktree: z.string(),
-  verdict: z.enum(['remove', 'removed', 'stays', 'held', 'failed']),
-  /** removing it loses nothing: every commit is accounted for and the files are (or would be) in a snapshot */
-  lossless: z.boolean(),
-  /** what removal would lose, for people ("nothing", "2 unlanded commits, 1 dirty file") */
-  loses: z.string(),
-  dirtyFiles: z.number().int().nonnegative(),
-  unlandedCommits: z.number().int().nonnegative(),
-  /** more unlanded commits than were counted (the rule stops at 2000) */
-  unlandedTruncated: z.boolean(),
-  /** commits of HEAD on no remote-tracking branch; null: the repository has no remote */
-  unpushedCommits: z.number().int().nonnegative().nullable(),
-  /** bytes of the worktree's files (its .git file and nested repositories not counted); at least this when capped */
-  sizeBytes: z.number().int().nonnegative(),
-  sizeCapped: z.boolean(),
-  /** the newest change among its files, its index and its HEAD's reflog; null when none could be read */
-  lastActivity: z.string().nullable(),
-});
-export type GcRankRow = z.infer<typeof GcRankRowSchema>;
-
-export const GcRankedOutputSchema = GcOutputSchema.extend({ ranking: z.array(GcRankRowSchema) });
-export type GcRankedOutput = z.infer<typeof GcRankedOutputSchema>;
+/** The ranked output's schema is the contract's (src/contract/removal.ts), exported with the other --json outputs. */
+export { GcRankRowSchema, GcRankedOutputSchema, type GcRankRow, type GcRankedOutput } from '../../contract/removal';
 
 export interface Activity {
   sizeBytes: number;

@@ -62,7 +62,10 @@ function fail(code: number, message: string, json: boolean, extra: Record<string
  * The tenure hashes reconcile writes, when this process can read the service key (on the service's
  * host, as its user); elsewhere none, and reconcile keeps what is on disk (reconcile.ts keptTenureHash).
  */
-function tenureHashesIfKeyed(cfg: { serviceKeyFile: string; dataDir: string }): ((t: import('../../domain/tenure').Tenure) => string) | undefined {
+function tenureHashesIfKeyed(cfg: {
+  serviceKeyFile: string;
+  dataDir: string;
+}): ((t: import('../../domain/tenure').Tenure | import('../../domain/tenure').HoldTenure) => string) | undefined {
   let keyring;
   try {
     keyring = seal().readKeyringIfPresent(cfg);
@@ -72,7 +75,7 @@ function tenureHashesIfKeyed(cfg: { serviceKeyFile: string; dataDir: string }): 
   }
   if (keyring === null) return undefined;
   const keys = seal().keyringKeys(keyring);
-  return (t) => tenure().tenureHashWords(keys, t);
+  return (t) => tenure().anyTenureHashWords(keys, t);
 }
 
 /** The top of the worktree containing `p` (default: the current directory). */
