@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { HostActivities, StoreActivities } from '../activities/types';
 import { FINAL_HOST_ERRORS } from '../domain/host-errors';
 import { hostTaskQueue } from '../domain/queues';
@@ -85,7 +85,9 @@ export function hostActivities(hostId: string): Hosts {
 
 /** The reason code a host activity failed with, or null. */
 export function failureType(err: unknown): string | null {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? null) : null;
+  // An ordinary activity's failure wraps the activity's ApplicationFailure; a local one's may come as it, or wrapped deeper.
+  for (let e: unknown = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) if (e instanceof ApplicationFailure && e.type) return e.type;
+  return null;
 }
 
 /** A refusal the caller sees: the host's own reason when it gave one, else host_unavailable. Cancellation passes through. */
