@@ -120,11 +120,7 @@ function seenLive(s: RunState): void {
  */
 function adopt(s: RunState, tail: OwnershipEvent[], dropped: OwnershipEvent[]): void {
   s.adoptions++;
-  const gone = new Set(dropped);
-  for (const e of dropped) s.refusedEvents.set(e, LOG_AHEAD);
-  s.pending = [];
-  s.recentEvents = s.recentEvents.filter((e) => !gone.has(e));
-  s.record = s.durableRecord;
+  drop(s, dropped, LOG_AHEAD);
   for (const e of tail) {
     s.record = applyEvent(s.record, e);
     followOwnerChange(s, e);
@@ -143,14 +139,19 @@ function adopt(s: RunState, tail: OwnershipEvent[], dropped: OwnershipEvent[]): 
  * and the messages that emitted them are refused with `code` (their handlers are waiting in act.ts).
  */
 function refuseBatch(s: RunState, events: OwnershipEvent[], code: string): void {
-  const gone = new Set(events);
-  for (const e of events) s.refusedEvents.set(e, code);
-  s.pending = [];
-  s.record = s.durableRecord;
-  s.recentEvents = s.recentEvents.filter((e) => !gone.has(e));
+  drop(s, events, code);
   if (!s.record) Object.assign(s.liveness, { status: 'unowned', verdict: null });
   publish(s);
   s.wake++;
+}
+
+/** `events` never become durable: their messages get `code`, and the record is the log's again. */
+function drop(s: RunState, events: OwnershipEvent[], code: string): void {
+  const gone = new Set(events);
+  for (const e of events) s.refusedEvents.set(e, code);
+  s.pending = [];
+  s.recentEvents = s.recentEvents.filter((e) => !gone.has(e));
+  s.record = s.durableRecord;
 }
 
 function remember(s: RunState, events: OwnershipEvent[]): void {
