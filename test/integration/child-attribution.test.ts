@@ -5,7 +5,7 @@ import type { OwnershipView } from '../../src/client';
 import type { Principal } from '../../src/domain/identity';
 import { guardAt } from '../../src/gate/guard';
 import { cleanGitEnv } from '../../src/git/exec';
-import { hookSourceDir, installHooks } from '../../src/git/guard';
+import { installHooks } from '../../src/git/guard';
 import { worktreeDirs } from '../../src/git/repo';
 import { holdTenureSecret } from '../../src/keys/tenure';
 import { CLOCK_SLACK_MS, shipJournal } from '../../src/provenance/attributions';
@@ -19,9 +19,8 @@ import { withTenureSecret } from '../support/tenure-env';
 /**
  * A child's commits under a hold (docs/ownership-record.md#child-holds) on the real stack
  * (Temporal, PostgreSQL, git, the host agent's journal shipping): the parent commits through the
- * installed hooks; the child, whose hold the projection names, commits and its line is the hooks'
- * own (hooks/overdeck-guard.sh od_journal, with the child's environment: what the hooks write once
- * they hand a child to the TypeScript guard, test/integration/child-hooks.test.ts). The journal
+ * installed hooks; the child, whose hold the projection names, commits through them too (they hand
+ * a non-owner to the TypeScript guard, which stands it by its hold) and its line is theirs. The journal
  * attributes the child's commit to the child and, through it, to the parent's conversation; a
  * line that claims the child after its hold ended, or names the child as the owner, is disputed.
  */
@@ -29,6 +28,7 @@ import { withTenureSecret } from '../support/tenure-env';
 let h: Harness;
 let repo: RepoFixture;
 let repoRoot: string;
+let hooksPath: string;
 const CONV = 'a1b2c3d4-0000-4000-8000-0000000000cc';
 const IDENTITY = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' };
 const principal: Principal = executor('worker-child-p');
@@ -37,7 +37,7 @@ beforeAll(async () => {
   h = await startHarness();
   repo = makeRepo(1);
   repoRoot = await h.client.normalize(repo.repoRoot);
-  await installHooks(repo.repoRoot);
+  hooksPath = (await installHooks(repo.repoRoot)).hooksPath;
 });
 afterAll(async () => h?.shutdown());
 
@@ -52,24 +52,33 @@ function gitAs(cwd: string, env: Record<string, string>, ...args: string[]): voi
 
 const noHooks = mkdtempSync(path.join(process.env.OD_TEST_TMP ?? '/tmp', 'no-hooks-'));
 
-/**
- * The child's commit: git without the hooks (whose shell rule knows only the owner until it hands
- * children to the TypeScript guard), then the journal line the hooks write for it, by the hooks'
- * own od_journal, with the child's environment and the projection as the hooks read it.
- */
+/** The child's commit through the installed hooks, which stand it by its hold and journal its line. */
 function childCommits(wt: string, env: Record<string, string>, file: string): string {
+  writeFileSync(path.join(wt, file), `${file}\n`);
+  gitAs(wt, env, 'add', file);
+  gitAs(wt, env, 'commit', '-q', '-m', file);
+  return git(wt, 'rev-parse', 'HEAD');
+}
+
+/**
+ * A line that claims the child after its hold ended: the hooks would refuse the commit, so it is
+ * made without them, and its journal line is the installed reference-transaction hook's own
+ * (its "committed" phase, fed the move), with the child's environment: what a caller who skips
+ * the pre-commit check but leaves the journalling in place writes.
+ */
+function childCommitsPastTheHooks(wt: string, env: Record<string, string>, file: string, hooksPath: string): string {
   const before = git(wt, 'rev-parse', 'HEAD');
   writeFileSync(path.join(wt, file), `${file}\n`);
   gitAs(wt, env, 'add', file);
   gitAs(wt, env, '-c', `core.hooksPath=${noHooks}`, 'commit', '-q', '-m', file);
   const after = git(wt, 'rev-parse', 'HEAD');
-  const gd = git(wt, 'rev-parse', '--absolute-git-dir');
   const branch = git(wt, 'symbolic-ref', 'HEAD');
-  execFileSync(
-    'sh',
-    ['-c', '. "$1/overdeck-guard.sh"; od_read_owner_at "$2"; od_journal commit "$3" "$4" "$5"', 'sh', hookSourceDir(), gd, before, after, branch],
-    { env: { ...cleanGitEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  execFileSync(path.join(hooksPath, 'reference-transaction'), ['committed'], {
+    cwd: wt,
+    input: `${before} ${after} ${branch}\n`,
+    env: { ...cleanGitEnv(), ...env, GIT_DIR: git(wt, 'rev-parse', '--absolute-git-dir') },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   return after;
 }
 
@@ -146,7 +155,7 @@ test("a child's commit is the child's, through its hold, and the parent's conver
   // after the hold ended, whatever it says (the host agent ships too; the cursor keeps the two apart).
   await new Promise((r) => setTimeout(r, CLOCK_SLACK_MS + 300));
   await shipJournal(h.pool, ref.worktreePath, { hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
-  const late = childCommits(wt.path, childEnv, 'c2.txt');
+  const late = childCommitsPastTheHooks(wt.path, childEnv, 'c2.txt', hooksPath);
   await new Promise((r) => setTimeout(r, 50));
   await shipJournal(h.pool, ref.worktreePath, { hostId: h.hostId, allowedRoots: [process.env.OD_TEST_TMP!] });
 
