@@ -124,7 +124,11 @@ export function mergeOwnership(local: OwnershipFact | null, service: OwnershipFa
   if (local === null || service === null) return local ?? service;
   if (local.ownershipId === service.ownershipId) {
     const held = holdsWorktree(service) ? service : local;
-    return { ...held, source: 'both' };
+    // A child hold either side knows keeps the worktree too (the service's record answers
+    // for the runtime; a projection behind it may still name a hold the record ended: kept).
+    const holds = new Map<string, NonNullable<OwnershipFact['holds']>[number]>();
+    for (const h of [...(local.holds ?? []), ...(service.holds ?? [])]) holds.set(h.holdId, h);
+    return { ...held, source: 'both', ...(holds.size > 0 ? { holds: [...holds.values()] } : {}) };
   }
   if (holdsWorktree(local) && !holdsWorktree(service)) return local;
   return service;

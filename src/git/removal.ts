@@ -489,7 +489,15 @@ export async function listWorktrees(repo: string): Promise<{ path: string; head:
 /** The ownership the worktree's local projection names (what its hooks enforce), or null. */
 export async function projectedOwnership(worktreePath: string): Promise<OwnershipFact | null> {
   const local = await readProjection(worktreePath).catch(() => null);
-  return local === null ? null : { ownershipId: local.ownershipId, state: local.state, executionSessionId: local.executionSessionId, source: 'projection' };
+  if (local === null) return null;
+  const holds = (local.holds ?? []).map((h) => ({ holdId: h.holdId, executionSessionId: h.executionSessionId, runtime: null }));
+  return {
+    ownershipId: local.ownershipId,
+    state: local.state,
+    executionSessionId: local.executionSessionId,
+    source: 'projection',
+    ...(holds.length > 0 ? { holds } : {}),
+  };
 }
 
 /** The outcome as the wire reports it (`--json`, the API): a refusal's reasons, a removal's receipt. */

@@ -1,3 +1,8 @@
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+import { EXIT } from '../../src/cli/exit-codes';
+import { GcOutputSchema } from '../../src/contract/removal';
+import { runCli, type CliResult } from '../support/cli';
 import { readEvents } from '../../src/store/event-store';
 import { guardAt } from '../../src/gate/guard';
 import { readProjection } from '../../src/git/projection';
@@ -8,8 +13,8 @@ import { startApiStack, type ApiStack } from '../support/api-stack';
 
 /**
  * Child holds over the real stack (HTTP API, Temporal, PostgreSQL; docs/ownership-record.md#child-holds):
- * a parent grants two children holds; its release is refused naming both, so is the worktree's
- * removal; its handoff, accepted, ends both holds first (hold_ended epoch_ended in the log before
+ * a parent grants two children holds; its release is refused naming both, so are the worktree's
+ * removal and a gc sweep; its handoff, accepted, ends both holds first (hold_ended epoch_ended in the log before
  * the new owner's claimed), and at the gate: the TypeScript guard stands each child with its grant's
  * environment while the hold lives, and refuses both once the successor's projection is written.
  */
@@ -22,10 +27,16 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.stop());
 
+function cli(args: string[], token: string): Promise<CliResult> {
+  const env: NodeJS.ProcessEnv = { ...process.env, OD_API_URL: s.url, OD_ALLOWED_ROOTS: process.env.OD_TEST_TMP ?? os.tmpdir(), OD_TOKEN: token };
+  for (const k of Object.keys(env)) if (k.startsWith('GIT_') || k.startsWith('OVERDECK_')) delete env[k];
+  return runCli(args, { cwd: repo.repoRoot, env });
+}
+
 const children = (body: unknown) =>
   ((body as { details?: { children?: Array<{ executionSessionId: string }> } }).details?.children ?? []).map((c) => c.executionSessionId).sort();
 
-test('two child holds: release and removal refused holds_live naming both; the accepted handoff ends both before the new owner claims', async () => {
+test('two child holds: release, removal and gc refused holds_live naming both; the accepted handoff ends both before the new owner claims', async () => {
   const wt = repo.worktrees[0]!;
   const bound = await s.raw('POST', '/v1/bind', {
     token: s.tokens.executor,
@@ -78,6 +89,14 @@ test('two child holds: release and removal refused holds_live naming both; the a
   });
   expect({ status: removed.status, code: (removed.body as { code?: string }).code }).toEqual({ status: 409, code: 'holds_live' });
   expect(children(removed.body)).toEqual(['child-a', 'child-b']);
+  // ...and so is a sweep: gc --apply (an admin's, as a sweeper runs it) keeps the worktree, naming both.
+  const swept = await cli(['gc', repo.repoRoot, '--apply', '--json'], s.tokens.admin);
+  expect({ code: swept.code, stderr: swept.stderr }).toEqual({ code: EXIT.ok, stderr: '' });
+  const row = GcOutputSchema.parse(JSON.parse(swept.stdout)).results.find((r) => r.worktree === wt.path);
+  expect(row?.status).toBe('refused');
+  const held = row?.refusals.find((r) => r.code === 'holds_live');
+  expect(children(held)).toEqual(['child-a', 'child-b']);
+  expect(existsSync(wt.path)).toBe(true);
   expect((await readEvents(s.h.pool, id)).map((e) => e.type)).toEqual(['ownership.claimed', 'ownership.hold_granted', 'ownership.hold_granted']);
 
   const offered = await post('handoff', { executionSessionId: 'parent', epoch: 1, toExecutionSessionId: 'successor' });

@@ -65,7 +65,17 @@ interface Subject {
 async function subjectOf(worktreePath: string, item: OwnershipItem | null): Promise<Subject> {
   const fromLocal = await removal().projectedOwnership(worktreePath);
   const fromService: OwnershipFact | null =
-    item === null ? null : { ownershipId: item.ownershipId, state: item.state, executionSessionId: item.owner?.executionSessionId ?? null, source: 'service' };
+    item === null
+      ? null
+      : {
+          ownershipId: item.ownershipId,
+          state: item.state,
+          executionSessionId: item.owner?.executionSessionId ?? null,
+          source: 'service',
+          ...((item.holds ?? []).length > 0
+            ? { holds: item.holds!.map((h) => ({ holdId: h.holdId, executionSessionId: h.executionSessionId, runtime: h.runtime })) }
+            : {}),
+        };
   const verdict = item?.liveness?.verdict ?? (item?.liveness?.status === 'live' ? 'alive' : null);
   return {
     ownership: rule().mergeOwnership(fromLocal, fromService),
