@@ -24,6 +24,8 @@ export class ManagedProcess {
   private exited: Promise<void> = Promise.resolve();
   private output = '';
   private readyWaiters: (() => void)[] = [];
+  /** how the last start ended (exit code and signal), for the message of a start that failed */
+  private lastExit = '';
   starts = 0;
 
   constructor(readonly spec: ProcSpec) {}
@@ -43,6 +45,7 @@ export class ManagedProcess {
     if (this.running()) throw new Error(`${this.name} is already running`);
     this.starts++;
     this.output = '';
+    const startedAt = Date.now();
     const fd = openSync(this.spec.logFile, 'a');
     writeSync(fd, `\n===== ${new Date().toISOString()} start #${this.starts} of ${this.name} =====\n`);
     const child = spawn(this.spec.command, this.spec.args, { cwd: this.spec.cwd, env: this.spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,7 +60,8 @@ export class ManagedProcess {
     child.stderr?.on('data', onData);
     this.exited = new Promise<void>((resolve) =>
       child.once('exit', (code, signal) => {
-        writeSync(fd, `\n===== ${new Date().toISOString()} ${this.name} exited (code ${code}, signal ${signal}) =====\n`);
+        this.lastExit = `code ${code}, signal ${signal}`;
+        writeSync(fd, `\n===== ${new Date().toISOString()} ${this.name} exited (${this.lastExit}) =====\n`);
         closeSync(fd);
         resolve();
       }),
@@ -74,7 +78,8 @@ export class ManagedProcess {
     clearTimeout(timer);
     if (outcome !== 'ready') {
       if (outcome === 'timeout') this.signal('SIGKILL');
-      throw new Error(`${this.name} ${outcome === 'exited' ? 'exited' : 'did not get ready'} during start; last output:\n${this.output.slice(-2000)}`);
+      const how = outcome === 'exited' ? `exited (${this.lastExit})` : 'did not get ready';
+      throw new Error(`${this.name} ${how} during start after ${Date.now() - startedAt} ms; last output:\n${this.output.slice(-2000)}`);
     }
   }
 

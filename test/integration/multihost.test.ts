@@ -27,8 +27,12 @@ if (why) {
     const lines = text.split('\n');
     // The figures, and every failure with its detail, in the test's output.
     // A failed check's details are printed whole: CI keeps nothing else of the run.
+    // A broken run's error is printed whole too (a process that died at start: its last output).
     let inFailed = false;
+    let broke = false;
     const shown = lines.filter((l) => {
+      if (/^\[multihost\] the run broke/.test(l)) broke = true;
+      if (broke) return true;
       if (/^\[multihost\] \d (PASS|FAIL)/.test(l)) inFailed = /^\[multihost\] \d FAIL/.test(l);
       else if (!/^\[multihost\]\s{3,}/.test(l)) inFailed = false;
       return inFailed || /^\[multihost\] (\d (PASS|FAIL)|bound|PASS|FAIL|the run broke)|^\[multihost\]\s+FAIL/.test(l);

@@ -175,10 +175,10 @@ describe('mergeOwnership: the local projection and the service, the held one win
     const a = { holdId: 'hld_a', executionSessionId: 'child-a', runtime: null };
     const b = { holdId: 'hld_b', executionSessionId: 'child-b', runtime: 'codex-cli' };
     const active = ownership({ state: 'active', source: 'service' });
-    expect(mergeOwnership({ ...local, holds: [a] }, active).holds).toEqual([a]);
-    expect(mergeOwnership(local, { ...active, holds: [b] }).holds).toEqual([b]);
-    expect(mergeOwnership({ ...local, holds: [a, { ...b, runtime: null }] }, { ...active, holds: [b] }).holds).toEqual([a, b]);
-    expect(mergeOwnership(local, active).holds).toBeUndefined();
+    expect(mergeOwnership({ ...local, holds: [a] }, active)?.holds).toEqual([a]);
+    expect(mergeOwnership(local, { ...active, holds: [b] })?.holds).toEqual([b]);
+    expect(mergeOwnership({ ...local, holds: [a, { ...b, runtime: null }] }, { ...active, holds: [b] })?.holds).toEqual([a, b]);
+    expect(mergeOwnership(local, active)?.holds).toBeUndefined();
     expect(decideRemoval({ ...facts(), callerIsOwner: true, ownership: mergeOwnership({ ...local, holds: [a] }, active) })).toMatchObject({
       verdict: 'refuse',
       refusal: { code: 'holds_live' },
