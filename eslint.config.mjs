@@ -32,15 +32,18 @@ export default tseslint.config(
   },
   {
     // The CLI loads each command's code when it runs (test/integration/package.test.ts: --version and
-    // `who` load no Temporal, pg, fastify or zod), through require() typed as the module it loads.
-    files: ['**/src/cli/**/*.ts'],
+    // `who` load no Temporal, pg, fastify or zod), through require() typed as the module it loads;
+    // so does the gate program, started afresh by every git call it judges (its PreToolUse mode's zod
+    // and shell parser load only there).
+    files: ['**/src/cli/**/*.ts', '**/src/gate/main.ts'],
     rules: {
       '@typescript-eslint/no-require-imports': 'off',
       'no-restricted-syntax': [
         'error',
         {
           selector: `CallExpression[callee.name='require']:not(${TYPED_REQUIRE})`,
-          message: "A lazy require() in the CLI is typed as the module it loads (require('x') as typeof import('x')), so the layer rules see the edge.",
+          message:
+            "A lazy require() in the CLI and the gate is typed as the module it loads (require('x') as typeof import('x')), so the layer rules see the edge.",
         },
       ],
     },

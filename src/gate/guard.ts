@@ -12,7 +12,7 @@ import path from 'node:path';
 import { guardStatusOf, type GuardReason } from '../domain/git-rules';
 import { FREE_STATES } from '../domain/states';
 import { standingOf, type ProjectedHolders } from '../domain/tenure';
-import { HOLD_KEY_PREFIX, HOLD_KEYS, PROVISIONAL_CONFLICT_STATES } from '../git/projection-format';
+import { HOLD_KEY_PREFIX, HOLD_KEYS, PROVISIONAL_CONFLICT_STATES } from '../git/projection-keys';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

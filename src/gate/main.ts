@@ -9,7 +9,6 @@
  */
 import { guardHere, runHook } from './hooks';
 import { judge } from './judge';
-import { preToolUse } from './pretooluse';
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -39,6 +38,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return v.status;
   }
   if (mode === 'pretooluse') {
+    // Loaded only here: its payload schema's zod and its shell parser cost more than git's judging.
+    const { preToolUse } = require('./pretooluse') as typeof import('./pretooluse');
     return preToolUse(process.stdin, process.env, (s) => process.stderr.write(s));
   }
   return usage();

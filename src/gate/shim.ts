@@ -6,7 +6,7 @@
  */
 import { HARMLESS_FAST, OWNER_FAST } from '../domain/git-rules';
 import { FREE_STATES } from '../domain/states';
-import { PROVISIONAL_CONFLICT_STATES } from '../git/projection-format';
+import { PROVISIONAL_CONFLICT_STATES } from '../git/projection-keys';
 
 export function caseList(words: readonly string[], indent: string): string {
   const lines: string[] = [];

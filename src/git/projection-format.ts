@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { FREE_STATES, isFreeState } from '../domain/states';
 import { MAX_HOLDS, TENURE_HASH_WORDS } from '../domain/tenure';
 import { GitSideError } from './errors';
+import { HOLD_KEY_PREFIX, HOLD_KEYS } from './projection-keys';
+
+export * from './projection-keys';
 
 /**
  * The local projection's format: the fields, their git config keys, and the one config file
@@ -94,15 +97,6 @@ export const PROJECTION_KEYS: Readonly<Record<Field, string>> = {
   tenureHash: 'overdeck.owner.tenure-hash',
 };
 
-/**
- * A child hold's keys: `overdeck.hold.<holdId>.execution-session-id` and `.tenure-hash`, in a
- * section `[overdeck "hold.<holdId>"]` of their own. The hooks' and the gate's readers of the
- * owner's section skip it (it is not `[overdeck "owner"]`), so a child's hash never passes for the
- * owner's; the TypeScript gate reads it (src/gate/guard.ts).
- */
-export const HOLD_KEY_PREFIX = 'overdeck.hold.';
-export const HOLD_KEYS = { executionSessionId: 'execution-session-id', tenureHash: 'tenure-hash' } as const;
-
 const NUMERIC: ReadonlySet<Field> = new Set<Field>(['epoch', 'seq']);
 const BOOLEAN: ReadonlySet<Field> = new Set<Field>(['provisional']);
 const FIELD_BY_KEY = new Map<string, Field>(Object.entries(PROJECTION_KEYS).map(([f, k]) => [k, f as Field]));
@@ -193,15 +187,4 @@ export function parseConfigZ(out: string): Map<string, string> {
     else map.set(entry.slice(0, nl), entry.slice(nl + 1)); // later entries win, as in git
   }
   return map;
-}
-
-/** State of a provisional (offline, docs/git-projection.md) claim not yet submitted to the service. */
-export const PROVISIONAL_STATE = 'provisional';
-/** State of a provisional claim that lost to a durable owner: the guard refuses its session (hooks/overdeck-guard.sh). */
-export const PROVISIONAL_CONFLICT_STATE = 'provisional-conflict';
-/** Every spelling of it the guard honours: projections written by early versions used an underscore. */
-export const PROVISIONAL_CONFLICT_STATES: readonly string[] = [PROVISIONAL_CONFLICT_STATE, 'provisional_conflict'];
-
-export function isProvisionalConflictState(state: string): boolean {
-  return PROVISIONAL_CONFLICT_STATES.includes(state);
 }
