@@ -42,7 +42,9 @@ od_read() {
 od_mine() {
   [ "$1" != "${od_ok-}" ] || return 0
   od_read "$1" || return 1
-  [ -n "$od_any" ] || return 0
+  # No owner in the projection is a free worktree, unless its lock file outlived the projection
+  # (written after it, cleared after it: a hand deleted or emptied it); the gate program refuses that.
+  [ -n "$od_any" ] || { [ ! -e "$1/overdeck.lock.json" ]; return; }
   # BEGIN generated from src/domain/states.ts (FREE_STATES) and src/git/projection-format.ts
   # (PROVISIONAL_CONFLICT_STATES) by src/gate/shim.ts; test/unit/guard-states.test.ts fails when
   # this drifts (OD_WRITE_GUARD_STATES=1 rewrites it). Free: yes; a lost provisional claim: the gate program's.

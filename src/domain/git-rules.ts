@@ -980,6 +980,11 @@ export const GUARD_REFUSALS = [
     reason: 'provisional_conflict',
     when: "a provisional (offline) claim lost to the durable record: nobody moves the worktree's history until `od-worktree reconcile --repair`",
   },
+  {
+    status: 15,
+    reason: 'projection_missing',
+    when: "the worktree's lock file (`overdeck.lock.json`) says it is owned but its projection (`overdeck.config`) is gone or empty: nobody, the owner included, moves its history until the host agent writes the projection again (`od-worktree reconcile --repair`)",
+  },
 ] as const;
 
 export type GuardReason = (typeof GUARD_REFUSALS)[number]['reason'];

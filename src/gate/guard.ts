@@ -12,7 +12,7 @@ import path from 'node:path';
 import { guardStatusOf, type GuardReason } from '../domain/git-rules';
 import { FREE_STATES } from '../domain/states';
 import { standingOf, type ProjectedHolders } from '../domain/tenure';
-import { HOLD_KEY_PREFIX, HOLD_KEYS, PROVISIONAL_CONFLICT_STATES } from '../git/projection-keys';
+import { HOLD_KEY_PREFIX, HOLD_KEYS, LOCK_FILE, PROVISIONAL_CONFLICT_STATES } from '../git/projection-keys';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -74,7 +74,7 @@ export function readOwner(gd: string, realGit: string, env: Env): Owner {
   try {
     text = readFileSync(file, 'utf8');
   } catch {
-    return empty();
+    return lockWitness(gd);
   }
   const o = empty();
   const holds = new Map<string, { executionSessionId: string; tenureHash: string }>();
@@ -99,8 +99,46 @@ export function readOwner(gd: string, realGit: string, env: Env): Owner {
     if (section === 'hold') setHoldKey(holds, holdId, m[1]!, m[2]!);
     else setKey(o, m[1]!, m[2]!);
   }
+  if (!o.any) return lockWitness(gd);
   o.holds = holdsOf(holds);
   return o;
+}
+
+/**
+ * Whether the worktree whose private git dir is GD may be owned, so that its rule must be read:
+ * it has a projection, or a lock file that outlived one (lockWitness). Neither: free, unread.
+ */
+export function mayBeOwned(gd: string): boolean {
+  return existsSync(path.join(gd, 'overdeck.config')) || existsSync(path.join(gd, LOCK_FILE));
+}
+
+/** The state of a worktree whose lock file outlived its projection (guardAt refuses projection_missing). */
+const PROJECTION_MISSING = 'projection-missing';
+
+/**
+ * No owner in the projection. The writers put the projection first and the lock file after it,
+ * and clear them in the same order (src/git/projection.ts), so a lock file without a projection
+ * is not a state they leave: the projection was deleted or emptied by hand. The worktree is then
+ * not free: the lock file is a witness that it was owned, whose names are shown, never trusted.
+ */
+function lockWitness(gd: string): Owner {
+  let lock: { ownership_id?: unknown; execution_session_id?: unknown; epoch?: unknown };
+  try {
+    lock = JSON.parse(readFileSync(path.join(gd, LOCK_FILE), 'utf8')) as typeof lock;
+  } catch (err) {
+    // No lock file: free. One that is there but unreadable still witnesses an owner.
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return empty();
+    lock = {};
+  }
+  const text = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
+  return {
+    ...empty(),
+    any: true,
+    state: PROJECTION_MISSING,
+    owner: text(lock.execution_session_id),
+    ownership: text(lock.ownership_id),
+    epoch: text(lock.epoch),
+  };
 }
 
 function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
@@ -111,7 +149,7 @@ function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  if (r.status !== 0 || typeof r.stdout !== 'string') return o;
+  if (r.status !== 0 || typeof r.stdout !== 'string') return lockWitness(gd);
   for (const line of r.stdout.split('\n')) {
     if (line === '') continue;
     const sp = line.search(/[ \t]/);
@@ -125,6 +163,7 @@ function readOwnerGit(gd: string, realGit: string, env: Env): Owner {
     }
     setKey(o, k.replace(/^overdeck\.owner\./, ''), v);
   }
+  if (!o.any) return lockWitness(gd);
   o.holds = holdsOf(holds);
   return o;
 }
@@ -162,6 +201,14 @@ export function guardAt(gd: string, env: Env, realGit: string): Verdict {
   const session = env.OVERDECK_EXECUTION_SESSION_ID ?? '';
   const o = readOwner(gd, realGit, env);
   if (!o.any) return { status: 0, owner: o };
+  if (o.state === PROJECTION_MISSING) {
+    return {
+      status: guardStatusOf('projection_missing'),
+      reason: 'projection_missing',
+      message: `od-worktree: refused: this worktree's projection (${path.join(gd, 'overdeck.config')}) is gone but its lock file names session ${or(o.owner)} (ownership ${or(o.ownership)}, epoch ${or(o.epoch)}); nobody moves its history until the projection is written again. Next: od-worktree reconcile --repair, or ask the owner's host agent; you are ${or(session, 'unidentified')}`,
+      owner: o,
+    };
+  }
   if (o.state !== '' && FREE_STATES.includes(o.state as (typeof FREE_STATES)[number])) return { status: 0, owner: o };
   if (o.state !== '' && PROVISIONAL_CONFLICT_STATES.includes(o.state)) {
     return {

@@ -8,7 +8,7 @@
  */
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { commonOf, type Env, guardAt, jv, type Owner, readOwner, type Verdict } from './guard';
+import { commonOf, type Env, guardAt, jv, mayBeOwned, type Owner, readOwner, type Verdict } from './guard';
 
 export interface HookInput {
   /** The hook's name (pre-commit, pre-rebase, pre-push, reference-transaction). */
@@ -80,7 +80,7 @@ function worktreeDirs(common: string): string[] {
  */
 function holders(ref: string, here: string): string[] {
   if (ref === 'HEAD') return [here];
-  if (ref.startsWith('refs/replace/')) return worktreeDirs(commonOf(here)).filter((c) => isFile(path.join(c, 'overdeck.config')));
+  if (ref.startsWith('refs/replace/')) return worktreeDirs(commonOf(here)).filter((c) => mayBeOwned(c));
   if (!ref.startsWith('refs/heads/')) return [];
   return worktreeDirs(commonOf(here)).filter((c) => firstLine(path.join(c, 'HEAD')) === `ref: ${ref}`);
 }
@@ -178,7 +178,7 @@ class Hook {
     for (const [lref, , rref] of fields(this.input.stdin, 4)) {
       for (const ref of [lref!, rref!]) {
         for (const c of holders(ref, this.here)) {
-          if (!isFile(path.join(c, 'overdeck.config'))) continue;
+          if (!mayBeOwned(c)) continue;
           const r = this.refusalAt(c);
           if (r !== undefined) return this.hookRefused(r, 'push');
         }
@@ -198,7 +198,7 @@ class Hook {
       // an all-zero old and new is a deletion whose old value was not given, and is judged.
       if (/[^0]/.test(old!) && old === neu) continue;
       for (const c of holders(ref!, this.here)) {
-        if (!isFile(path.join(c, 'overdeck.config'))) continue;
+        if (!mayBeOwned(c)) continue;
         const r = this.refusalAt(c);
         if (r === undefined) continue;
         const jref = ref === 'HEAD' ? firstLine(path.join(c, 'HEAD')).replace(/^ref: /, '') : ref!;

@@ -24,7 +24,7 @@ import {
   OVERRIDE_VARS,
   REDIRECT_VARS,
 } from '../domain/git-rules';
-import { commonOf, type Env, guardAt, journalRefusal } from './guard';
+import { commonOf, type Env, guardAt, journalRefusal, mayBeOwned } from './guard';
 
 export interface JudgeInput {
   /** The arguments after `git`. */
@@ -257,7 +257,7 @@ class Gate {
 
   /** 0 when the caller may mutate the worktree whose private git dir is GD; a refusal is journalled there and thrown. */
   private judgeGd(gd: string): void {
-    if (gd === '' || !isFile(path.join(gd, 'overdeck.config'))) return;
+    if (gd === '' || !mayBeOwned(gd)) return;
     if (this.judged.has(gd)) return;
     this.judged.add(gd);
     const v = guardAt(gd, this.input.env, this.input.realGit);
@@ -408,9 +408,9 @@ class Gate {
   }
 
   private hasOwned(common: string): boolean {
-    if (existsSync(path.join(common, 'overdeck.config'))) return true;
+    if (mayBeOwned(common)) return true;
     try {
-      return readdirSync(path.join(common, 'worktrees')).some((n) => existsSync(path.join(common, 'worktrees', n, 'overdeck.config')));
+      return readdirSync(path.join(common, 'worktrees')).some((n) => mayBeOwned(path.join(common, 'worktrees', n)));
     } catch {
       return false;
     }

@@ -25,7 +25,8 @@ export const LockJsonSchema = z.object({
 
 export type LockJson = z.infer<typeof LockJsonSchema>;
 
-export const LOCK_FILE = 'overdeck.lock.json';
+export { LOCK_FILE } from './projection-keys';
+import { LOCK_FILE } from './projection-keys';
 
 export function lockPathIn(dirs: WorktreeDirs): string {
   return path.join(dirs.privateDir, LOCK_FILE);

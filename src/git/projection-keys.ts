@@ -23,3 +23,6 @@ export const PROVISIONAL_CONFLICT_STATES: readonly string[] = [PROVISIONAL_CONFL
 export function isProvisionalConflictState(state: string): boolean {
   return PROVISIONAL_CONFLICT_STATES.includes(state);
 }
+
+/** The lock file beside the projection (src/git/lock-file.ts): derived from it, and the gate's witness that a worktree whose projection is gone was owned. */
+export const LOCK_FILE = 'overdeck.lock.json';

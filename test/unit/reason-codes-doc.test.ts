@@ -25,7 +25,14 @@ const doc = readFileSync(DOC, 'utf8');
  * The guard's codes (src/git/guard.ts GuardReason). A record typed by the union: tsc fails when a
  * reason is added to or removed from GuardReason without this list following.
  */
-const GUARD: Record<GuardReason, true> = { not_owner: true, stale_epoch: true, unidentified: true, provisional_conflict: true, tenure_unproven: true };
+const GUARD: Record<GuardReason, true> = {
+  not_owner: true,
+  stale_epoch: true,
+  unidentified: true,
+  provisional_conflict: true,
+  tenure_unproven: true,
+  projection_missing: true,
+};
 
 /** The body of a `## title` section (up to the next one); the main table is before the first. */
 function section(title: string | null): string {
