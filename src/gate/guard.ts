@@ -12,6 +12,7 @@ import path from 'node:path';
 import { guardStatusOf, type GuardReason } from '../domain/git-rules';
 import { FREE_STATES } from '../domain/states';
 import { standingOf, type ProjectedHolders } from '../domain/tenure';
+import { firstLine } from './files';
 import { HOLD_KEY_PREFIX, HOLD_KEYS, LOCK_FILE, PROVISIONAL_CONFLICT_STATES } from '../git/projection-keys';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -277,14 +278,6 @@ export function commonOf(gd: string): string {
   return line === '' ? gd : `${gd}/${line}`;
 }
 
-function firstLine(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
-  } catch {
-    return '';
-  }
-}
-
 /**
  * A refusal by the gate, journalled in the judged worktree's journal: one line, one append
  * (concurrent appends do not interleave). Only the subcommand, never its arguments.
@@ -312,19 +305,30 @@ export function journalRefusal(gd: string, v: Verdict, command: string, env: Env
       }
     }
   }
-  const fields = [
+  appendJournal(gd, [
     ['kind', 'wrapper_refused'],
+    ...callerFields(env, o),
+    ['code', v.reason ?? 'refused'],
+    ['command', jv(command)],
+    ['ref', jv(head.replace(/^ref: /, ''))],
+    ['old', jv(old)],
+  ]);
+}
+
+/** A journal line's caller and projection: who called (its environment) and whom the projection names. */
+export function callerFields(env: Env, o: Owner): [string, string][] {
+  return [
     ['session', jv(env.OVERDECK_EXECUTION_SESSION_ID ?? '')],
     ['env_epoch', jv(env.OVERDECK_EPOCH ?? '')],
     ['ownership', jv(o.ownership)],
     ['epoch', jv(o.epoch)],
     ['owner', jv(o.owner)],
     ['state', jv(o.state)],
-    ['code', v.reason ?? 'refused'],
-    ['command', jv(command)],
-    ['ref', jv(head.replace(/^ref: /, ''))],
-    ['old', jv(old)],
   ];
+}
+
+/** One journal line (docs/git-projection.md#the-journal) in one append, so concurrent appends do not interleave. */
+export function appendJournal(gd: string, fields: readonly (readonly [string, string])[]): void {
   try {
     appendFileSync(path.join(gd, 'overdeck.journal'), `od1\t${fields.map(([k, val]) => `${k}=${val}`).join('\t')}\n`);
   } catch {

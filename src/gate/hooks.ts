@@ -6,9 +6,10 @@
  * implementation; the shell only ever accepts. The hook runs at the worktree's top, where git runs
  * it; nothing here runs the previous hook (the shell chains to it when this answers 0).
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { commonOf, type Env, guardAt, jv, mayBeOwned, type Owner, readOwner, type Verdict } from './guard';
+import { firstLine, isFile } from './files';
+import { appendJournal, callerFields, commonOf, type Env, guardAt, jv, mayBeOwned, type Owner, readOwner, type Verdict } from './guard';
 
 export interface HookInput {
   /** The hook's name (pre-commit, pre-rebase, pre-push, reference-transaction). */
@@ -29,22 +30,6 @@ export interface HookResult {
   status: number;
   stderr: string[];
 }
-
-function firstLine(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
-  } catch {
-    return '';
-  }
-}
-
-const isFile = (f: string): boolean => {
-  try {
-    return statSync(f).isFile();
-  } catch {
-    return false;
-  }
-};
 
 /**
  * The hook's worktree's private git dir, absolute (a stash entry's maker and a journal are named
@@ -91,26 +76,16 @@ function holders(ref: string, here: string): string[] {
  */
 function journal(gd: string, kind: string, move: readonly [string, string, string], o: Owner, env: Env, extra: readonly [string, string][] = []): void {
   const [old, neu, ref] = move;
-  const fields: [string, string][] = [
+  appendJournal(gd, [
     ['kind', kind],
     ['ref', jv(ref)],
     ['old', jv(old)],
     ['new', jv(neu)],
-    ['session', jv(env.OVERDECK_EXECUTION_SESSION_ID ?? '')],
-    ['env_epoch', jv(env.OVERDECK_EPOCH ?? '')],
-    ['ownership', jv(o.ownership)],
-    ['epoch', jv(o.epoch)],
-    ['owner', jv(o.owner)],
-    ['state', jv(o.state)],
+    ...callerFields(env, o),
     ['worker', jv(o.worker)],
     ['conversation', jv(o.conversation)],
     ...extra,
-  ];
-  try {
-    appendFileSync(path.join(gd, 'overdeck.journal'), `od1\t${fields.map(([k, v]) => `${k}=${v}`).join('\t')}\n`);
-  } catch {
-    // a journal that cannot be written does not change the answer
-  }
+  ]);
 }
 
 /** The lines of a hook's stdin, each split at blanks as the shell's `read` splits them (the last field keeps the rest). */

@@ -9,7 +9,7 @@
  * table of src/domain/git-rules.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import {
   configDanger,
@@ -24,6 +24,7 @@ import {
   OVERRIDE_VARS,
   REDIRECT_VARS,
 } from '../domain/git-rules';
+import { firstLine, isDir, isFile } from './files';
 import { commonOf, type Env, guardAt, journalRefusal, mayBeOwned } from './guard';
 
 export interface JudgeInput {
@@ -152,27 +153,6 @@ function overrides(p: Parsed, env: Env): string {
   return '';
 }
 
-const readLine = (f: string): string => {
-  try {
-    return readFileSync(f, 'utf8').split('\n')[0] ?? '';
-  } catch {
-    return '';
-  }
-};
-const isDir = (f: string): boolean => {
-  try {
-    return statSync(f).isDirectory();
-  } catch {
-    return false;
-  }
-};
-const isFile = (f: string): boolean => {
-  try {
-    return statSync(f).isFile();
-  } catch {
-    return false;
-  }
-};
 const physical = (d: string): string => {
   try {
     return realpathSync(d);
@@ -191,7 +171,7 @@ function gdOfTop(dir: string): string {
   const dotgit = `${dir === '/' ? '' : dir}/.git`;
   if (isDir(dotgit)) return dotgit;
   if (isFile(dotgit)) {
-    const line = readLine(dotgit);
+    const line = firstLine(dotgit);
     if (line.startsWith('gitdir: /')) return line.slice(8);
     if (line.startsWith('gitdir: ')) return `${dir}/${line.slice(8)}`;
   }
@@ -349,7 +329,7 @@ class Gate {
       ref = ref.startsWith('heads/') ? `refs/${ref}` : `refs/heads/${ref}`;
     }
     for (const c of this.worktreeGds()) {
-      const h = readLine(path.join(c, 'HEAD'));
+      const h = firstLine(path.join(c, 'HEAD'));
       if (ref === '*' ? h.startsWith('ref: refs/heads/') : h === `ref: ${ref}`) this.judgeGd(c);
     }
   }
@@ -358,7 +338,7 @@ class Gate {
   private judgeStashEntry(sha: string): void {
     if (!/^[0-9a-f]+$/.test(sha)) return;
     const rec = path.join(this.common, 'overdeck-stash', sha);
-    if (existsSync(rec)) return this.judgeGd(readLine(rec));
+    if (existsSync(rec)) return this.judgeGd(firstLine(rec));
     const r = this.git([`--git-dir=${this.common}`, 'log', '-1', '--format=%s', sha]);
     if (r.status !== 0) return;
     const subject = r.stdout.split('\n')[0] ?? '';
@@ -383,7 +363,7 @@ class Gate {
     for (const c of this.listWorktrees()) {
       const gitdir = path.join(c, 'gitdir');
       if (!existsSync(gitdir)) continue;
-      if (existsSync(readLine(gitdir))) continue;
+      if (existsSync(firstLine(gitdir))) continue;
       this.judgeGd(c);
     }
   }
@@ -400,7 +380,7 @@ class Gate {
     for (const c of this.listWorktrees()) {
       const gitdir = path.join(c, 'gitdir');
       if (!existsSync(gitdir)) continue;
-      const wtp = readLine(gitdir).replace(/\/\.git$/, '');
+      const wtp = firstLine(gitdir).replace(/\/\.git$/, '');
       if (ends(wtp)) this.judgeGd(c);
       if (path.basename(c) === nm) this.judgeGd(c);
     }
@@ -472,7 +452,7 @@ class Gate {
       }
     }
     if (repo === '') {
-      const h = readLine(path.join(this.gd, 'HEAD'));
+      const h = firstLine(path.join(this.gd, 'HEAD'));
       if (h.startsWith('ref: refs/heads/')) repo = this.git([...globals, 'for-each-ref', '--format=%(push:remotename)', h.slice(5)]).stdout.trim();
       if (repo === '') repo = 'origin';
     }
