@@ -319,6 +319,8 @@ function runGate(ctx: HookContext, input: string, identity: Record<string, strin
     child.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
     child.once('error', reject);
     child.once('close', (code) => resolve({ exit: code ?? 1, stdout, stderr }));
+    // The gate may answer before reading the whole payload; its answer is its exit status, and an EPIPE here must not crash the hook.
+    child.stdin.on('error', () => {});
     child.stdin.end(input);
   });
 }

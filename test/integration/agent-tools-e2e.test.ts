@@ -54,6 +54,8 @@ function sh(script: string, o: { cwd: string; env: NodeJS.ProcessEnv; input?: st
     child.stderr.setEncoding('utf8').on('data', (x: string) => (stderr += x));
     child.once('error', reject);
     child.once('close', (code) => resolve({ status: code ?? -1, stdout, stderr }));
+    // A command that exits without reading its input (git config does) closes the pipe first: its answer is its exit status, not EPIPE.
+    child.stdin.on('error', () => {});
     child.stdin.end(o.input ?? '');
   });
 }

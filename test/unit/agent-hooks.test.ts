@@ -102,6 +102,19 @@ describe('PreToolUse', () => {
     expect(r).toEqual({ exit: 2, stdout: '', stderr: 'as session_A  \n' });
   });
 
+  test('a gate that answers before reading the payload is its answer, not an EPIPE', async () => {
+    const ctx = context({ PATH: process.env.PATH, OVERDECK_EXECUTION_SESSION_ID: 'session_A' }, []);
+    writeFileSync(ctx.gateHook, 'echo early >&2; exit 2\n');
+    // Larger than a pipe's buffer, so the write is still going when the gate has exited.
+    const r = await runHook(
+      'claude-code',
+      'pre-tool-use',
+      payload('claude-code', 'pre-tool-use', { CWD: fx.wt1, COMMAND: `git status ${'x'.repeat(1 << 20)}` }),
+      ctx,
+    );
+    expect(r).toEqual({ exit: 2, stdout: '', stderr: 'early\n' });
+  });
+
   test('nothing of ours exits 2: a payload that is not JSON, not the shape, or an unknown event', async () => {
     const ctx = context({ PATH: process.env.PATH }, []);
     for (const [event, input] of [
