@@ -1,3 +1,4 @@
+import type { OwnershipRecord } from '../../src/domain/projection';
 import { newOwnershipId } from '../../src/ids/workflow-id';
 import { applyLocalProjection } from '../../src/git/projection';
 import { clearIdentityCache, identifyWorktree } from '../../src/git/repo';
@@ -32,11 +33,19 @@ export async function measureParts(ctx: BenchContext, fresh: Worktree[]): Promis
   const next: number[] = [];
   const conv: number[] = [];
   const ping: number[] = [];
+  // As the workflow writes: with the record the log folds to before the batch (one round trip).
+  const records = new Map<string, OwnershipRecord | null>();
   for (const id of ids) {
-    first.push(await timeOnce(() => appendEvents(pool, `ownership/parts/${id.ownershipId}`, [claimed(id, new Date().toISOString())])));
+    first.push(
+      await timeOnce(async () => {
+        const w = await appendEvents(pool, `ownership/parts/${id.ownershipId}`, [claimed(id, new Date().toISOString())], null);
+        records.set(id.ownershipId, w.record);
+      }),
+    );
   }
   for (const id of ids) {
-    next.push(await timeOnce(() => appendEvents(pool, `ownership/parts/${id.ownershipId}`, [planBound(id, 2, new Date().toISOString(), 'lane-a')])));
+    const base = records.get(id.ownershipId) ?? null;
+    next.push(await timeOnce(() => appendEvents(pool, `ownership/parts/${id.ownershipId}`, [planBound(id, 2, new Date().toISOString(), 'lane-a')], base)));
   }
   for (let i = 0; i < 200; i++) {
     conv.push(await timeOnce(() => readExecutorConversation(pool, `bench-worker-${i}`)));

@@ -1,4 +1,4 @@
-import { floorUpdate, noopStop, noopUpdate, type floorWorkflow, type noopWorkflow } from '../workflows/noop';
+import { floorUpdate, localFloorUpdate, noopStop, noopUpdate, type floorWorkflow, type localFloorWorkflow, type noopWorkflow } from '../workflows/noop';
 import { diff, scrape, type Snapshot } from '../metrics';
 import { historyBreakdown, sample, type TimedCall } from '../breakdown';
 import type { BenchContext, LiveOwnership } from '../context';
@@ -24,6 +24,15 @@ export async function benchUpdate(ctx: BenchContext, live: LiveOwnership[]): Pro
   const floors = await Promise.all(
     owners.map((_, j) =>
       stack.temporal.workflow.start<typeof floorWorkflow>('floorWorkflow', { workflowId: `bench-floor-upd-${run}-${j}`, taskQueue: stack.taskQueue, args: [] }),
+    ),
+  );
+  const localFloors = await Promise.all(
+    owners.map((_, j) =>
+      stack.temporal.workflow.start<typeof localFloorWorkflow>('localFloorWorkflow', {
+        workflowId: `bench-lfloor-upd-${run}-${j}`,
+        taskQueue: stack.taskQueue,
+        args: [],
+      }),
     ),
   );
   const calls = new Array<number>(k).fill(0);
@@ -78,7 +87,23 @@ export async function benchUpdate(ctx: BenchContext, live: LiveOwnership[]): Pro
     base: async (i) => void (await floors[i % k].executeUpdate(floorUpdate, { args: [1] })),
     progress: progressLine('bindPlan vs its floor'),
   });
-  await Promise.all([...noops, ...floors].map((h) => h.signal(noopStop)));
+  // Against the local floor: the primitive an owner update is made of (one task, one local activity).
+  const vsLocalFloor = await runPair({
+    warmup,
+    iterations,
+    ours: (i) => planOnce(2 * (iterations + warmup) + i, false),
+    base: async (i) => void (await localFloors[i % k].executeUpdate(localFloorUpdate, { args: [1] })),
+    progress: progressLine('bindPlan vs its local floor'),
+  });
+  await Promise.all([...noops, ...floors, ...localFloors].map((h) => h.signal(noopStop)));
+  const localFloorRow = latencyRow(
+    'update-local-floor',
+    'owner-only update (bindPlan) vs an update answered after one no-op local activity',
+    summarize(vsLocalFloor.ours),
+    summarize(vsLocalFloor.base),
+    'executeUpdate(localFloorUpdate)',
+    null,
+  );
   const floorRow = latencyRow(
     'update-floor',
     'owner-only update (bindPlan) vs its floor: an update answered after one no-op activity',
@@ -104,5 +129,6 @@ export async function benchUpdate(ctx: BenchContext, live: LiveOwnership[]): Pro
       },
     ),
     floorRow,
+    localFloorRow,
   ];
 }

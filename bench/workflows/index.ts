@@ -3,4 +3,4 @@
  * The baseline lives here, never in src/workflows: production registers only production workflows.
  */
 export { ownershipWorkflow } from '../../src/workflows';
-export { floorWorkflow, noopWorkflow } from './noop';
+export { floorWorkflow, localFloorWorkflow, noopWorkflow } from './noop';

@@ -1,4 +1,4 @@
-import { condition, defineSignal, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, defineUpdate, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 
 /** The benchmarks' baseline: the bare cost of an update, an update-with-start and a signal. */
 export const noopUpdate = defineUpdate<number, [number]>('noop');
@@ -28,6 +28,25 @@ export async function floorWorkflow(): Promise<number> {
   let stop = false;
   setHandler(floorUpdate, async (n) => {
     await store.readSettings();
+    return (count += n);
+  });
+  setHandler(noopStop, () => void (stop = true));
+  await condition(() => stop);
+  return count;
+}
+
+/**
+ * The floor of an owner update: an update answered after one no-op local activity, as an owner
+ * update is answered after its log write (a local activity): one workflow task, nothing of ours.
+ */
+const local = proxyLocalActivities<{ readSettings(): Promise<unknown> }>({ startToCloseTimeout: '10s' });
+export const localFloorUpdate = defineUpdate<number, [number]>('localFloor');
+
+export async function localFloorWorkflow(): Promise<number> {
+  let count = 0;
+  let stop = false;
+  setHandler(localFloorUpdate, async (n) => {
+    await local.readSettings();
     return (count += n);
   });
   setHandler(noopStop, () => void (stop = true));

@@ -74,10 +74,10 @@ export function createStoreActivities(deps: {
     return { ...tenure, tenureHash: tenureHashWords(keys, tenure), ...(holds.length > 0 ? { holds } : {}) };
   };
   return {
-    async persistEvents(workflowId, events) {
+    async persistEvents(workflowId, events, base) {
       let written;
       try {
-        written = await appendEvents(deps.pool, workflowId, events);
+        written = await appendEvents(deps.pool, workflowId, events, base);
       } catch (err) {
         // The one refusal the log makes (a second live owner of the worktree): final, typed with its reason code.
         if (err instanceof SecondLiveOwner) throw ApplicationFailure.nonRetryable(err.message, err.code);

@@ -35,9 +35,10 @@ export interface StoreActivities {
    * Appends events idempotently and folds them into the PostgreSQL projection, in one transaction
    * (src/store/event-store.ts); answers `ahead` instead, writing nothing, when the log already holds
    * other events from the batch's first seq. Non-retryable `worktree_owned` when they would make a
-   * second live ownership of the worktree.
+   * second live ownership of the worktree. `base`, the record the log folds to before the batch (the
+   * workflow's durable record), makes the write one round trip; without it the row is read first.
    */
-  persistEvents(workflowId: string, events: OwnershipEvent[]): Promise<Persisted>;
+  persistEvents(workflowId: string, events: OwnershipEvent[], base?: OwnershipRecord | null): Promise<Persisted>;
   /** The log's events past `afterSeq`, in order: what a run that may have lost a task's write must read before it refuses anything. */
   readLogTail(ownershipId: string, afterSeq: number): Promise<OwnershipEvent[]>;
   /** The owner's last heartbeat as the API recorded it (src/store/heartbeats.ts), or null. */

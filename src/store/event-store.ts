@@ -12,11 +12,15 @@ import { applyEvent, OwnershipRecordSchema, type OwnershipRecord } from '../doma
  * nothing is written and the answer is the log's events past the run's position (`ahead`), which the
  * run adopts as its own decisions (src/workflows/durable-log.ts).
  *
- * The transaction's statements, and why each: the per-ownership advisory lock (two attempts of one
- * write may overlap: one that timed out may still be running; rebuild.ts takes the same lock); the
- * events in one INSERT; and the projection row brought up to the log's last event (its record; the
- * events past it, read only when they are not the ones just written; the indexes those events feed;
- * the row), so a lookup never sees a log without its record or a record ahead of its log.
+ * One round trip when the writer knows the record the log folds to before the batch (`base`: the
+ * workflow's durable record): it folds the batch onto it and PostgreSQL's od_append_events
+ * (migrations/1700000000018) writes the events, their indexes and the row in one statement, under
+ * the per-ownership advisory lock (two attempts of one write may overlap: one that timed out may
+ * still be running; rebuild.ts takes the same lock). PostgreSQL takes the writer's record only when
+ * the row stands right at the batch's first seq: the row is the fold of the log up to there, and the
+ * base is the fold of the same events by the same reducer. Anywhere else (no base, a row behind
+ * the log after a rebuild) it writes nothing, and the write folds from the row in a transaction of
+ * its own, as before: so a lookup never sees a log without its record or a record ahead of its log.
  */
 export interface Appended {
   /** the log's last seq once the batch is in */
@@ -45,10 +49,34 @@ export function isSecondLiveOwner(err: unknown): boolean {
   return err instanceof Error && e?.code === '23505' && e.constraint === ONE_LIVE_OWNER_INDEX;
 }
 
-export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<AppendedWithRecord> {
+export async function appendEvents(pool: Pool, workflowId: string, events: OwnershipEvent[], base?: OwnershipRecord | null): Promise<AppendedWithRecord> {
   if (events.length === 0) return { durableSeq: 0, record: null };
   const ownershipId = events[0]!.ownershipId;
   if (events.some((e) => e.ownershipId !== ownershipId)) throw new Error('appendEvents: one ownership per call');
+  // A base that is not right before the batch folds to nothing the log could hold.
+  if (base === undefined || (base?.seq ?? 0) !== events[0]!.seq - 1) return appendByFold(pool, workflowId, events);
+  const record = events.reduce<OwnershipRecord | null>((r, e) => applyEvent(r, e), base);
+  let answer;
+  try {
+    answer = await pool.query<{ outcome: 'written' | 'recorded' | 'ahead' | 'refold'; ahead: unknown[] | null }>(
+      'SELECT outcome, ahead FROM od_append_events($1, $2::jsonb[], $3, $4::jsonb)',
+      [workflowId, events.map((e) => JSON.stringify(e)), base?.seq ?? 0, JSON.stringify(record)],
+    );
+  } catch (err) {
+    throw secondLiveOwner(err, events) ?? err;
+  }
+  const { outcome, ahead } = answer.rows[0]!;
+  if (outcome === 'ahead') {
+    const theirs = (ahead ?? []).map(parseEvent);
+    return { durableSeq: theirs.at(-1)?.seq ?? 0, record: null, ahead: theirs };
+  }
+  if (outcome === 'refold') return appendByFold(pool, workflowId, events);
+  return { durableSeq: record!.seq, record };
+}
+
+/** The write without a known base: one transaction that reads the row and folds the log onto it. */
+async function appendByFold(pool: Pool, workflowId: string, events: OwnershipEvent[]): Promise<AppendedWithRecord> {
+  const ownershipId = events[0]!.ownershipId;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -73,14 +101,17 @@ export async function appendEvents(pool: Pool, workflowId: string, events: Owner
     return { durableSeq: record?.seq ?? 0, record };
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
-    if (isSecondLiveOwner(err))
-      throw new SecondLiveOwner(
-        `one live owner per worktree: ${ownershipId} would hold ${events[0]!.worktreePath} on ${events[0]!.hostId}, which another live ownership holds`,
-      );
-    throw err;
+    throw secondLiveOwner(err, events) ?? err;
   } finally {
     client.release();
   }
+}
+
+function secondLiveOwner(err: unknown, events: OwnershipEvent[]): SecondLiveOwner | null {
+  if (!isSecondLiveOwner(err)) return null;
+  return new SecondLiveOwner(
+    `one live owner per worktree: ${events[0]!.ownershipId} would hold ${events[0]!.worktreePath} on ${events[0]!.hostId}, which another live ownership holds`,
+  );
 }
 
 /** Whether the events not inserted were recorded as sent (a retried write); false: the log holds others there. */
@@ -116,71 +147,21 @@ async function foldProjection(
   if (fresh.length === 0) return record;
   for (const event of fresh) {
     const e = parseEvent(event);
-    const before = record;
     record = applyEvent(record, e);
-    await indexEvent(client, e, before);
+    await indexEvent(client, e);
   }
   await upsertProjection(client, workflowId, record!);
   return record;
 }
 
-async function indexEvent(client: PoolClient, e: OwnershipEvent, before: OwnershipRecord | null): Promise<void> {
-  if (e.seq === 1) {
-    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, 1) ON CONFLICT DO NOTHING', [
-      e.ownershipId,
-      e.repoRoot,
-      e.branch,
-    ]);
-  }
-  if (e.type === 'ownership.branch_renamed') {
-    await client.query('UPDATE branch_names SET to_seq = $2 WHERE ownership_id = $1 AND to_seq IS NULL', [e.ownershipId, e.seq - 1]);
-    await client.query('INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING', [
-      e.ownershipId,
-      e.repoRoot,
-      e.data.to,
-      e.seq,
-    ]);
-  }
-  if (e.type === 'ownership.landed' && !before?.landings.some((l) => l.landedHead === e.data.receipt.landedHead)) {
-    const r = e.data.receipt;
-    await client.query(
-      `INSERT INTO landing_receipts (ownership_id, landed_head, seq, repo_root, source_branch, source_head, landed_branch, landed_at, receipt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb) ON CONFLICT (ownership_id, landed_head) DO NOTHING`,
-      [r.ownershipId, r.landedHead, e.seq, e.repoRoot, r.sourceBranch, r.sourceHead, r.landedBranch, r.landedAt, JSON.stringify(r)],
-    );
-  }
+/** The event's indexes (branch names, landing receipts), as od_index_event derives them for both paths. */
+async function indexEvent(client: PoolClient, e: OwnershipEvent): Promise<void> {
+  await client.query('SELECT od_index_event($1::jsonb)', [JSON.stringify(e)]);
 }
 
+/** The row for a record, its columns derived by od_upsert_ownership (the same as the one-round-trip write's). */
 export async function upsertProjection(client: Pool | PoolClient, workflowId: string, r: OwnershipRecord): Promise<void> {
-  await client.query(
-    `INSERT INTO ownerships (ownership_id, workflow_id, repo_root, worktree_path, branch, host_id, state, epoch, seq,
-        owner_session_id, owner_worker_id, conversation_id, lane, plan_ref, claimed_at, last_seen_at, updated_at, record)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now(), $17::jsonb)
-     ON CONFLICT (ownership_id) DO UPDATE SET
-        branch = EXCLUDED.branch, state = EXCLUDED.state, epoch = EXCLUDED.epoch, seq = EXCLUDED.seq,
-        owner_session_id = EXCLUDED.owner_session_id, owner_worker_id = EXCLUDED.owner_worker_id,
-        conversation_id = EXCLUDED.conversation_id, lane = EXCLUDED.lane, plan_ref = EXCLUDED.plan_ref,
-        claimed_at = EXCLUDED.claimed_at, last_seen_at = EXCLUDED.last_seen_at, updated_at = now(), record = EXCLUDED.record`,
-    [
-      r.ownershipId,
-      workflowId,
-      r.repoRoot,
-      r.worktreePath,
-      r.branch,
-      r.hostId,
-      r.state,
-      r.epoch,
-      r.seq,
-      r.owner?.executionSessionId ?? null,
-      r.worker?.workerId ?? null,
-      r.owner?.conversation?.conversationId ?? null,
-      r.lane,
-      r.planRef,
-      r.claimedAt,
-      r.lastSeenAt,
-      JSON.stringify(r),
-    ],
-  );
+  await client.query('SELECT od_upsert_ownership($1, $2::jsonb)', [workflowId, JSON.stringify(r)]);
 }
 
 export async function readEvents(pool: Pool | PoolClient, ownershipId: string, afterSeq = 0, limit?: number): Promise<OwnershipEvent[]> {

@@ -76,6 +76,7 @@ async function write(s: RunState): Promise<void> {
     const { durableSeq, projected, tenure, ahead } = await log.persistEvents.executeWithOptions({ summary: persistSummary(batch) }, [
       workflowInfo().workflowId,
       batch,
+      s.durableRecord,
     ]);
     seenLive(s);
     if (ahead) return adopt(s, ahead, [...batch, ...s.pending]);
