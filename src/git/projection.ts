@@ -8,7 +8,7 @@ import { isLiveState, type LocalProjection, LocalProjectionSchema, parseConfigZ,
 import type { WorktreeDirs } from './repo';
 import { serialisePerWorktree } from './serial';
 import { withWriterLock } from './writer-lock';
-import { refreshRegistryQuietly } from './registry';
+import { updateRegistryQuietly } from './registry';
 
 /**
  * The worktree's local projection, as the rest of the code uses it: read what the hooks see, write
@@ -104,8 +104,8 @@ export async function applyLocalProjection(worktreePath: string, p: LocalProject
   const valid = p === null ? null : LocalProjectionSchema.parse(p);
   return underWriterLock(worktreePath, opts, async (dirs) => {
     const result = await writeProjectionAt(dirs, valid, opts);
-    // The repository's registry for other tools (registry.ts), rebuilt after every projection, a skipped one too.
-    if (result === 'skipped') return refreshRegistryQuietly(dirs.commonDir).then(() => result);
+    // The repository's registry for other tools (registry.ts): this worktree's entry, after every projection, a skipped one too.
+    if (result === 'skipped') return updateRegistryQuietly(dirs.commonDir, dirs.privateDir).then(() => result);
     const live = valid !== null && isLiveState(valid.state);
     if (valid !== null && live) await writeLockIn(dirs, lockFromProjection(valid));
     else await clearLockIn(dirs);
@@ -114,7 +114,7 @@ export async function applyLocalProjection(worktreePath: string, p: LocalProject
     } else if ((await worktreeLockReasonIn(dirs))?.startsWith(GIT_LOCK_PREFIX) === true) {
       await unlockWorktreeIn(dirs);
     }
-    await refreshRegistryQuietly(dirs.commonDir);
+    await updateRegistryQuietly(dirs.commonDir, dirs.privateDir);
     return result;
   });
 }

@@ -5,6 +5,7 @@ import { isNotFound, readFileIfExists } from './atomic';
 import { writeInDir } from './confine';
 import { GitSideError } from './errors';
 import { LOCK_FILE, LockJsonSchema } from './lock-file';
+import { withDirLock } from './writer-lock';
 
 /**
  * The repository's registry of owned worktrees, for tools that are not ours (a cleanup script, an
@@ -83,28 +84,31 @@ async function entryOf(gitDir: string, worktreePath: string | null, main: boolea
   };
 }
 
+/** The entry for one git dir of the common dir (its main worktree's or a linked one's), null when it names no live owner. */
+async function entryAt(commonDir: string, gitDir: string): Promise<RegistryEntry | null> {
+  if (gitDir === commonDir) return entryOf(commonDir, path.basename(commonDir) === '.git' ? path.dirname(commonDir) : null, true);
+  const dotGit = (await readFileIfExists(path.join(gitDir, 'gitdir')))?.trim();
+  // git records the path as it was given; readers compare resolved paths (`pwd -P`), so the registry holds the real one.
+  const given = dotGit ? path.dirname(dotGit) : null;
+  return entryOf(gitDir, given === null ? null : await fs.realpath(given).catch(() => given), false);
+}
+
+const byPath = (a: RegistryEntry, b: RegistryEntry) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
 /** What the registry says now, from the disk: every worktree of the common dir whose lock JSON names a live owner. */
 export async function scanRegistry(commonDir: string): Promise<Registry> {
-  const found: RegistryEntry[] = [];
-  const mainPath = path.basename(commonDir) === '.git' ? path.dirname(commonDir) : null;
-  const main = await entryOf(commonDir, mainPath, true);
-  if (main) found.push(main);
   let names: string[] = [];
   try {
     names = await fs.readdir(path.join(commonDir, 'worktrees'));
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
-  for (const name of names.sort()) {
-    const gitDir = path.join(commonDir, 'worktrees', name);
-    const dotGit = (await readFileIfExists(path.join(gitDir, 'gitdir')))?.trim();
-    // git records the path as it was given; readers compare resolved paths (`pwd -P`), so the registry holds the real one.
-    const given = dotGit ? path.dirname(dotGit) : null;
-    const e = await entryOf(gitDir, given === null ? null : await fs.realpath(given).catch(() => given), false);
+  const found: RegistryEntry[] = [];
+  for (const gitDir of [commonDir, ...names.sort().map((n) => path.join(commonDir, 'worktrees', n))]) {
+    const e = await entryAt(commonDir, gitDir);
     if (e) found.push(e);
   }
-  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { schema: REGISTRY_SCHEMA, commonDir, worktrees: found };
+  return { schema: REGISTRY_SCHEMA, commonDir, worktrees: found.sort(byPath) };
 }
 
 export async function readRegistry(commonDir: string): Promise<Registry | null> {
@@ -114,36 +118,71 @@ export async function readRegistry(commonDir: string): Promise<Registry | null> 
 
 const render = (r: Registry) => `${JSON.stringify(RegistrySchema.parse(r), null, 2)}\n`;
 
-/**
- * Rebuilds the registry from the disk and replaces it (temp file + rename) when it changed. Many
- * worktrees of one repository project at once without a lock between them, so a writer that
- * scanned before another's lock changed could rename last with the older picture: each writer
- * scans again after its rename and writes again until what is on disk is what it just saw. The
- * last rename is always followed by such a check, so the file converges on the disk's state.
- */
-export async function refreshRegistry(commonDir: string): Promise<Registry> {
+/** The lock every writer of the registry holds: one worktree's update is a read, a change and a rename. */
+const REGISTRY_LOCK = 'registry.lock';
+/** Left by an update that failed: the next writer rebuilds the registry whole, whichever worktree it projects. */
+const REBUILD_MARK = 'rebuild';
+
+/** `<common dir>/od-worktree`, made if missing: a directory of the repository's, never a symlink out of it. */
+async function registryDir(commonDir: string): Promise<string> {
   const dir = path.join(commonDir, REGISTRY_DIR);
-  for (let round = 0; ; round++) {
-    const now = await scanRegistry(commonDir);
-    const text = render(now);
-    if ((await readFileIfExists(registryPath(commonDir))) === text) return now;
-    if (round >= 8) return now;
-    await fs.mkdir(dir, { recursive: true, mode: 0o755 });
-    // A directory of the repository's, never a symlink out of it (the common dir is a realpath already).
-    if ((await fs.realpath(dir)) !== dir) throw new GitSideError('git_failed', `${REGISTRY_DIR} in the common git dir is not a directory of its own`);
-    await writeInDir(dir, REGISTRY_FILE, text, 0o644);
-  }
+  await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+  // The common dir is a realpath already, so anything else is a link somewhere.
+  if ((await fs.realpath(dir)) !== dir) throw new GitSideError('git_failed', `${REGISTRY_DIR} in the common git dir is not a directory of its own`);
+  return dir;
+}
+
+/** Replaces the file (temp file + rename) only when `next` is not what it holds. */
+async function writeIfChanged(dir: string, commonDir: string, next: Registry): Promise<Registry> {
+  const text = render(next);
+  if ((await readFileIfExists(registryPath(commonDir))) !== text) await writeInDir(dir, REGISTRY_FILE, text, 0o644);
+  return next;
+}
+
+/** Rebuilds the registry from every worktree of the repository and replaces it when it changed. */
+export async function refreshRegistry(commonDir: string): Promise<Registry> {
+  const dir = await registryDir(commonDir);
+  return withDirLock(dir, REGISTRY_LOCK, async () => writeIfChanged(dir, commonDir, await scanRegistry(commonDir)));
+}
+
+/**
+ * One worktree's projection changed: its entry is read again from its own git dir and replaced (or
+ * dropped) in the registry, so a projection costs the same in a repository of ten worktrees as in
+ * one of ten thousand. A registry that is missing, or not one this code can read, is rebuilt whole.
+ */
+export async function updateRegistryEntry(commonDir: string, gitDir: string): Promise<Registry> {
+  const dir = await registryDir(commonDir);
+  return withDirLock(dir, REGISTRY_LOCK, async () => {
+    const behind = await fs.stat(path.join(dir, REBUILD_MARK)).then(
+      () => true,
+      () => false,
+    );
+    const current = behind ? null : await readRegistry(commonDir).catch(() => null);
+    if (current === null || current.commonDir !== commonDir) {
+      const whole = await writeIfChanged(dir, commonDir, await scanRegistry(commonDir));
+      await fs.rm(path.join(dir, REBUILD_MARK), { force: true });
+      return whole;
+    }
+    const entry = await entryAt(commonDir, gitDir);
+    const rest = current.worktrees.filter((w) => w.gitDir !== gitDir);
+    return writeIfChanged(dir, commonDir, { ...current, worktrees: (entry ? [...rest, entry] : rest).sort(byPath) });
+  });
 }
 
 /**
  * The projection's call: the registry must never fail or undo the projection it follows (the
  * config projection is the authority and is already written). A failure leaves the previous
- * registry, which the next projection of any worktree of the repository rebuilds.
+ * registry and a mark, so the next projection of any worktree of the repository rebuilds it whole.
  */
-export async function refreshRegistryQuietly(commonDir: string): Promise<void> {
+export async function updateRegistryQuietly(commonDir: string, gitDir: string): Promise<void> {
   try {
-    await refreshRegistry(commonDir);
+    await updateRegistryEntry(commonDir, gitDir);
   } catch {
-    // Derived and rebuilt on the next projection: see above.
+    const dir = path.join(commonDir, REGISTRY_DIR);
+    // Only into a directory of its own (never through a link out of the common dir).
+    await fs
+      .realpath(dir)
+      .then((real) => (real === dir ? fs.writeFile(path.join(dir, REBUILD_MARK), '') : undefined))
+      .catch(() => undefined);
   }
 }

@@ -34,12 +34,17 @@ export interface WriterLockOptions {
  * Hooks never take the lock: readers see whole files (rename), so the hot path stays process-free.
  */
 export async function withWriterLock<T>(dirs: WorktreeDirs, fn: () => Promise<T>, opts: WriterLockOptions = {}): Promise<T> {
-  const lockPath = path.join(dirs.privateDir, WRITER_LOCK_DIR);
+  return withDirLock(dirs.privateDir, WRITER_LOCK_DIR, fn, opts);
+}
+
+/** The same lock on `lockName` in `dir` (a git dir of ours, checked unchanged before each attempt). */
+export async function withDirLock<T>(dir: string, lockName: string, fn: () => Promise<T>, opts: WriterLockOptions = {}): Promise<T> {
+  const lockPath = path.join(dir, lockName);
   const deadline = Date.now() + (opts.waitMs ?? DEFAULT_LOCK_WAIT_MS);
   let compromised = false;
   let release: () => Promise<void>;
   for (let attempt = 0; ; attempt++) {
-    await assertDirUnchanged(dirs.privateDir);
+    await assertDirUnchanged(dir);
     try {
       release = await lockfile.lock(lockPath, {
         lockfilePath: lockPath,

@@ -1,14 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyLocalProjection } from '../../src/git/projection';
-import { parseLockReason, readRegistry, refreshRegistry, registryPath } from '../../src/git/registry';
+import { parseLockReason, readRegistry, refreshRegistry, registryPath, scanRegistry, updateRegistryEntry } from '../../src/git/registry';
 import { makeRepo, projection, run, type Fixture } from './git-fixture';
 
 /**
  * The registry other tools read without us (docs/integrating.md#the-registry): written by the
  * projection, read here with jq (python3's json where jq is missing) and by the doc's own
  * ten-line shell check, which must refuse to delete an owned worktree and delete a free one.
+ * A projection updates its own entry under the registry's lock: planted back, a full scan per
+ * update, an update without the lock, and a failed update without its mark each fail a test here.
  */
 
 let fx: Fixture;
@@ -89,11 +91,49 @@ describe('registry.json', () => {
     expect(readdirSync(path.dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('converges when many worktrees project at once (each writer checks after its rename)', async () => {
-    const wts = [fx.wt1, fx.wt2];
+  it('holds every owner when many worktrees project at once (one writer at a time under its lock)', async () => {
+    const more = Array.from({ length: 6 }, (_, i) => {
+      const wt = path.join(fx.root, `more-${i}`);
+      run('git', ['worktree', 'add', '-q', '-b', `more-${i}`, wt], fx.repo);
+      return wt;
+    });
+    const wts = [fx.wt1, fx.wt2, ...more];
     await Promise.all(wts.map((wt, i) => applyLocalProjection(wt, projection(`C${i}`, 1), { gitLock: true })));
+    expect(ownersByJq()).toHaveLength(wts.length);
+    expect((await readRegistry(common()))?.worktrees.map((w) => w.executionSessionId).sort()).toEqual(wts.map((_, i) => `session_C${i}`).sort());
+    expect(await readRegistry(common())).toEqual(await scanRegistry(common()));
+    // The updates alone, all at once, onto a registry that lists none of them: none is lost.
+    writeFileSync(registryPath(common()), JSON.stringify({ schema: 'od-worktree.registry/1', commonDir: common(), worktrees: [] }));
+    const gitDirs = readdirSync(path.join(common(), 'worktrees')).map((n) => path.join(common(), 'worktrees', n));
+    await Promise.all(gitDirs.map((d) => updateRegistryEntry(common(), d)));
+    expect(await readRegistry(common())).toEqual(await scanRegistry(common()));
+  });
+
+  it("a projection rewrites its own worktree's entry only: it reads no other worktree's git dir", async () => {
+    await applyLocalProjection(fx.wt1, projection('A', 1), { gitLock: true });
+    // A lock JSON the projection never wrote, planted in the other worktree's git dir.
+    const planted = path.join(common(), 'worktrees', path.basename(fx.wt2), 'overdeck.lock.json');
+    writeFileSync(planted, readFileSync(path.join(common(), 'worktrees', path.basename(fx.wt1), 'overdeck.lock.json')));
+    await applyLocalProjection(fx.wt1, projection('A', 2, { epoch: 2 }), { gitLock: true });
+    expect(ownersByJq()).toEqual([`${realpathSync(fx.wt1)} session_A 2`]);
+    // A rebuild reads them all.
+    await refreshRegistry(common());
     expect(ownersByJq()).toHaveLength(2);
-    expect((await readRegistry(common()))?.worktrees.map((w) => w.executionSessionId)).toEqual(['session_C0', 'session_C1']);
+  });
+
+  it('an update that failed leaves a mark, and the next projection of any worktree rebuilds the registry whole', async () => {
+    const file = registryPath(common());
+    await applyLocalProjection(fx.wt2, projection('B', 1), { gitLock: true });
+    rmSync(file);
+    mkdirSync(file); // the registry cannot be read or replaced: wt1's update fails
+    await expect(applyLocalProjection(fx.wt1, projection('A', 1), { gitLock: true })).resolves.toBe('written');
+    expect(existsSync(path.join(path.dirname(file), 'rebuild'))).toBe(true);
+    rmdirSync(file);
+    writeFileSync(file, JSON.stringify({ schema: 'od-worktree.registry/1', commonDir: common(), worktrees: [] }));
+    // wt2 projects again; wt1's entry comes back with it.
+    await applyLocalProjection(fx.wt2, projection('B', 2, { epoch: 1 }), { gitLock: true });
+    expect(ownersByJq()).toEqual([`${realpathSync(fx.wt1)} session_A 1`, `${realpathSync(fx.wt2)} session_B 1`]);
+    expect(existsSync(path.join(path.dirname(file), 'rebuild'))).toBe(false);
   });
 
   it('is never written through a symlink out of the common dir, and the projection still succeeds', async () => {
