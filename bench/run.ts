@@ -141,8 +141,8 @@ async function main(): Promise<number> {
     const parts = wants('bind') || wants('update') ? await phase('parts for the breakdowns', () => measureParts(ctx, spare)) : null;
 
     // 1. bind (always: every later case stands on the ownerships it binds; its row only when asked)
-    const { row: bindRow, bound } = await phase('1 bind', () => benchBind(ctx, owned));
-    if (wants('bind')) rows.push(bindRow);
+    const { rows: bindRows, bound } = await phase('1 bind', () => benchBind(ctx, owned, wants('bind')));
+    if (wants('bind')) rows.push(...bindRows);
     // 2. owner-only update
     if (wants('update')) rows.push(...(await phase('2 owner-only update', () => benchUpdate(ctx, bound))));
     // 11. what a whole lifecycle costs in history

@@ -13,7 +13,7 @@ import { mapLimit, progressLine, runPair, summarize, wallMs } from '../stats';
  *    projected) vs a bare update-with-start of noopWorkflow. Each iteration uses a new worktree /
  *    a new workflow id, so both sides always create.
  */
-export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promise<{ row: Row; bound: LiveOwnership[] }> {
+export async function benchBind(ctx: BenchContext, worktrees: Worktree[], withFloor: boolean): Promise<{ rows: Row[]; bound: LiveOwnership[] }> {
   const { stack, sizes } = ctx;
   const { warmup, iterations } = sizes.bind;
   if (worktrees.length < warmup + iterations) throw new Error('benchBind: not enough worktrees');
@@ -64,6 +64,24 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
     bind: await historyBreakdown(stack.temporal, sample(oursCalls, sizes.breakdownSamples)),
     noopUpdateWithStart: await historyBreakdown(stack.temporal, sample(baseCalls, sizes.breakdownSamples)),
   };
+  // The primitive a bind is made of (less its first projection): update-with-start answered after one no-op local activity.
+  const localFloor = !withFloor
+    ? null
+    : await runPair({
+        warmup,
+        iterations,
+        ours: async (i) => {
+          const workflowId = `bench-lfloor-uws-${run}-${i}`;
+          noopIds.push(workflowId);
+          await noopUpdateWithStart(stack, workflowId, 'localFloor');
+        },
+        base: async (i) => {
+          const workflowId = `bench-noop-uws2-${run}-${i}`;
+          noopIds.push(workflowId);
+          await noopUpdateWithStart(stack, workflowId);
+        },
+        progress: progressLine('local floor vs update-with-start'),
+      });
   // The baseline workflows are done with: stop them so they do not count as live workflows later.
   await mapLimit(noopIds, 16, (id) => stack.temporal.workflow.getHandle(id).signal(noopStop));
   const row = latencyRow(
@@ -80,5 +98,14 @@ export async function benchBind(ctx: BenchContext, worktrees: Worktree[]): Promi
       workerMetrics,
     },
   );
-  return { row, bound };
+  if (localFloor === null) return { rows: [row], bound };
+  const floorRow = latencyRow(
+    'bind-local-floor',
+    'floor of a bind: update-with-start answered after one no-op local activity',
+    summarize(localFloor.ours),
+    summarize(localFloor.base),
+    'executeUpdateWithStart(noopUpdate)',
+    null,
+  );
+  return { rows: [row, floorRow], bound };
 }
