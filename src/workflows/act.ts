@@ -2,7 +2,7 @@ import { ApplicationFailure, condition, currentUpdateInfo } from '@temporalio/wo
 import { checkFailure } from '../domain/check';
 import type { Decision } from '../domain/decide';
 import type { EventDraft, OwnershipEvent } from '../domain/events';
-import { REASONS, refusal, type ReasonCode } from '../domain/reasons';
+import { REASONS, refusal, type ReasonCode, type Refusal } from '../domain/reasons';
 import type { OwnershipView } from './messages';
 import { fail } from './activities';
 import { emit, LOG_AHEAD, logWasAhead } from './durable-log';
@@ -87,6 +87,23 @@ export async function act(s: RunState, decide: () => Decision, onEvents?: (draft
     refuseIfDropped(s, mine);
     return view(s)!;
   }
+}
+
+/**
+ * A refusal decided before a handler's side effects (a reclaim preserves the dead owner's work
+ * first), by act()'s rule: it stands only on a record the log is not ahead of. With the log ahead,
+ * the lost task's answer to this very message if it gave one, or the check again on the adopted
+ * record. Null: not refused, go on.
+ */
+export async function refuseFirst(s: RunState, check: () => Refusal | null): Promise<OwnershipView | null> {
+  let denied = check();
+  if (denied && (await logWasAhead(s))) {
+    const answered = await answeredByLog(s, messageIdOf());
+    if (answered) return answered;
+    denied = check();
+  }
+  if (denied) fail(denied);
+  return null;
 }
 
 /** The answer of a message an adopted event bears (the lost task decided it), or null. */

@@ -21,8 +21,7 @@ import {
 } from '../domain/decide';
 import type { EventDraft } from '../domain/events';
 import { CONTINUING_AS_NEW, refusal } from '../domain/reasons';
-import { act, answeredBefore, answeredByLog, counted, durableView, messageIdOf, orFail, refusesInput, validated } from './act';
-import { logWasAhead } from './durable-log';
+import { act, answeredBefore, counted, durableView, orFail, refuseFirst, refusesInput, validated } from './act';
 import { fail, store, type Hosts } from './activities';
 import { preserveWipNow, verifyOnHost } from './host-checks';
 import {
@@ -189,15 +188,9 @@ export function installUpdates(s: RunState, hosts: Hosts): void {
         const answered = await durableView(s);
         if (answered) return answered;
       }
-      let denied = checkReclaim(s.record, input, livenessView(s));
-      // A refusal stands only on a record the log is not ahead of (act.ts): adopted, the lost task's
-      // answer to this very reclaim, or decided again.
-      if (denied && (await logWasAhead(s))) {
-        const answered = await answeredByLog(s, messageIdOf());
-        if (answered) return answered;
-        denied = checkReclaim(s.record, input, livenessView(s));
-      }
-      if (denied) fail(denied);
+      // Refused before the dead owner's work is touched, as act() would refuse it.
+      const answered = await refuseFirst(s, () => checkReclaim(s.record, input, livenessView(s)));
+      if (answered) return answered;
       const conversation = await conversationOf(input);
       // Preserve the dead owner's uncommitted work before anyone else may touch the worktree.
       const r = s.record!;

@@ -1,4 +1,5 @@
 import { decideAcceptHandoff, decideBindPlan, decideCancelHandoff, decideHandoff } from '../../src/domain/decide';
+import { decideStale } from '../../src/domain/liveness';
 import { stampEvent, type OwnershipEvent } from '../../src/domain/events';
 import { applyEvent, type OwnershipRecord } from '../../src/domain/projection';
 import { makeRepo, type RepoFixture } from '../support/git-fixture';
@@ -25,7 +26,7 @@ const { bindReq, ref, owner } = requests(() => repo);
 
 beforeAll(async () => {
   o = await startOwnershipEnv({ leaseTtlMs: 24 * 60 * 60_000 }, { maxCachedWorkflows: 2, maxConcurrentWorkflowTaskExecutions: 2 });
-  repo = makeRepo(7, o.root);
+  repo = makeRepo(8, o.root);
   await o.client.bind(bindReq(3, 's-elsewhere'));
   await o.client.bind(bindReq(5, 's-elsewhere'));
 });
@@ -94,6 +95,18 @@ test('a refusal is given only on the log’s record: the successor the lost task
   expect(await refusal(o.client.release(ref(1), owner('s-from', 1)))).toBe('not_owner');
   expect(types(o, bound.ownershipId)).toEqual(['ownership.claimed', 'ownership.handoff_started', 'ownership.claimed', 'ownership.plan_bound']);
   await noTaskLost(1);
+});
+
+test('a reclaim is refused only on the log’s record: the owner the lost task found dead is reclaimed, not refused owner_alive', async () => {
+  const bound = await o.client.bind(bindReq(7, 's-dead'));
+  // The lost task: the authority's dead verdict made the owner stale.
+  lostTask(bound.ownershipId, (r) => ({ events: decideStale(r, { executionSessionId: 's-dead', epoch: 1 }, 'dead', 'process 4242 is gone') }));
+  // On the run's own record s-dead is active, and the reclaim would be refused there before any WIP is preserved.
+  await evict();
+  const taken = await o.client.reclaim(ref(7), { executionSessionId: 's-heir', runtime: 'codex-cli', worker: worker('w-h'), principal: executor('w-h') });
+  expect({ owner: taken.owner?.executionSessionId, epoch: taken.epoch }).toEqual({ owner: 's-heir', epoch: 2 });
+  expect(types(o, bound.ownershipId).slice(0, 2)).toEqual(['ownership.claimed', 'ownership.stale']);
+  await noTaskLost(7);
 });
 
 test('a message the lost task decided is answered with that decision when it comes again (its id), not refused on the record it made', async () => {
