@@ -7,7 +7,16 @@
 -- projection row stands right at the batch's first seq; otherwise it writes nothing and says why
 -- ('ahead': other events at those seqs, with them; 'recorded': a retried write, already in;
 -- 'refold': the row is elsewhere, and the writer folds from the row in a transaction of its own).
--- The columns of a row and the indexes of an event are derived here once, for both paths.
+-- An event's columns, a row's columns and an event's indexes are derived here once, for both paths.
+
+-- The events whose seqs the log does not hold yet go in; the seqs inserted come back.
+CREATE FUNCTION od_insert_events(p_events jsonb[]) RETURNS SETOF int LANGUAGE sql AS $$
+  INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event, message_id)
+    SELECT e->>'ownershipId', (e->>'seq')::int, e->>'type', (e->>'at')::timestamptz, e->'actor'->>'executionSessionId',
+           e->>'repoRoot', e->>'worktreePath', e->>'branch', e->>'hostId', e, e->>'messageId'
+      FROM unnest(p_events) AS e
+  ON CONFLICT (ownership_id, seq) DO NOTHING RETURNING seq;
+$$;
 
 CREATE FUNCTION od_index_event(e jsonb) RETURNS void LANGUAGE sql AS $$
   INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq)
@@ -68,10 +77,7 @@ BEGIN
     RETURN QUERY SELECT 'refold'::text, NULL::jsonb[];
     RETURN;
   END IF;
-  INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event, message_id)
-    SELECT e->>'ownershipId', (e->>'seq')::int, e->>'type', (e->>'at')::timestamptz, e->'actor'->>'executionSessionId',
-           e->>'repoRoot', e->>'worktreePath', e->>'branch', e->>'hostId', e, e->>'messageId'
-      FROM unnest(p_events) AS e;
+  PERFORM od_insert_events(p_events);
   FOREACH ev IN ARRAY p_events LOOP
     PERFORM od_index_event(ev);
   END LOOP;
@@ -84,3 +90,4 @@ $$;
 DROP FUNCTION od_append_events(text, jsonb[], int, jsonb);
 DROP FUNCTION od_upsert_ownership(text, jsonb);
 DROP FUNCTION od_index_event(jsonb);
+DROP FUNCTION od_insert_events(jsonb[]);

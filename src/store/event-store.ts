@@ -81,15 +81,7 @@ async function appendByFold(pool: Pool, workflowId: string, events: OwnershipEve
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [ownershipId]);
-    const json = events.map((e) => JSON.stringify(e));
-    const inserted = await client.query<{ seq: number }>(
-      `INSERT INTO ownership_events (ownership_id, seq, type, at, actor_session_id, repo_root, worktree_path, branch, host_id, event, message_id)
-       SELECT e->>'ownershipId', (e->>'seq')::int, e->>'type', (e->>'at')::timestamptz, e->'actor'->>'executionSessionId',
-              e->>'repoRoot', e->>'worktreePath', e->>'branch', e->>'hostId', e, e->>'messageId'
-         FROM unnest($1::jsonb[]) AS e
-       ON CONFLICT (ownership_id, seq) DO NOTHING RETURNING seq`,
-      [json],
-    );
+    const inserted = await client.query<{ seq: number }>('SELECT od_insert_events($1::jsonb[]) AS seq', [events.map((e) => JSON.stringify(e))]);
     const allNew = inserted.rowCount === events.length;
     if (!allNew && !(await sameAsRecorded(client, events, new Set(inserted.rows.map((r) => r.seq))))) {
       await client.query('ROLLBACK');
