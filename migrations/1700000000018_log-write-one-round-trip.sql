@@ -22,8 +22,9 @@ CREATE FUNCTION od_index_event(e jsonb) RETURNS void LANGUAGE sql AS $$
   INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq)
     SELECT e->>'ownershipId', e->>'repoRoot', e->>'branch', 1 WHERE (e->>'seq')::int = 1
     ON CONFLICT DO NOTHING;
+  -- Only a name held before this rename: a rename indexed again (a fold from a row behind the log) closes nothing twice.
   UPDATE branch_names SET to_seq = (e->>'seq')::int - 1
-   WHERE e->>'type' = 'ownership.branch_renamed' AND ownership_id = e->>'ownershipId' AND to_seq IS NULL;
+   WHERE e->>'type' = 'ownership.branch_renamed' AND ownership_id = e->>'ownershipId' AND to_seq IS NULL AND from_seq < (e->>'seq')::int;
   INSERT INTO branch_names (ownership_id, repo_root, branch, from_seq)
     SELECT e->>'ownershipId', e->>'repoRoot', e->'data'->>'to', (e->>'seq')::int WHERE e->>'type' = 'ownership.branch_renamed'
     ON CONFLICT DO NOTHING;

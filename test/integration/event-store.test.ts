@@ -154,6 +154,11 @@ test("a base at another seq, or a row behind the log, is answered from the log: 
   expect(w3.record).toEqual(project(a.events.slice(0, 4)));
   const row = await pool.query<{ seq: number; lane: string; record: unknown }>('SELECT seq, lane, record FROM ownerships WHERE ownership_id = $1', [a.id]);
   expect(row.rows[0]).toEqual({ seq: 4, lane: 'lane-b', record: JSON.parse(JSON.stringify(project(a.events.slice(0, 4)))) });
+  // The rename folded again from that row closes no name twice.
+  expect((await tables(a.id)).names).toEqual([
+    { ownership_id: 'X', repo_root: '/srv/es/repo', branch: 'feat/one', from_seq: 1, to_seq: 1 },
+    { ownership_id: 'X', repo_root: '/srv/es/repo', branch: 'feat/renamed', from_seq: 2, to_seq: null },
+  ]);
 });
 
 test("a retried batch changes nothing; another writer's events at its seqs come back as ahead and nothing is written", async () => {
